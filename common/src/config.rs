@@ -1,0 +1,117 @@
+//! The compute node's configuration file (TOML). Every key is documented in
+//! `config/example.toml`, which a test parses.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How to reach a MariaDB server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MysqlEndpoint {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+}
+
+impl MysqlEndpoint {
+    pub fn url(&self, database: Option<&str>) -> String {
+        format!(
+            "mysql://{}:{}@{}:{}/{}",
+            pct(&self.user),
+            pct(&self.password),
+            self.host,
+            self.port,
+            database.unwrap_or("")
+        )
+    }
+}
+
+fn pct(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Placement of tables created without a distribution clause.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DefaultDistribution {
+    /// Hash on the primary key (whole-table placement without one).
+    #[default]
+    Hash,
+    /// Whole table on one shard.
+    Single,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComputeConfig {
+    /// Unique id of this compute node in the cluster (appears in transaction ids).
+    pub node_id: u32,
+    /// Address the PostgreSQL protocol listener binds to.
+    pub listen: String,
+    /// The metadata MariaDB.
+    pub meta: MysqlEndpoint,
+    /// Name of the schema (database) holding the catalog on the meta server.
+    #[serde(default = "default_meta_db")]
+    pub meta_database: String,
+    /// Maximum connections this node opens to each shard.
+    #[serde(default = "default_pool_max")]
+    pub shard_pool_max: usize,
+    /// Placement of tables without a distribution clause.
+    #[serde(default)]
+    pub default_distribution: DefaultDistribution,
+    /// How many values of a sequence a node reserves at once.
+    #[serde(default = "default_seq_cache")]
+    pub sequence_cache: i64,
+    /// Size of the DataFusion memory pool, in MiB.
+    #[serde(default = "default_memory")]
+    pub query_memory_mb: usize,
+}
+
+fn default_meta_db() -> String {
+    "tessera_meta".into()
+}
+fn default_pool_max() -> usize {
+    64
+}
+fn default_seq_cache() -> i64 {
+    1000
+}
+fn default_memory() -> usize {
+    1024
+}
+
+impl ComputeConfig {
+    pub fn from_toml(text: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| Error::InvalidParameter {
+            message: format!("invalid compute config: {e}"),
+        })
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_config_parses() {
+        let text = include_str!("../../config/example.toml");
+        let cfg = ComputeConfig::from_toml(text).unwrap();
+        assert_eq!(cfg.node_id, 1);
+        assert_eq!(cfg.default_distribution, DefaultDistribution::Hash);
+        let again = ComputeConfig::from_toml(&cfg.to_toml()).unwrap();
+        assert_eq!(again.meta, cfg.meta);
+    }
+}

@@ -1,0 +1,216 @@
+//! `Datum`: one SQL value as it travels between the wire, the router and the
+//! shards.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use rust_decimal::Decimal;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Datum {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Decimal(Decimal),
+    Text(String),
+    Bytes(Vec<u8>),
+    Date(NaiveDate),
+    Timestamp(NaiveDateTime),
+    TimestampTz(DateTime<Utc>),
+}
+
+pub fn days_since_epoch(d: NaiveDate) -> i64 {
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+    (d - epoch).num_days()
+}
+
+impl Datum {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Datum::Null)
+    }
+}
+
+use crate::error::{Error, Result};
+use crate::types::SqlType;
+use std::str::FromStr;
+
+fn invalid(ty: &SqlType, s: &str) -> Error {
+    Error::InvalidText {
+        ty: ty.to_string(),
+        value: s.to_string(),
+    }
+}
+
+/// PostgreSQL's boolean input spellings.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Parses a bytea in hex (`\x0a0b`) or escape format.
+pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+            .collect()
+    } else {
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\\' {
+                if b.get(i + 1) == Some(&b'\\') {
+                    out.push(b'\\');
+                    i += 2;
+                } else {
+                    let oct = std::str::from_utf8(b.get(i + 1..i + 4)?).ok()?;
+                    out.push(u8::from_str_radix(oct, 8).ok()?);
+                    i += 4;
+                }
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        Some(out)
+    }
+}
+
+fn parse_timestamp(s: &str) -> Option<NaiveDateTime> {
+    let t = s.trim();
+    for f in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(v) = NaiveDateTime::parse_from_str(t, f) {
+            return Some(v);
+        }
+    }
+    NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+}
+
+fn parse_timestamptz(s: &str) -> Option<DateTime<Utc>> {
+    let t = s.trim();
+    for f in [
+        "%Y-%m-%d %H:%M:%S%.f%#z",
+        "%Y-%m-%dT%H:%M:%S%.f%#z",
+        "%Y-%m-%d %H:%M:%S%.f %#z",
+    ] {
+        if let Ok(v) = DateTime::parse_from_str(t, f) {
+            return Some(v.with_timezone(&Utc));
+        }
+    }
+    // No offset: the session time zone, which is UTC.
+    parse_timestamp(t).map(|n| n.and_utc())
+}
+
+fn check_int(v: i64, ty: &SqlType) -> Result<i64> {
+    let ok = match ty {
+        SqlType::SmallInt => i16::try_from(v).is_ok(),
+        SqlType::Integer => i32::try_from(v).is_ok(),
+        _ => true,
+    };
+    if ok {
+        Ok(v)
+    } else {
+        Err(Error::NumericOutOfRange {
+            message: format!("{ty} out of range"),
+        })
+    }
+}
+
+impl Datum {
+    /// Parses PostgreSQL text input for a column type.
+    pub fn parse(s: &str, ty: &SqlType) -> Result<Datum> {
+        let t = s.trim();
+        Ok(match ty {
+            SqlType::SmallInt | SqlType::Integer | SqlType::BigInt => Datum::Int(check_int(
+                t.parse::<i64>().map_err(|_| invalid(ty, s))?,
+                ty,
+            )?),
+            SqlType::Numeric { .. } => Datum::Decimal(
+                Decimal::from_str(t)
+                    .or_else(|_| Decimal::from_scientific(t))
+                    .map_err(|_| invalid(ty, s))?,
+            ),
+            SqlType::Real | SqlType::Double => {
+                Datum::Float(match t.to_ascii_lowercase().as_str() {
+                    "nan" => f64::NAN,
+                    "infinity" | "inf" => f64::INFINITY,
+                    "-infinity" | "-inf" => f64::NEG_INFINITY,
+                    _ => t.parse::<f64>().map_err(|_| invalid(ty, s))?,
+                })
+            }
+            SqlType::Boolean => Datum::Bool(parse_bool(t).ok_or_else(|| invalid(ty, s))?),
+            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => Datum::Text(s.to_string()),
+            SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
+            SqlType::Date => {
+                Datum::Date(NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| invalid(ty, s))?)
+            }
+            SqlType::Timestamp => {
+                Datum::Timestamp(parse_timestamp(t).ok_or_else(|| invalid(ty, s))?)
+            }
+            SqlType::TimestampTz => {
+                Datum::TimestampTz(parse_timestamptz(t).ok_or_else(|| invalid(ty, s))?)
+            }
+        })
+    }
+
+    /// Converts a value to a column type (assignment or comparison cast).
+    pub fn coerce(self, ty: &SqlType) -> Result<Datum> {
+        let mismatch = |d: &Datum| Error::TypeMismatch {
+            message: format!("value {d:?} cannot be used as type {ty}"),
+        };
+        Ok(match (self, ty) {
+            (Datum::Null, _) => Datum::Null,
+            (Datum::Text(s), _) => Datum::parse(&s, ty)?,
+            (Datum::Int(i), SqlType::SmallInt | SqlType::Integer | SqlType::BigInt) => {
+                Datum::Int(check_int(i, ty)?)
+            }
+            (Datum::Int(i), SqlType::Numeric { .. }) => Datum::Decimal(Decimal::from(i)),
+            (Datum::Int(i), SqlType::Real | SqlType::Double) => Datum::Float(i as f64),
+            (Datum::Decimal(d), SqlType::Numeric { .. }) => Datum::Decimal(d),
+            (Datum::Decimal(d), SqlType::Real | SqlType::Double) => {
+                Datum::Float(d.to_string().parse::<f64>().unwrap_or(f64::NAN))
+            }
+            (Datum::Decimal(d), SqlType::SmallInt | SqlType::Integer | SqlType::BigInt) => {
+                let r = d.round_dp_with_strategy(
+                    0,
+                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                );
+                let i = i64::try_from(r).map_err(|_| Error::NumericOutOfRange {
+                    message: format!("{ty} out of range"),
+                })?;
+                Datum::Int(check_int(i, ty)?)
+            }
+            (Datum::Float(f), SqlType::Real | SqlType::Double) => Datum::Float(f),
+            (Datum::Float(f), SqlType::Numeric { .. }) => Datum::Decimal(
+                Decimal::from_str(&f.to_string()).map_err(|_| mismatch(&Datum::Float(f)))?,
+            ),
+            (Datum::Float(f), SqlType::SmallInt | SqlType::Integer | SqlType::BigInt) => {
+                Datum::Int(check_int(f.round_ties_even() as i64, ty)?)
+            }
+            (Datum::Bool(b), SqlType::Boolean) => Datum::Bool(b),
+            (Datum::Bytes(b), SqlType::Bytea) => Datum::Bytes(b),
+            (Datum::Date(d), SqlType::Date) => Datum::Date(d),
+            (Datum::Date(d), SqlType::Timestamp) => {
+                Datum::Timestamp(d.and_hms_opt(0, 0, 0).unwrap_or_default())
+            }
+            (Datum::Timestamp(t), SqlType::Timestamp) => Datum::Timestamp(t),
+            (Datum::Timestamp(t), SqlType::TimestampTz) => Datum::TimestampTz(t.and_utc()),
+            (Datum::Timestamp(t), SqlType::Date) => Datum::Date(t.date()),
+            (Datum::TimestampTz(t), SqlType::TimestampTz) => Datum::TimestampTz(t),
+            (Datum::TimestampTz(t), SqlType::Timestamp) => Datum::Timestamp(t.naive_utc()),
+            (d, _) => return Err(mismatch(&d)),
+        })
+    }
+}

@@ -1,0 +1,21 @@
+//! The compute node: a stateless PostgreSQL-protocol server. It parses SQL,
+//! plans each statement once (fast single-partition path or the DataFusion
+//! distributed path), runs it on the shards through `shard-router`, and keeps
+//! each session's transaction. Also home of the `tessera` command (cluster
+//! management). See `ARCHITECTURE.md`.
+
+pub mod cluster;
+pub mod df;
+pub mod pgtypes;
+pub mod plan;
+pub mod server;
+pub mod session;
+
+use std::sync::atomic::AtomicBool;
+
+/// What `server_version` and `version()` report; clients parse the number.
+pub const SERVER_VERSION: &str = "15.0";
+
+/// Whether tables without a distribution clause are hash-distributed on
+/// their primary key (config `default_distribution`).
+pub static DEFAULT_HASH: AtomicBool = AtomicBool::new(true);

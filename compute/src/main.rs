@@ -1,0 +1,154 @@
+//! `tessera`: cluster management and the compute node process.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use clap::{Parser, Subcommand};
+use common::config::{ComputeConfig, DefaultDistribution};
+
+#[derive(Parser)]
+#[command(
+    name = "tessera",
+    version,
+    about = "Tessera: a sharded SQL database speaking PostgreSQL"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Manage a local cluster (meta + shards + compute nodes on loopback).
+    Cluster {
+        #[command(subcommand)]
+        cmd: ClusterCmd,
+    },
+    /// Run one compute node.
+    Compute {
+        #[arg(long, env = "TESSERA_CONFIG")]
+        config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ClusterCmd {
+    /// Initialise (first time) and start the cluster.
+    Up {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        shards: u32,
+        #[arg(long, default_value_t = 3)]
+        compute: u32,
+        #[arg(long, default_value_t = 15432)]
+        base_port: u16,
+        /// Placement of tables without a distribution clause: hash or single.
+        #[arg(long, default_value = "hash")]
+        default_distribution: String,
+    },
+    /// Show every node, its role, pid, address and login.
+    Status {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop every process the cluster started.
+    Down {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Cluster { cmd } => match cmd {
+            ClusterCmd::Up {
+                data_dir,
+                shards,
+                compute,
+                base_port,
+                default_distribution,
+            } => {
+                let dd = match default_distribution.as_str() {
+                    "hash" => DefaultDistribution::Hash,
+                    "single" => DefaultDistribution::Single,
+                    other => {
+                        eprintln!(
+                            "error: --default-distribution must be hash or single, not {other}"
+                        );
+                        std::process::exit(2);
+                    }
+                };
+                if shards == 0 || compute == 0 {
+                    eprintln!("error: --shards and --compute must be at least 1");
+                    std::process::exit(2);
+                }
+                compute::cluster::up(compute::cluster::UpArgs {
+                    data_dir,
+                    shards,
+                    compute,
+                    base_port,
+                    default_distribution: dd,
+                })
+            }
+            ClusterCmd::Status { data_dir, json } => compute::cluster::status(&data_dir, json),
+            ClusterCmd::Down { data_dir } => compute::cluster::down(&data_dir),
+        },
+        Cmd::Compute { config } => run_compute(config),
+    };
+    if let Err(e) = res {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run_compute(path: PathBuf) -> Result<(), String> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cfg = ComputeConfig::from_toml(&text).map_err(|e| e.to_string())?;
+    compute::DEFAULT_HASH.store(
+        cfg.default_distribution == DefaultDistribution::Hash,
+        Ordering::Relaxed,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let store =
+            meta::MetaStore::connect(&cfg.meta, &cfg.meta_database).map_err(|e| e.to_string())?;
+        let router =
+            shard_router::Router::new(store, cfg.node_id, cfg.shard_pool_max, cfg.sequence_cache)
+                .await
+                .map_err(|e| e.to_string())?;
+        let port = cfg
+            .listen
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        router
+            .meta
+            .register_node(cfg.node_id, "127.0.0.1", port, std::process::id())
+            .await
+            .map_err(|e| e.to_string())?;
+        let hb = router.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+                let _ = hb.meta.heartbeat(hb.node_id).await;
+            }
+        });
+        compute::server::serve(router, &cfg.listen)
+            .await
+            .map_err(|e| e.to_string())
+    })
+}

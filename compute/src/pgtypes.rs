@@ -1,0 +1,287 @@
+//! Mapping between Tessera values and the PostgreSQL wire: type OIDs, result
+//! encoding (text and binary, from `Datum`s or Arrow arrays) and parameter
+//! decoding.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use common::{Datum, Error, Result, SqlType};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, LargeStringArray,
+    StringArray, StringViewArray, TimestampMicrosecondArray, TimestampMillisecondArray,
+    TimestampNanosecondArray, TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
+    UInt8Array,
+};
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions as ArrowFormat};
+use pgwire::api::portal::Portal;
+use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo};
+use pgwire::api::Type;
+use pgwire::error::PgWireResult;
+use pgwire::types::format::FormatOptions;
+use rust_decimal::Decimal;
+
+pub fn pg_type(t: &SqlType) -> Type {
+    match t {
+        SqlType::SmallInt => Type::INT2,
+        SqlType::Integer => Type::INT4,
+        SqlType::BigInt => Type::INT8,
+        SqlType::Numeric { .. } => Type::NUMERIC,
+        SqlType::Real => Type::FLOAT4,
+        SqlType::Double => Type::FLOAT8,
+        SqlType::Boolean => Type::BOOL,
+        SqlType::Char(_) => Type::BPCHAR,
+        SqlType::Varchar(_) => Type::VARCHAR,
+        SqlType::Text => Type::TEXT,
+        SqlType::Date => Type::DATE,
+        SqlType::Timestamp => Type::TIMESTAMP,
+        SqlType::TimestampTz => Type::TIMESTAMPTZ,
+        SqlType::Bytea => Type::BYTEA,
+    }
+}
+
+pub fn sql_type_of_pg(t: &Type) -> Option<SqlType> {
+    Some(match *t {
+        Type::INT2 => SqlType::SmallInt,
+        Type::INT4 => SqlType::Integer,
+        Type::INT8 => SqlType::BigInt,
+        Type::NUMERIC => SqlType::Numeric {
+            precision: 38,
+            scale: 10,
+        },
+        Type::FLOAT4 => SqlType::Real,
+        Type::FLOAT8 => SqlType::Double,
+        Type::BOOL => SqlType::Boolean,
+        Type::BPCHAR => SqlType::Char(1),
+        Type::VARCHAR => SqlType::Varchar(None),
+        Type::TEXT => SqlType::Text,
+        Type::DATE => SqlType::Date,
+        Type::TIMESTAMP => SqlType::Timestamp,
+        Type::TIMESTAMPTZ => SqlType::TimestampTz,
+        Type::BYTEA => SqlType::Bytea,
+        _ => return None,
+    })
+}
+
+pub fn arrow_to_pg(t: &DataType) -> Type {
+    match t {
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 => Type::INT2,
+        DataType::Int32 | DataType::UInt16 => Type::INT4,
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => Type::INT8,
+        DataType::Float16 | DataType::Float32 => Type::FLOAT4,
+        DataType::Float64 => Type::FLOAT8,
+        DataType::Decimal128(..) | DataType::Decimal256(..) => Type::NUMERIC,
+        DataType::Boolean => Type::BOOL,
+        DataType::Date32 | DataType::Date64 => Type::DATE,
+        DataType::Timestamp(_, None) => Type::TIMESTAMP,
+        DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
+        _ => Type::TEXT,
+    }
+}
+
+pub fn field(name: &str, ty: Type, format: FieldFormat) -> FieldInfo {
+    FieldInfo::new(name.to_string(), None, None, ty, format)
+}
+
+fn dec_from_i128(v: i128, scale: i8) -> Result<Decimal> {
+    if scale >= 0 {
+        Decimal::try_from_i128_with_scale(v, scale as u32).map_err(|_| Error::NumericOutOfRange {
+            message: "numeric value too large to send".into(),
+        })
+    } else {
+        Err(Error::unsupported("numeric with negative scale"))
+    }
+}
+
+/// Encodes one Datum into the row being built.
+pub fn encode_datum(enc: &mut DataRowEncoder, d: &Datum, f: &FieldInfo) -> PgWireResult<()> {
+    let ty = f.datatype();
+    let fmt = f.format();
+    let opts = f.format_options().clone();
+    macro_rules! put {
+        ($v:expr) => {
+            enc.encode_field_with_type_and_format($v, ty, fmt, &opts)
+        };
+    }
+    match d {
+        Datum::Null => put!(&None::<i32>),
+        Datum::Bool(b) => put!(b),
+        Datum::Int(i) => match *ty {
+            Type::INT2 => put!(&(*i as i16)),
+            Type::INT4 => put!(&(*i as i32)),
+            Type::NUMERIC => put!(&Decimal::from(*i)),
+            Type::FLOAT8 => put!(&(*i as f64)),
+            Type::TEXT | Type::VARCHAR => put!(&i.to_string()),
+            _ => put!(i),
+        },
+        Datum::Float(v) => match *ty {
+            Type::FLOAT4 => put!(&(*v as f32)),
+            _ => put!(v),
+        },
+        Datum::Decimal(v) => match *ty {
+            Type::INT8 => put!(&i64::try_from(*v).unwrap_or_default()),
+            _ => put!(v),
+        },
+        Datum::Text(s) => put!(s),
+        Datum::Bytes(b) => put!(b),
+        Datum::Date(v) => put!(v),
+        Datum::Timestamp(v) => put!(v),
+        Datum::TimestampTz(v) => put!(v),
+    }
+}
+
+/// Encodes row `row` of an Arrow column.
+pub fn encode_arrow(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let ty = f.datatype();
+    let fmt = f.format();
+    let opts: Arc<FormatOptions> = f.format_options().clone();
+    macro_rules! put {
+        ($v:expr) => {
+            enc.encode_field_with_type_and_format($v, ty, fmt, &opts)
+        };
+    }
+    if col.is_null(row) {
+        return put!(&None::<i32>);
+    }
+    macro_rules! prim {
+        ($arr:ty, $conv:expr) => {{
+            let a = col.as_any().downcast_ref::<$arr>();
+            match a {
+                Some(a) => {
+                    let v = a.value(row);
+                    put!(&$conv(v))
+                }
+                None => put!(&"?".to_string()),
+            }
+        }};
+    }
+    match col.data_type() {
+        DataType::Int8 => prim!(Int8Array, |v: i8| v as i16),
+        DataType::Int16 => prim!(Int16Array, |v: i16| v),
+        DataType::Int32 => prim!(Int32Array, |v: i32| v),
+        DataType::Int64 => prim!(Int64Array, |v: i64| v),
+        DataType::UInt8 => prim!(UInt8Array, |v: u8| v as i16),
+        DataType::UInt16 => prim!(UInt16Array, |v: u16| v as i32),
+        DataType::UInt32 => prim!(UInt32Array, |v: u32| v as i64),
+        DataType::UInt64 => prim!(UInt64Array, |v: u64| v as i64),
+        DataType::Float32 => prim!(Float32Array, |v: f32| v),
+        DataType::Float64 => prim!(Float64Array, |v: f64| v),
+        DataType::Boolean => prim!(BooleanArray, |v: bool| v),
+        DataType::Utf8 => prim!(StringArray, |v: &str| v.to_string()),
+        DataType::LargeUtf8 => prim!(LargeStringArray, |v: &str| v.to_string()),
+        DataType::Utf8View => prim!(StringViewArray, |v: &str| v.to_string()),
+        DataType::Binary => prim!(BinaryArray, |v: &[u8]| v.to_vec()),
+        DataType::Date32 => prim!(Date32Array, |v: i32| {
+            NaiveDate::from_num_days_from_ce_opt(v + 719_163).unwrap_or_default()
+        }),
+        DataType::Decimal128(_, s) => {
+            let a = col.as_any().downcast_ref::<Decimal128Array>();
+            match a.map(|a| dec_from_i128(a.value(row), *s)) {
+                Some(Ok(d)) => put!(&d),
+                _ => put!(&None::<i32>),
+            }
+        }
+        DataType::Timestamp(unit, tz) => {
+            let micros = match unit {
+                TimeUnit::Second => col
+                    .as_any()
+                    .downcast_ref::<TimestampSecondArray>()
+                    .map(|a| a.value(row) * 1_000_000),
+                TimeUnit::Millisecond => col
+                    .as_any()
+                    .downcast_ref::<TimestampMillisecondArray>()
+                    .map(|a| a.value(row) * 1000),
+                TimeUnit::Microsecond => col
+                    .as_any()
+                    .downcast_ref::<TimestampMicrosecondArray>()
+                    .map(|a| a.value(row)),
+                TimeUnit::Nanosecond => col
+                    .as_any()
+                    .downcast_ref::<TimestampNanosecondArray>()
+                    .map(|a| a.value(row) / 1000),
+            }
+            .unwrap_or_default();
+            let dt: DateTime<Utc> = DateTime::from_timestamp_micros(micros).unwrap_or_default();
+            if tz.is_some() {
+                put!(&dt)
+            } else {
+                let n: NaiveDateTime = dt.naive_utc();
+                put!(&n)
+            }
+        }
+        _ => {
+            let fo = ArrowFormat::default();
+            let s = ArrayFormatter::try_new(col.as_ref(), &fo)
+                .map(|f| f.value(row).to_string())
+                .unwrap_or_default();
+            let _ = col.as_string_opt::<i32>();
+            put!(&s)
+        }
+    }
+}
+
+/// Decodes parameter `idx` of a portal to a Datum of the given wire type.
+pub fn decode_param<S: Clone>(portal: &Portal<S>, idx: usize, ty: &Type) -> Result<Datum> {
+    let bad = |e: pgwire::error::PgWireError| Error::InvalidText {
+        ty: ty.name().to_string(),
+        value: e.to_string(),
+    };
+    let d = match *ty {
+        Type::INT2 => portal
+            .parameter::<i16>(idx, ty)
+            .map_err(bad)?
+            .map(|v| Datum::Int(v as i64)),
+        Type::INT4 => portal
+            .parameter::<i32>(idx, ty)
+            .map_err(bad)?
+            .map(|v| Datum::Int(v as i64)),
+        Type::INT8 => portal
+            .parameter::<i64>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Int),
+        Type::FLOAT4 => portal
+            .parameter::<f32>(idx, ty)
+            .map_err(bad)?
+            .map(|v| Datum::Float(v as f64)),
+        Type::FLOAT8 => portal
+            .parameter::<f64>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Float),
+        Type::BOOL => portal
+            .parameter::<bool>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Bool),
+        Type::NUMERIC => portal
+            .parameter::<Decimal>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Decimal),
+        Type::DATE => portal
+            .parameter::<NaiveDate>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Date),
+        Type::TIMESTAMP => portal
+            .parameter::<NaiveDateTime>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Timestamp),
+        Type::TIMESTAMPTZ => portal
+            .parameter::<DateTime<chrono::FixedOffset>>(idx, ty)
+            .map_err(bad)?
+            .map(|t| Datum::TimestampTz(t.with_timezone(&Utc))),
+        Type::BYTEA => portal
+            .parameter::<Vec<u8>>(idx, ty)
+            .map_err(bad)?
+            .map(Datum::Bytes),
+        _ => portal
+            .parameter::<String>(idx, &Type::TEXT)
+            .map_err(bad)?
+            .map(Datum::Text),
+    };
+    Ok(d.unwrap_or(Datum::Null))
+}

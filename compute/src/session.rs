@@ -1,0 +1,947 @@
+//! One client session: its settings, its transaction (one branch per shard
+//! touched) and the execution of planned statements.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::{hash, Datum, Error, Result, ShardId, SqlState, SqlType};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::sql::sqlparser::ast::{
+    ColumnOption, CreateTable, Expr, ObjectType, SchemaName, Statement, TableConstraint,
+};
+use meta::{ColumnDef, Distribution, IndexDef, TableDef};
+use mysql_async::prelude::*;
+use shard_router::render::physical_object;
+use shard_router::route::{eval_const, normalize_ident, Route};
+use shard_router::txn::{Branches, ShardAccess};
+use shard_router::Router;
+use storage_adapter::{convert, map_error, quote_ident};
+
+use crate::plan::{object_parts, resolve_table, FastSelect, InsertPlan, Plan, PlanKind, WritePlan};
+
+/// What executing a statement produced.
+pub enum Output {
+    Command {
+        tag: String,
+        rows: Option<usize>,
+    },
+    TxnStart,
+    TxnEnd(&'static str),
+    /// Rows as Datums (fast path, RETURNING, SHOW) with their catalog types.
+    Rows(Vec<Vec<Datum>>),
+    Batches(Vec<RecordBatch>),
+}
+
+pub struct Session {
+    pub router: Arc<Router>,
+    pub txn: Option<Arc<Branches>>,
+    pub failed: bool,
+    pub settings: BTreeMap<String, String>,
+    pub database: String,
+    pub user: String,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A client that disconnects mid-transaction: roll every branch back
+        // so the shard connections go back to the pool clean.
+        if let Some(txn) = self.txn.take() {
+            let router = self.router.clone();
+            tokio::spawn(async move {
+                let _ = txn.finish(&router, false).await;
+            });
+        }
+    }
+}
+
+fn default_settings() -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in [
+        ("server_version", crate::SERVER_VERSION),
+        ("server_version_num", "150000"),
+        ("server_encoding", "UTF8"),
+        ("client_encoding", "UTF8"),
+        ("datestyle", "ISO, MDY"),
+        ("timezone", "UTC"),
+        ("integer_datetimes", "on"),
+        ("standard_conforming_strings", "on"),
+        ("search_path", "\"$user\", public"),
+        ("transaction_isolation", "read committed"),
+        ("default_transaction_isolation", "read committed"),
+        ("max_identifier_length", "63"),
+        ("application_name", ""),
+        ("extra_float_digits", "1"),
+        ("lc_collate", "C"),
+        ("is_superuser", "on"),
+    ] {
+        m.insert(k.to_string(), v.to_string());
+    }
+    m
+}
+
+impl Session {
+    pub fn new(router: Arc<Router>, database: String, user: String) -> Session {
+        Session {
+            router,
+            txn: None,
+            failed: false,
+            settings: default_settings(),
+            database,
+            user,
+        }
+    }
+
+    /// The schema unqualified names resolve in.
+    pub fn current_schema(&self) -> String {
+        let path = self
+            .settings
+            .get("search_path")
+            .cloned()
+            .unwrap_or_default();
+        let cat = self.router.catalog();
+        for s in path.split(',') {
+            let s = s.trim().trim_matches('"');
+            let s = if s == "$user" { self.user.as_str() } else { s };
+            if cat.schemas.contains(s) {
+                return s.to_string();
+            }
+        }
+        "public".to_string()
+    }
+
+    pub fn access(&self) -> ShardAccess {
+        match &self.txn {
+            Some(b) => ShardAccess::Txn(b.clone()),
+            None => ShardAccess::Autocommit,
+        }
+    }
+
+    pub fn in_txn(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Runs a planned statement with decoded parameters, keeping the
+    /// transaction state machine as PostgreSQL does (25P02 after an error).
+    pub async fn execute(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        if self.failed && !matches!(plan.kind, PlanKind::Commit | PlanKind::Rollback) {
+            return Err(Error::InFailedTransaction);
+        }
+        let res = self.execute_inner(plan, params).await;
+        if res.is_err() && self.txn.is_some() {
+            self.failed = true;
+        }
+        res
+    }
+
+    async fn execute_inner(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        match &plan.kind {
+            PlanKind::Empty | PlanKind::Noop => Ok(Output::Command {
+                tag: plan.tag.into(),
+                rows: None,
+            }),
+            PlanKind::Begin {
+                isolation,
+                read_only,
+            } => {
+                if self.txn.is_none() {
+                    let default_iso = self
+                        .settings
+                        .get("default_transaction_isolation")
+                        .map(|s| s.to_ascii_uppercase());
+                    self.txn = Some(Arc::new(Branches::new(
+                        self.router.node_id,
+                        isolation.clone().or(default_iso),
+                        *read_only,
+                    )));
+                }
+                Ok(Output::TxnStart)
+            }
+            PlanKind::Commit => {
+                let failed = self.failed;
+                self.failed = false;
+                match self.txn.take() {
+                    Some(t) => {
+                        t.finish(&self.router, !failed).await?;
+                        Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
+                    }
+                    None => Ok(Output::TxnEnd("COMMIT")),
+                }
+            }
+            PlanKind::Rollback => {
+                self.failed = false;
+                if let Some(t) = self.txn.take() {
+                    t.finish(&self.router, false).await?;
+                }
+                Ok(Output::TxnEnd("ROLLBACK"))
+            }
+            PlanKind::Set { name, value } => {
+                let key = name.to_ascii_lowercase();
+                let key = if key == "time zone" {
+                    "timezone".to_string()
+                } else {
+                    key
+                };
+                if key == "transaction_isolation" {
+                    if let Some(t) = &self.txn {
+                        if !t.shards().is_empty() {
+                            return Err(Error::TxnState {
+                                state: SqlState::ACTIVE_TRANSACTION,
+                                message: "SET TRANSACTION ISOLATION LEVEL must be called before any query".into(),
+                            });
+                        }
+                        self.txn = Some(Arc::new(Branches::new(
+                            self.router.node_id,
+                            Some(value.to_ascii_uppercase()),
+                            t.read_only,
+                        )));
+                    }
+                }
+                if key == "timezone" {
+                    let v = value.to_ascii_uppercase();
+                    if !matches!(
+                        v.as_str(),
+                        "UTC" | "ETC/UTC" | "GMT" | "Z" | "+00:00" | "0" | "UCT"
+                    ) {
+                        return Err(Error::unsupported(format!(
+                            "time zone \"{value}\" (sessions run in UTC)"
+                        )));
+                    }
+                }
+                self.settings.insert(key, value.clone());
+                Ok(Output::Command {
+                    tag: "SET".into(),
+                    rows: None,
+                })
+            }
+            PlanKind::Show { name } => {
+                let key = name.to_ascii_lowercase();
+                let key = if key == "time zone" {
+                    "timezone".to_string()
+                } else {
+                    key
+                };
+                if key == "all" {
+                    return Err(Error::unsupported("SHOW ALL"));
+                }
+                let v = self
+                    .settings
+                    .get(&key)
+                    .cloned()
+                    .ok_or(Error::UnknownSetting { name: name.clone() })?;
+                Ok(Output::Rows(vec![vec![Datum::Text(v)]]))
+            }
+            PlanKind::Ddl(stmt) => {
+                if self.txn.is_some() {
+                    return Err(Error::unsupported("DDL inside a transaction block"));
+                }
+                let tag = self.execute_ddl(stmt).await?;
+                Ok(Output::Command { tag, rows: None })
+            }
+            PlanKind::Insert(p) => self.execute_insert(p, params).await,
+            PlanKind::Write(p) => {
+                let n = self.execute_write(p, params).await?;
+                Ok(Output::Command {
+                    tag: plan.tag.into(),
+                    rows: Some(n),
+                })
+            }
+            PlanKind::FastSelect(p) => self.execute_fast_select(p, params).await,
+            PlanKind::DataFusion(_) => Err(Error::internal("DataFusion plans run in the server")),
+        }
+    }
+
+    // ---------------------------------------------------------------- DDL
+
+    async fn execute_ddl(&mut self, stmt: &Statement) -> Result<String> {
+        let router = self.router.clone();
+        let catalog = router.ensure_fresh().await?;
+        let schema = self.current_schema();
+        match stmt {
+            Statement::CreateTable(ct) => {
+                let mut def = self.table_def(ct, &schema, &catalog)?;
+                if catalog.table(&def.schema, &def.name).is_some() {
+                    if ct.if_not_exists {
+                        return Ok("CREATE TABLE".into());
+                    }
+                    return Err(Error::TableExists { name: def.name });
+                }
+                let mut txn = router
+                    .meta
+                    .begin_ddl(router.node_id, &stmt.to_string())
+                    .await?;
+                // Catalog rows first (they may fail on a concurrent create),
+                // then the shards; the meta commit makes it visible.
+                let id = txn.create_table(&def).await?;
+                def.id = id;
+                shard_router::ddl::create_table(&router, &def).await?;
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("CREATE TABLE".into())
+            }
+            Statement::CreateIndex(ci) => {
+                let table = resolve_table(&catalog, &ci.table_name, &schema)?;
+                let cols: Vec<String> = ci
+                    .columns
+                    .iter()
+                    .map(|c| match &c.column.expr {
+                        Expr::Identifier(i) => Ok(normalize_ident(i)),
+                        other => Err(Error::unsupported(format!("index on expression {other}"))),
+                    })
+                    .collect::<Result<_>>()?;
+                for c in &cols {
+                    table.column(c)?;
+                }
+                let name = match &ci.name {
+                    Some(n) => object_parts(n).last().cloned().unwrap_or_default(),
+                    None => format!("{}_{}_idx", table.name, cols.join("_")),
+                };
+                if ci.unique {
+                    check_unique_includes_key(&table, &cols)?;
+                }
+                if table.indexes.iter().any(|i| i.name == name) {
+                    if ci.if_not_exists {
+                        return Ok("CREATE INDEX".into());
+                    }
+                    return Err(Error::IndexExists { name });
+                }
+                let ix = IndexDef {
+                    name,
+                    columns: cols,
+                    unique: ci.unique,
+                };
+                let mut txn = router
+                    .meta
+                    .begin_ddl(router.node_id, &stmt.to_string())
+                    .await?;
+                txn.add_index(table.id, &ix).await?;
+                shard_router::ddl::create_index(&router, &table, &ix).await?;
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("CREATE INDEX".into())
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => {
+                match object_type {
+                    ObjectType::Table => {
+                        for n in names {
+                            let table = match resolve_table(&catalog, n, &schema) {
+                                Ok(t) => t,
+                                Err(_) if *if_exists => continue,
+                                Err(e) => return Err(e),
+                            };
+                            let mut txn = router
+                                .meta
+                                .begin_ddl(router.node_id, &stmt.to_string())
+                                .await?;
+                            txn.drop_table(&table).await?;
+                            shard_router::ddl::drop_table(&router, &table).await?;
+                            txn.commit().await?;
+                            for c in &table.columns {
+                                if let Some(s) = &c.sequence {
+                                    router.forget_sequence(s);
+                                }
+                            }
+                        }
+                        router.reload().await?;
+                        Ok("DROP TABLE".into())
+                    }
+                    ObjectType::Index => {
+                        for n in names {
+                            let parts = object_parts(n);
+                            let (s, name) = match parts.as_slice() {
+                                [i] => (schema.clone(), i.clone()),
+                                [s, i] => (s.clone(), i.clone()),
+                                _ => {
+                                    return Err(Error::IndexNotFound {
+                                        name: n.to_string(),
+                                    })
+                                }
+                            };
+                            let Some(table) = catalog.index_owner(&s, &name).cloned() else {
+                                if *if_exists {
+                                    continue;
+                                }
+                                return Err(Error::IndexNotFound { name });
+                            };
+                            let mut txn = router
+                                .meta
+                                .begin_ddl(router.node_id, &stmt.to_string())
+                                .await?;
+                            txn.drop_index(table.id, &name).await?;
+                            shard_router::ddl::drop_index(&router, &table, &name).await?;
+                            txn.commit().await?;
+                        }
+                        router.reload().await?;
+                        Ok("DROP INDEX".into())
+                    }
+                    ObjectType::Schema => {
+                        for n in names {
+                            let name = object_parts(n).join(".");
+                            if !catalog.schemas.contains(&name) {
+                                if *if_exists {
+                                    continue;
+                                }
+                                return Err(Error::SchemaNotFound { name });
+                            }
+                            let tables: Vec<_> = catalog
+                                .tables
+                                .values()
+                                .filter(|t| t.schema == name)
+                                .cloned()
+                                .collect();
+                            if !tables.is_empty() && !cascade {
+                                return Err(Error::TxnState {
+                                state: SqlState("2BP01"),
+                                message: format!("cannot drop schema {name} because other objects depend on it"),
+                            });
+                            }
+                            let mut txn = router
+                                .meta
+                                .begin_ddl(router.node_id, &stmt.to_string())
+                                .await?;
+                            for t in &tables {
+                                txn.drop_table(t).await?;
+                            }
+                            txn.drop_schema(&name).await?;
+                            shard_router::ddl::drop_schema(&router, &catalog.shard_ids(), &name)
+                                .await?;
+                            txn.commit().await?;
+                        }
+                        router.reload().await?;
+                        Ok("DROP SCHEMA".into())
+                    }
+                    other => Err(Error::unsupported(format!("DROP {other}"))),
+                }
+            }
+            Statement::Truncate(t) => {
+                let mut tables = vec![];
+                for target in &t.table_names {
+                    tables.push(resolve_table(&catalog, &target.name, &schema)?);
+                }
+                for table in tables {
+                    shard_router::ddl::truncate_table(&router, &table).await?;
+                }
+                Ok("TRUNCATE TABLE".into())
+            }
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+                ..
+            } => {
+                let SchemaName::Simple(n) = schema_name else {
+                    return Err(Error::unsupported("CREATE SCHEMA AUTHORIZATION"));
+                };
+                let name = object_parts(n).join(".");
+                if catalog.schemas.contains(&name) {
+                    if *if_not_exists {
+                        return Ok("CREATE SCHEMA".into());
+                    }
+                    return Err(Error::SchemaExists { name });
+                }
+                let mut txn = router
+                    .meta
+                    .begin_ddl(router.node_id, &stmt.to_string())
+                    .await?;
+                txn.create_schema(&name).await?;
+                let sql = shard_router::ddl::ensure_schema_sql(&name);
+                shard_router::ddl::run_on_shards(
+                    &router,
+                    catalog
+                        .shard_ids()
+                        .into_iter()
+                        .map(|s| (s, vec![sql.clone()]))
+                        .collect(),
+                )
+                .await?;
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("CREATE SCHEMA".into())
+            }
+            _ => Err(Error::unsupported(
+                "CREATE DATABASE (a cluster serves one database; use schemas)",
+            )),
+        }
+    }
+
+    fn table_def(
+        &self,
+        ct: &CreateTable,
+        default_schema: &str,
+        catalog: &meta::Catalog,
+    ) -> Result<TableDef> {
+        let parts = object_parts(&ct.name);
+        let (schema, name) = match parts.as_slice() {
+            [t] => (default_schema.to_string(), t.clone()),
+            [s, t] => (s.clone(), t.clone()),
+            _ => return Err(Error::unsupported("three-part table names")),
+        };
+        if !catalog.schemas.contains(&schema) {
+            return Err(Error::SchemaNotFound { name: schema });
+        }
+        if ct.query.is_some() || ct.like.is_some() || ct.partition_of.is_some() {
+            return Err(Error::unsupported("CREATE TABLE AS / LIKE / PARTITION OF"));
+        }
+        if name.len() > 56 {
+            return Err(Error::InvalidTableDefinition {
+                message: "table names are limited to 56 characters".into(),
+            });
+        }
+        let mut columns = vec![];
+        let mut primary_key: Vec<String> = vec![];
+        let mut uniques: Vec<Vec<String>> = vec![];
+        for c in &ct.columns {
+            let cname = normalize_ident(&c.name);
+            let type_text = c.data_type.to_string().to_lowercase();
+            let (ty, serial) = match type_text.as_str() {
+                "serial" | "serial4" => (SqlType::Integer, true),
+                "bigserial" | "serial8" => (SqlType::BigInt, true),
+                "smallserial" | "serial2" => (SqlType::SmallInt, true),
+                _ => (SqlType::parse(&type_text)?, false),
+            };
+            let mut col = ColumnDef {
+                name: cname.clone(),
+                ty,
+                not_null: serial,
+                default: None,
+                sequence: if serial {
+                    Some(format!("{schema}.{name}.{cname}"))
+                } else {
+                    None
+                },
+            };
+            for opt in &c.options {
+                match &opt.option {
+                    ColumnOption::NotNull => col.not_null = true,
+                    ColumnOption::Null => {}
+                    ColumnOption::Default(e) => {
+                        // Constants only: evaluated now to check them.
+                        eval_const(e, &[])?.coerce(&ty)?;
+                        col.default = Some(e.to_string());
+                    }
+                    ColumnOption::PrimaryKey(_) => {
+                        col.not_null = true;
+                        primary_key = vec![cname.clone()];
+                    }
+                    ColumnOption::Unique(_) => uniques.push(vec![cname.clone()]),
+                    other => return Err(Error::unsupported(format!("column option {other}"))),
+                }
+            }
+            columns.push(col);
+        }
+        let idx_cols =
+            |cols: &[datafusion::sql::sqlparser::ast::IndexColumn]| -> Result<Vec<String>> {
+                cols.iter()
+                    .map(|c| match &c.column.expr {
+                        Expr::Identifier(i) => Ok(normalize_ident(i)),
+                        other => Err(Error::unsupported(format!(
+                            "constraint on expression {other}"
+                        ))),
+                    })
+                    .collect()
+            };
+        for tc in &ct.constraints {
+            match tc {
+                TableConstraint::PrimaryKey(pk) => primary_key = idx_cols(&pk.columns)?,
+                TableConstraint::Unique(u) => uniques.push(idx_cols(&u.columns)?),
+                other => return Err(Error::unsupported(format!("table constraint {other}"))),
+            }
+        }
+        for k in &primary_key {
+            let i = columns
+                .iter()
+                .position(|c| &c.name == k)
+                .ok_or(Error::ColumnNotFound { name: k.clone() })?;
+            columns[i].not_null = true;
+        }
+        // Distribution: PARTITION BY HASH (cols), WITH (distribution=..., partitions=N).
+        let mut dist_kind: Option<String> = None;
+        let mut partitions: Option<u32> = None;
+        let options = match &ct.table_options {
+            datafusion::sql::sqlparser::ast::CreateTableOptions::With(o) => o.clone(),
+            datafusion::sql::sqlparser::ast::CreateTableOptions::None => vec![],
+            other => return Err(Error::unsupported(format!("table options {other}"))),
+        };
+        for o in &options {
+            if let datafusion::sql::sqlparser::ast::SqlOption::KeyValue { key, value } = o {
+                let v = match value {
+                    Expr::Value(v) => match &v.value {
+                        datafusion::sql::sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+                        other => other.to_string(),
+                    },
+                    Expr::Identifier(i) => i.value.clone(),
+                    other => other.to_string(),
+                };
+                match key.value.to_lowercase().as_str() {
+                    "distribution" => dist_kind = Some(v.to_lowercase()),
+                    "partitions" => {
+                        partitions = Some(v.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or(
+                            Error::InvalidParameter {
+                                message: "partitions must be an integer between 1 and 1024".into(),
+                            },
+                        )?)
+                    }
+                    other => return Err(Error::unsupported(format!("table option \"{other}\""))),
+                }
+            } else {
+                return Err(Error::unsupported(format!("table option {o}")));
+            }
+        }
+        let mut hash_cols: Option<Vec<String>> = None;
+        if let Some(pb) = &ct.partition_by {
+            match pb.as_ref() {
+                Expr::Function(f) if object_parts(&f.name).join(".") == "hash" => {
+                    let datafusion::sql::sqlparser::ast::FunctionArguments::List(l) = &f.args
+                    else {
+                        return Err(Error::unsupported("PARTITION BY HASH without columns"));
+                    };
+                    let mut cols = vec![];
+                    for a in &l.args {
+                        match a {
+                            datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                                datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(
+                                    Expr::Identifier(i),
+                                ),
+                            ) => cols.push(normalize_ident(i)),
+                            other => {
+                                return Err(Error::unsupported(format!("partition key {other}")))
+                            }
+                        }
+                    }
+                    hash_cols = Some(cols);
+                }
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "PARTITION BY {other} (only HASH)"
+                    )))
+                }
+            }
+        }
+        let shards = catalog.shard_ids();
+        if shards.is_empty() {
+            return Err(Error::internal("no shards in the shard map"));
+        }
+        let default_hash = self.router_default_hash();
+        let distribution = match (dist_kind.as_deref(), hash_cols) {
+            (Some("mirror"), None) => Distribution::Mirror,
+            (Some("single"), None) => Distribution::Single,
+            (Some("hash") | None, Some(cols)) => Distribution::Hash { columns: cols, partitions: 0 },
+            (Some("hash"), None) if !primary_key.is_empty() => Distribution::Hash { columns: primary_key.clone(), partitions: 0 },
+            (None, None) if default_hash && !primary_key.is_empty() => {
+                Distribution::Hash { columns: primary_key.clone(), partitions: 0 }
+            }
+            (None, None) => Distribution::Single,
+            (Some(k), _) => {
+                return Err(Error::InvalidParameter {
+                    message: format!("distribution '{k}' is not one of hash, mirror, single (and cannot be combined with PARTITION BY)"),
+                })
+            }
+        };
+        let partition_shards: Vec<ShardId> = match &distribution {
+            Distribution::Hash { columns: kc, .. } => {
+                for k in kc {
+                    let c = columns
+                        .iter()
+                        .find(|c| &c.name == k)
+                        .ok_or(Error::ColumnNotFound { name: k.clone() })?;
+                    if matches!(c.ty, SqlType::Real | SqlType::Double) {
+                        return Err(Error::unsupported("floating-point partition keys"));
+                    }
+                }
+                let n = partitions.unwrap_or(shards.len() as u32);
+                (0..n).map(|i| shards[i as usize % shards.len()]).collect()
+            }
+            Distribution::Mirror => shards.clone(),
+            Distribution::Single => {
+                // Balance: the shard holding the fewest tables.
+                let mut counts: BTreeMap<ShardId, usize> = shards.iter().map(|s| (*s, 0)).collect();
+                for t in catalog.tables.values() {
+                    for s in &t.partition_shards {
+                        *counts.entry(*s).or_default() += 1;
+                    }
+                }
+                let best = counts
+                    .iter()
+                    .min_by_key(|(s, n)| (**n, **s))
+                    .map(|(s, _)| *s)
+                    .unwrap_or(shards[0]);
+                vec![best]
+            }
+        };
+        let distribution = match distribution {
+            Distribution::Hash { columns, .. } => Distribution::Hash {
+                columns,
+                partitions: partition_shards.len() as u32,
+            },
+            d => d,
+        };
+        let mut def = TableDef {
+            id: common::TableId(0),
+            schema,
+            name: name.clone(),
+            columns,
+            primary_key,
+            distribution,
+            partition_shards,
+            indexes: vec![],
+        };
+        if !def.primary_key.is_empty() {
+            check_unique_includes_key(&def, &def.primary_key.clone())?;
+        }
+        for (i, u) in uniques.into_iter().enumerate() {
+            check_unique_includes_key(&def, &u)?;
+            def.indexes.push(IndexDef {
+                name: format!("{name}_key{i}"),
+                columns: u,
+                unique: true,
+            });
+        }
+        Ok(def)
+    }
+
+    fn router_default_hash(&self) -> bool {
+        crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    // ---------------------------------------------------------------- DML
+
+    async fn execute_insert(&mut self, p: &InsertPlan, params: &[Datum]) -> Result<Output> {
+        let t = &p.table;
+        let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
+        for exprs in &p.rows {
+            let mut row = Vec::with_capacity(t.columns.len());
+            for (ci, col) in t.columns.iter().enumerate() {
+                let given = p.column_map[ci].and_then(|j| exprs.get(j));
+                let is_default = matches!(given, Some(Expr::Identifier(i)) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"));
+                let v = match given {
+                    Some(e) if !is_default => eval_const(e, params)?.coerce(&col.ty)?,
+                    _ => match (&col.sequence, &col.default) {
+                        (Some(seq), _) => Datum::Int(self.router.next_sequence_value(seq).await?)
+                            .coerce(&col.ty)?,
+                        (None, Some(d)) => {
+                            let e = datafusion::sql::sqlparser::parser::Parser::new(
+                                &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                            )
+                            .try_with_sql(d)
+                            .and_then(|mut p| p.parse_expr())
+                            .map_err(|e| Error::internal(e))?;
+                            eval_const(&e, &[])?.coerce(&col.ty)?
+                        }
+                        _ => Datum::Null,
+                    },
+                };
+                if v.is_null() && col.not_null {
+                    return Err(Error::Shard {
+                        code: 1048,
+                        message: format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, t.name),
+                    });
+                }
+                if let (Datum::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) =
+                    (&v, &col.ty)
+                {
+                    let n = match col.ty {
+                        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n,
+                        _ => *n,
+                    };
+                    if s.trim_end_matches(' ').chars().count() > n as usize {
+                        return Err(Error::Shard {
+                            code: 1406,
+                            message: format!("value too long for type {}", col.ty),
+                        });
+                    }
+                }
+                row.push(v);
+            }
+            rows.push(row);
+        }
+        // Group by partition.
+        let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        match &t.distribution {
+            Distribution::Hash { .. } => {
+                let keys = t.key_indexes();
+                let n = t.partition_count();
+                for (i, r) in rows.iter().enumerate() {
+                    let p = hash::partition_of(keys.iter().map(|k| &r[*k]), n);
+                    by_part.entry(p).or_default().push(i);
+                }
+            }
+            Distribution::Single => {
+                by_part.insert(0, (0..rows.len()).collect());
+            }
+            Distribution::Mirror => {
+                for p in 0..t.partition_count() {
+                    by_part.insert(p, (0..rows.len()).collect());
+                }
+            }
+        }
+        let col_list = t
+            .columns
+            .iter()
+            .map(|c| quote_ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let one = format!("({})", vec!["?"; t.columns.len()].join(", "));
+        let mut work = vec![];
+        for (p, idxs) in by_part {
+            let shard = t.partition_shards[p as usize];
+            // Keep each statement well under max_allowed_packet.
+            for chunk in idxs.chunks(1000) {
+                let sql = format!(
+                    "INSERT INTO {} ({col_list}) VALUES {}",
+                    physical_object(&t.schema, &t.physical_name(p)),
+                    vec![one.as_str(); chunk.len()].join(", ")
+                );
+                let vals: Vec<mysql_async::Value> = chunk
+                    .iter()
+                    .flat_map(|i| rows[*i].iter().map(convert::to_mysql))
+                    .collect();
+                work.push((shard, sql, vals));
+            }
+        }
+        self.run_writes(work).await?;
+        if p.returning.is_empty()
+            && !matches!(self.router.catalog().table(&t.schema, &t.name), None)
+        {
+            return Ok(Output::Command {
+                tag: "INSERT 0".into(),
+                rows: Some(rows.len()),
+            });
+        }
+        if p.returning.is_empty() {
+            return Ok(Output::Command {
+                tag: "INSERT 0".into(),
+                rows: Some(rows.len()),
+            });
+        }
+        Ok(Output::Rows(
+            rows.iter()
+                .map(|r| p.returning.iter().map(|i| r[*i].clone()).collect())
+                .collect(),
+        ))
+    }
+
+    /// Runs write statements, each (shard, sql, params). A single statement
+    /// in autocommit runs on a pooled connection; several run in one
+    /// implicit transaction so they apply together or not at all.
+    async fn run_writes(
+        &mut self,
+        work: Vec<(ShardId, String, Vec<mysql_async::Value>)>,
+    ) -> Result<u64> {
+        let implicit = self.txn.is_none() && work.len() > 1;
+        let access = if implicit {
+            ShardAccess::Txn(Arc::new(Branches::new(self.router.node_id, None, false)))
+        } else {
+            self.access()
+        };
+        let mut affected = 0u64;
+        let mut result = Ok(());
+        for (shard, sql, vals) in work {
+            let r: Result<u64> = async {
+                let mut lease = access.lease(&self.router, shard, true).await?;
+                let conn = lease.conn()?;
+                conn.exec_drop(sql.as_str(), vals)
+                    .await
+                    .map_err(|e| map_error(shard, e))?;
+                let n = conn.affected_rows();
+                lease.mark_written();
+                Ok(n)
+            }
+            .await;
+            match r {
+                Ok(n) => affected += n,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if implicit {
+            if let ShardAccess::Txn(b) = &access {
+                b.finish(&self.router, result.is_ok()).await?;
+            }
+        }
+        result.map(|_| affected)
+    }
+
+    async fn execute_write(&mut self, p: &WritePlan, params: &[Datum]) -> Result<usize> {
+        let t = &p.table;
+        let parts: Vec<u32> = match p.route.resolve(t, params)? {
+            Route::SinglePartition(x) => vec![x],
+            Route::Partitions(v) => v,
+            Route::Scatter | Route::Mirror => (0..t.partition_count()).collect(),
+        };
+        let mut work = vec![];
+        for part in parts {
+            let (sql, order) = &p.sql[part as usize];
+            let vals = bind(order, params)?;
+            work.push((t.partition_shards[part as usize], sql.clone(), vals));
+        }
+        let n = self.run_writes(work).await?;
+        let _ = p.is_delete;
+        // A mirror table's copies each report the same count.
+        Ok(if matches!(t.distribution, Distribution::Mirror) {
+            (n / t.partition_count().max(1) as u64) as usize
+        } else {
+            n as usize
+        })
+    }
+
+    async fn execute_fast_select(&mut self, p: &FastSelect, params: &[Datum]) -> Result<Output> {
+        let t = &p.table;
+        let part = match p.route.resolve(t, params)? {
+            Route::SinglePartition(x) => x,
+            Route::Mirror => self.router.node_id % t.partition_count().max(1),
+            other => return Err(Error::internal(format!("fast path got route {other:?}"))),
+        };
+        let shard = t.partition_shards[part as usize];
+        let (sql, order) = &p.sql[part as usize];
+        let vals = bind(order, params)?;
+        let mut lease = self.access().lease(&self.router, shard, false).await?;
+        let conn = lease.conn()?;
+        let raw: Vec<mysql_async::Row> = conn
+            .exec(sql.as_str(), vals)
+            .await
+            .map_err(|e| map_error(shard, e))?;
+        let mut rows = Vec::with_capacity(raw.len());
+        for r in raw {
+            let vals = r.unwrap();
+            let mut row = Vec::with_capacity(vals.len());
+            for (v, ty) in vals.into_iter().zip(&p.types) {
+                row.push(convert::from_mysql(v, ty)?);
+            }
+            rows.push(row);
+        }
+        Ok(Output::Rows(rows))
+    }
+}
+
+fn bind(order: &[usize], params: &[Datum]) -> Result<Vec<mysql_async::Value>> {
+    order
+        .iter()
+        .map(|i| {
+            params
+                .get(*i)
+                .map(convert::to_mysql)
+                .ok_or_else(|| Error::InvalidParameter {
+                    message: format!("there is no parameter ${}", i + 1),
+                })
+        })
+        .collect()
+}
+
+fn check_unique_includes_key(t: &TableDef, cols: &[String]) -> Result<()> {
+    if let Distribution::Hash { columns, .. } = &t.distribution {
+        if !columns.iter().all(|k| cols.contains(k)) {
+            return Err(Error::unsupported(format!(
+                "a unique constraint on ({}) that does not include the partition key ({}): uniqueness is enforced per partition",
+                cols.join(", "),
+                columns.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! In-memory catalog snapshot, immutable once loaded.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result, ShardId, SqlType, TableId};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Distribution {
+    /// Rows spread over `partitions` partitions by the hash of `columns`.
+    Hash {
+        columns: Vec<String>,
+        partitions: u32,
+    },
+    /// A full copy on every shard; read any, write all.
+    Mirror,
+    /// The whole table on one shard.
+    Single,
+}
+
+impl Distribution {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Distribution::Hash { .. } => "hash",
+            Distribution::Mirror => "mirror",
+            Distribution::Single => "single",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// A constant default, as PostgreSQL SQL text.
+    pub default: Option<String>,
+    /// Global sequence feeding this column (SERIAL/BIGSERIAL).
+    pub sequence: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub unique: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableDef {
+    pub id: TableId,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    pub primary_key: Vec<String>,
+    pub distribution: Distribution,
+    /// Partition i lives on `partition_shards[i]`. One entry for single tables,
+    /// one per shard for mirror tables.
+    pub partition_shards: Vec<ShardId>,
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> Result<&ColumnDef> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| Error::ColumnNotFound {
+                name: name.to_string(),
+            })
+    }
+
+    /// Indexes of the partition key columns (hash tables only).
+    pub fn key_indexes(&self) -> Vec<usize> {
+        match &self.distribution {
+            Distribution::Hash { columns, .. } => columns
+                .iter()
+                .filter_map(|c| self.column_index(c))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    pub fn partition_count(&self) -> u32 {
+        self.partition_shards.len() as u32
+    }
+
+    /// The physical table name of partition `i` on its shard.
+    pub fn physical_name(&self, partition: u32) -> String {
+        match self.distribution {
+            Distribution::Hash { .. } => format!("{}_p{}", self.name, partition),
+            _ => self.name.clone(),
+        }
+    }
+
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardInfo {
+    pub id: ShardId,
+    pub endpoint: MysqlEndpoint,
+}
+
+/// One consistent snapshot of the catalog.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub version: u64,
+    pub shards: Vec<ShardInfo>,
+    pub schemas: BTreeSet<String>,
+    pub tables: HashMap<(String, String), Arc<TableDef>>,
+}
+
+impl Catalog {
+    pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {
+        self.tables.get(&(schema.to_string(), name.to_string()))
+    }
+
+    pub fn shard_ids(&self) -> Vec<ShardId> {
+        self.shards.iter().map(|s| s.id).collect()
+    }
+
+    /// Finds which table owns an index name in a schema.
+    pub fn index_owner(&self, schema: &str, index: &str) -> Option<&Arc<TableDef>> {
+        self.tables
+            .values()
+            .find(|t| t.schema == schema && t.indexes.iter().any(|i| i.name == index))
+    }
+}

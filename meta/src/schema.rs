@@ -1,0 +1,27 @@
+//! DDL of the metadata schema, versioned: `bootstrap` applies the statements
+//! of every version above the stored one.
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Statements creating version 1 of the metadata schema.
+pub const V1: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS schema_version (id INT PRIMARY KEY, version INT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS cluster (id INT PRIMARY KEY, cluster_id VARCHAR(64) NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+    "CREATE TABLE IF NOT EXISTS catalog_version (id INT PRIMARY KEY, version BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS shards (shard_id INT PRIMARY KEY, host VARCHAR(255) NOT NULL, port INT NOT NULL, user VARCHAR(128) NOT NULL, password VARCHAR(255) NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS shard_map (id INT PRIMARY KEY, map_version BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS schemas (schema_name VARCHAR(64) PRIMARY KEY)",
+    "CREATE TABLE IF NOT EXISTS tables (table_id BIGINT AUTO_INCREMENT PRIMARY KEY, schema_name VARCHAR(64) NOT NULL, table_name VARCHAR(64) NOT NULL, distribution VARCHAR(16) NOT NULL, dist_columns TEXT NOT NULL, primary_key TEXT NOT NULL, UNIQUE KEY (schema_name, table_name))",
+    "CREATE TABLE IF NOT EXISTS columns (table_id BIGINT NOT NULL, ordinal INT NOT NULL, column_name VARCHAR(64) NOT NULL, type_name VARCHAR(64) NOT NULL, not_null BOOLEAN NOT NULL, default_expr TEXT NULL, sequence_name VARCHAR(255) NULL, PRIMARY KEY (table_id, ordinal))",
+    "CREATE TABLE IF NOT EXISTS indexes (table_id BIGINT NOT NULL, index_name VARCHAR(64) NOT NULL, columns TEXT NOT NULL, is_unique BOOLEAN NOT NULL, PRIMARY KEY (table_id, index_name))",
+    "CREATE TABLE IF NOT EXISTS partitions (table_id BIGINT NOT NULL, partition_no INT NOT NULL, shard_id INT NOT NULL, map_version BIGINT NOT NULL, PRIMARY KEY (table_id, partition_no))",
+    "CREATE TABLE IF NOT EXISTS ddl_log (ddl_id BIGINT AUTO_INCREMENT PRIMARY KEY, node_id INT NOT NULL, statement LONGTEXT NOT NULL, catalog_version BIGINT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+    "CREATE TABLE IF NOT EXISTS sequences (sequence_name VARCHAR(255) PRIMARY KEY, next_value BIGINT NOT NULL, increment_by BIGINT NOT NULL DEFAULT 1)",
+    "CREATE TABLE IF NOT EXISTS compute_nodes (node_id INT PRIMARY KEY, host VARCHAR(255) NOT NULL, port INT NOT NULL, pid INT NOT NULL, started_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, heartbeat_at TIMESTAMP NULL)",
+    "CREATE TABLE IF NOT EXISTS users (user_name VARCHAR(64) PRIMARY KEY, salt VARBINARY(64) NOT NULL, salted_password VARBINARY(64) NOT NULL, iterations INT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS commit_log (gtrid VARCHAR(128) PRIMARY KEY, decision VARCHAR(8) NOT NULL, node_id INT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",
+    "CREATE TABLE IF NOT EXISTS settings (name VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL)",
+    "INSERT IGNORE INTO catalog_version VALUES (1, 1)",
+    "INSERT IGNORE INTO shard_map VALUES (1, 1)",
+    "INSERT IGNORE INTO schemas VALUES ('public')",
+];

@@ -1,0 +1,531 @@
+//! `MetaStore`: the handle a compute node (or `tessera cluster up`) uses to
+//! read and change the metadata MariaDB.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result, ShardId, SqlType, TableId};
+use mysql_async::prelude::*;
+use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+
+use crate::catalog::{Catalog, ColumnDef, Distribution, IndexDef, ShardInfo, TableDef};
+use crate::schema;
+
+fn me(e: mysql_async::Error) -> Error {
+    Error::meta(e)
+}
+
+#[derive(Clone)]
+pub struct MetaStore {
+    pool: Pool,
+}
+
+type TableRow = (u64, String, String, String, String, String);
+type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
+
+impl MetaStore {
+    pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
+        let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(|e| Error::meta(e))?;
+        let constraints = PoolConstraints::new(0, 16).unwrap_or_default();
+        let opts = OptsBuilder::from_opts(opts)
+            .pool_opts(PoolOpts::default().with_constraints(constraints))
+            .prefer_socket(false)
+            .init(vec![
+                "SET SESSION sql_mode='STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES'",
+            ]);
+        Ok(MetaStore {
+            pool: Pool::new(opts),
+        })
+    }
+
+    pub async fn conn(&self) -> Result<Conn> {
+        self.pool.get_conn().await.map_err(me)
+    }
+
+    /// Creates (or upgrades) the metadata schema on a fresh meta server and
+    /// records the shards. Idempotent.
+    pub async fn bootstrap(
+        endpoint: &MysqlEndpoint,
+        database: &str,
+        cluster_id: &str,
+        shards: &[ShardInfo],
+    ) -> Result<()> {
+        let opts = Opts::from_url(&endpoint.url(None)).map_err(Error::meta)?;
+        let mut conn = Conn::new(OptsBuilder::from_opts(opts).prefer_socket(false))
+            .await
+            .map_err(me)?;
+        conn.query_drop(format!(
+            "CREATE DATABASE IF NOT EXISTS `{database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+        ))
+        .await
+        .map_err(me)?;
+        conn.query_drop(format!("USE `{database}`"))
+            .await
+            .map_err(me)?;
+        conn.query_drop(
+            "CREATE TABLE IF NOT EXISTS schema_version (id INT PRIMARY KEY, version INT NOT NULL)",
+        )
+        .await
+        .map_err(me)?;
+        let current: Option<i64> = conn
+            .query_first("SELECT version FROM schema_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        if current.unwrap_or(0) < 1 {
+            for stmt in schema::V1 {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+        }
+        if current.unwrap_or(0) > schema::SCHEMA_VERSION {
+            return Err(Error::meta(format!(
+                "metadata schema version {} is newer than this binary supports ({})",
+                current.unwrap_or(0),
+                schema::SCHEMA_VERSION
+            )));
+        }
+        conn.exec_drop(
+            "REPLACE INTO schema_version VALUES (1, ?)",
+            (schema::SCHEMA_VERSION,),
+        )
+        .await
+        .map_err(me)?;
+        let existing: Option<String> = conn
+            .query_first("SELECT cluster_id FROM cluster WHERE id = 1")
+            .await
+            .map_err(me)?;
+        match existing {
+            Some(id) if id != cluster_id => {
+                return Err(Error::meta(format!(
+                    "the metadata store belongs to cluster {id}, not {cluster_id}"
+                )))
+            }
+            Some(_) => {}
+            None => {
+                conn.exec_drop(
+                    "INSERT INTO cluster (id, cluster_id) VALUES (1, ?)",
+                    (cluster_id,),
+                )
+                .await
+                .map_err(me)?;
+            }
+        }
+        for s in shards {
+            conn.exec_drop(
+                "REPLACE INTO shards VALUES (?, ?, ?, ?, ?)",
+                (
+                    s.id.0,
+                    &s.endpoint.host,
+                    s.endpoint.port,
+                    &s.endpoint.user,
+                    &s.endpoint.password,
+                ),
+            )
+            .await
+            .map_err(me)?;
+        }
+        conn.disconnect().await.map_err(me)?;
+        Ok(())
+    }
+
+    pub async fn catalog_version(&self) -> Result<u64> {
+        let mut conn = self.conn().await?;
+        let v: Option<u64> = conn
+            .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        Ok(v.unwrap_or(0))
+    }
+
+    /// Reads one consistent snapshot of the whole catalog.
+    pub async fn load_catalog(&self) -> Result<Catalog> {
+        let mut conn = self.conn().await?;
+        conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+            .await
+            .map_err(me)?;
+        let version: Option<u64> = conn
+            .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let shards: Vec<(u32, String, u16, String, String)> = conn
+            .query("SELECT shard_id, host, port, user, password FROM shards ORDER BY shard_id")
+            .await
+            .map_err(me)?;
+        let schemas: Vec<String> = conn
+            .query("SELECT schema_name FROM schemas")
+            .await
+            .map_err(me)?;
+        let tables: Vec<TableRow> = conn
+            .query("SELECT table_id, schema_name, table_name, distribution, dist_columns, primary_key FROM tables")
+            .await
+            .map_err(me)?;
+        let columns: Vec<ColumnRow> = conn
+            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name FROM columns ORDER BY table_id, ordinal")
+            .await
+            .map_err(me)?;
+        let indexes: Vec<(u64, String, String, bool)> = conn
+            .query("SELECT table_id, index_name, columns, is_unique FROM indexes ORDER BY table_id, index_name")
+            .await
+            .map_err(me)?;
+        let partitions: Vec<(u64, u32, u32)> = conn
+            .query("SELECT table_id, partition_no, shard_id FROM partitions ORDER BY table_id, partition_no")
+            .await
+            .map_err(me)?;
+        conn.query_drop("COMMIT").await.map_err(me)?;
+
+        let mut cols: HashMap<u64, Vec<ColumnDef>> = HashMap::new();
+        for (tid, name, ty, not_null, default, sequence) in columns {
+            cols.entry(tid).or_default().push(ColumnDef {
+                name,
+                ty: SqlType::parse(&ty)?,
+                not_null,
+                default,
+                sequence,
+            });
+        }
+        let mut idx: HashMap<u64, Vec<IndexDef>> = HashMap::new();
+        for (tid, name, columns, unique) in indexes {
+            idx.entry(tid).or_default().push(IndexDef {
+                name,
+                columns: parse_list(&columns)?,
+                unique,
+            });
+        }
+        let mut parts: HashMap<u64, Vec<ShardId>> = HashMap::new();
+        for (tid, _, shard) in partitions {
+            parts.entry(tid).or_default().push(ShardId(shard));
+        }
+        let mut catalog = Catalog {
+            version: version.unwrap_or(0),
+            shards: shards
+                .into_iter()
+                .map(|(id, host, port, user, password)| ShardInfo {
+                    id: ShardId(id),
+                    endpoint: MysqlEndpoint {
+                        host,
+                        port,
+                        user,
+                        password,
+                    },
+                })
+                .collect(),
+            schemas: schemas.into_iter().collect::<BTreeSet<_>>(),
+            tables: HashMap::new(),
+        };
+        for (tid, schema, name, dist, dist_cols, pk) in tables {
+            let partition_shards = parts.remove(&tid).unwrap_or_default();
+            let distribution = match dist.as_str() {
+                "hash" => Distribution::Hash {
+                    columns: parse_list(&dist_cols)?,
+                    partitions: partition_shards.len() as u32,
+                },
+                "mirror" => Distribution::Mirror,
+                _ => Distribution::Single,
+            };
+            let def = TableDef {
+                id: TableId(tid),
+                schema: schema.clone(),
+                name: name.clone(),
+                columns: cols.remove(&tid).unwrap_or_default(),
+                primary_key: parse_list(&pk)?,
+                distribution,
+                partition_shards,
+                indexes: idx.remove(&tid).unwrap_or_default(),
+            };
+            catalog.tables.insert((schema, name), Arc::new(def));
+        }
+        Ok(catalog)
+    }
+
+    /// Starts a DDL change: takes the cluster-wide DDL lock (a MariaDB named
+    /// lock, released if this connection dies) and opens a meta transaction.
+    pub async fn begin_ddl(&self, node_id: u32, statement: &str) -> Result<DdlTxn> {
+        let mut conn = self.conn().await?;
+        let got: Option<Option<i64>> = conn
+            .query_first("SELECT GET_LOCK('tessera_ddl', 60)")
+            .await
+            .map_err(me)?;
+        if got.flatten() != Some(1) {
+            return Err(Error::TxnState {
+                state: common::SqlState::LOCK_NOT_AVAILABLE,
+                message: "could not obtain the cluster DDL lock within 60 s".into(),
+            });
+        }
+        conn.query_drop("START TRANSACTION").await.map_err(me)?;
+        Ok(DdlTxn {
+            conn: Some(conn),
+            node_id,
+            statement: statement.to_string(),
+        })
+    }
+
+    /// Reserves `count` values of a sequence; returns the first one.
+    pub async fn reserve_sequence(&self, name: &str, count: i64) -> Result<i64> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "UPDATE sequences SET next_value = LAST_INSERT_ID(next_value + ?) WHERE sequence_name = ?",
+            (count, name),
+        )
+        .await
+        .map_err(me)?;
+        if conn.affected_rows() == 0 {
+            return Err(Error::Execution {
+                message: format!("sequence \"{name}\" does not exist"),
+            });
+        }
+        let next: Option<i64> = conn
+            .query_first("SELECT LAST_INSERT_ID()")
+            .await
+            .map_err(me)?;
+        let next = next.ok_or_else(|| Error::meta("LAST_INSERT_ID() returned nothing"))?;
+        Ok(next - count)
+    }
+
+    /// Records the outcome of a distributed transaction. The primary key
+    /// on gtrid settles a race between a late committer and recovery.
+    pub async fn log_decision(&self, gtrid: &str, decision: &str, node_id: u32) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, ?)",
+            (gtrid, decision, node_id),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn register_node(&self, node_id: u32, host: &str, port: u16, pid: u32) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "REPLACE INTO compute_nodes (node_id, host, port, pid, heartbeat_at) VALUES (?, ?, ?, ?, NOW())",
+            (node_id, host, port, pid),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn heartbeat(&self, node_id: u32) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "UPDATE compute_nodes SET heartbeat_at = NOW() WHERE node_id = ?",
+            (node_id,),
+        )
+        .await
+        .map_err(me)
+    }
+
+    /// SCRAM credentials of a user: (salt, salted password, iterations).
+    pub async fn user_credentials(&self, user: &str) -> Result<Option<(Vec<u8>, Vec<u8>, u32)>> {
+        let mut conn = self.conn().await?;
+        conn.exec_first(
+            "SELECT salt, salted_password, iterations FROM users WHERE user_name = ?",
+            (user,),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn put_user(
+        &self,
+        user: &str,
+        salt: &[u8],
+        salted: &[u8],
+        iterations: u32,
+    ) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "REPLACE INTO users VALUES (?, ?, ?, ?)",
+            (user, salt, salted, iterations),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn disconnect(self) {
+        let _ = self.pool.disconnect().await;
+    }
+}
+
+fn parse_list(s: &str) -> Result<Vec<String>> {
+    serde_json::from_str(s).map_err(|e| Error::meta(format!("bad list in catalog: {e}")))
+}
+
+fn list(v: &[String]) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+/// An open DDL change. Dropping it without `commit` rolls the catalog change
+/// back and releases the lock (the connection is closed).
+pub struct DdlTxn {
+    conn: Option<Conn>,
+    node_id: u32,
+    statement: String,
+}
+
+impl DdlTxn {
+    fn c(&mut self) -> Result<&mut Conn> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| Error::internal("DDL transaction already finished"))
+    }
+
+    pub async fn create_schema(&mut self, name: &str) -> Result<()> {
+        self.c()?
+            .exec_drop("INSERT INTO schemas VALUES (?)", (name,))
+            .await
+            .map_err(me)
+    }
+
+    pub async fn drop_schema(&mut self, name: &str) -> Result<()> {
+        self.c()?
+            .exec_drop("DELETE FROM schemas WHERE schema_name = ?", (name,))
+            .await
+            .map_err(me)
+    }
+
+    /// Records a new table; returns its id. `def.id` is ignored.
+    pub async fn create_table(&mut self, def: &TableDef) -> Result<TableId> {
+        let dist_cols = match &def.distribution {
+            Distribution::Hash { columns, .. } => columns.clone(),
+            _ => vec![],
+        };
+        let conn = self.c()?;
+        conn.exec_drop(
+            "INSERT INTO tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES (?, ?, ?, ?, ?)",
+            (&def.schema, &def.name, def.distribution.kind(), list(&dist_cols), list(&def.primary_key)),
+        )
+        .await
+        .map_err(me)?;
+        let id = conn
+            .last_insert_id()
+            .ok_or_else(|| Error::meta("no table id assigned"))?;
+        let map_version: Option<i64> = conn
+            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
+            .await
+            .map_err(me)?;
+        for (i, c) in def.columns.iter().enumerate() {
+            conn.exec_drop(
+                "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    id,
+                    i as u32,
+                    &c.name,
+                    c.ty.to_string(),
+                    c.not_null,
+                    &c.default,
+                    &c.sequence,
+                ),
+            )
+            .await
+            .map_err(me)?;
+            if let Some(seq) = &c.sequence {
+                conn.exec_drop(
+                    "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1) ON DUPLICATE KEY UPDATE next_value = next_value",
+                    (seq,),
+                )
+                .await
+                .map_err(me)?;
+            }
+        }
+        for (i, s) in def.partition_shards.iter().enumerate() {
+            conn.exec_drop(
+                "INSERT INTO partitions VALUES (?, ?, ?, ?)",
+                (id, i as u32, s.0, map_version.unwrap_or(1)),
+            )
+            .await
+            .map_err(me)?;
+        }
+        for ix in &def.indexes {
+            conn.exec_drop(
+                "INSERT INTO indexes VALUES (?, ?, ?, ?)",
+                (id, &ix.name, list(&ix.columns), ix.unique),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(TableId(id))
+    }
+
+    pub async fn drop_table(&mut self, def: &TableDef) -> Result<()> {
+        let conn = self.c()?;
+        for t in ["tables", "columns", "indexes", "partitions"] {
+            conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
+                .await
+                .map_err(me)?;
+        }
+        for c in &def.columns {
+            if let Some(seq) = &c.sequence {
+                conn.exec_drop("DELETE FROM sequences WHERE sequence_name = ?", (seq,))
+                    .await
+                    .map_err(me)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn add_index(&mut self, table: TableId, ix: &IndexDef) -> Result<()> {
+        self.c()?
+            .exec_drop(
+                "INSERT INTO indexes VALUES (?, ?, ?, ?)",
+                (table.0, &ix.name, list(&ix.columns), ix.unique),
+            )
+            .await
+            .map_err(me)
+    }
+
+    pub async fn drop_index(&mut self, table: TableId, name: &str) -> Result<()> {
+        self.c()?
+            .exec_drop(
+                "DELETE FROM indexes WHERE table_id = ? AND index_name = ?",
+                (table.0, name),
+            )
+            .await
+            .map_err(me)
+    }
+
+    /// Logs the statement, bumps the catalog version, commits and releases
+    /// the DDL lock. Returns the new catalog version.
+    pub async fn commit(mut self) -> Result<u64> {
+        let node_id = self.node_id;
+        let statement = std::mem::take(&mut self.statement);
+        let conn = self.c()?;
+        conn.query_drop("UPDATE catalog_version SET version = version + 1 WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let v: Option<u64> = conn
+            .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let v = v.unwrap_or(0);
+        conn.exec_drop(
+            "INSERT INTO ddl_log (node_id, statement, catalog_version) VALUES (?, ?, ?)",
+            (node_id, statement, v),
+        )
+        .await
+        .map_err(me)?;
+        conn.query_drop("COMMIT").await.map_err(me)?;
+        conn.query_drop("DO RELEASE_LOCK('tessera_ddl')")
+            .await
+            .map_err(me)?;
+        self.conn = None;
+        Ok(v)
+    }
+
+    /// Abandons the change and releases the lock.
+    pub async fn rollback(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.query_drop("ROLLBACK").await;
+            let _ = conn.query_drop("DO RELEASE_LOCK('tessera_ddl')").await;
+        }
+    }
+}
+
+impl Drop for DdlTxn {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            tokio::spawn(async move {
+                let _ = conn.query_drop("ROLLBACK").await;
+                let _ = conn.query_drop("DO RELEASE_LOCK('tessera_ddl')").await;
+            });
+        }
+    }
+}

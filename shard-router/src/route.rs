@@ -1,0 +1,356 @@
+//! Routing: which partitions a statement must touch. Decisions are named
+//! variants, pinned by the golden tests below.
+
+use std::collections::BTreeSet;
+
+use common::{hash, Datum, Error, Result, SqlType};
+use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind, Expr, UnaryOperator, Value};
+use meta::{Distribution, TableDef};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Exactly one partition (equality on the whole partition key).
+    SinglePartition(u32),
+    /// A set of partitions (IN lists on the key).
+    Partitions(Vec<u32>),
+    /// Every partition.
+    Scatter,
+    /// A mirror table: reads go to any one copy, writes to all.
+    Mirror,
+}
+
+/// A value that will be known at execution: a literal or a parameter.
+#[derive(Debug, Clone)]
+pub enum KeyValue {
+    Literal(Expr),
+    Param(usize),
+}
+
+/// Route facts derived once from a WHERE clause, resolved per execution.
+#[derive(Debug, Clone)]
+pub enum RoutePlan {
+    /// Candidate values per partition key column.
+    Keys(Vec<Vec<KeyValue>>),
+    Scatter,
+    Mirror,
+    Single,
+}
+
+/// Returns the 0-based index of a `$n` placeholder.
+pub fn placeholder_index(s: &str) -> Option<usize> {
+    s.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)
+}
+
+fn column_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Identifier(i) => Some(normalize_ident(i)),
+        Expr::CompoundIdentifier(parts) => parts.last().map(normalize_ident),
+        Expr::Nested(inner) => column_name(inner),
+        _ => None,
+    }
+}
+
+/// PostgreSQL identifier folding: unquoted names are lower-cased.
+pub fn normalize_ident(i: &datafusion::sql::sqlparser::ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+fn key_value(e: &Expr) -> Option<KeyValue> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::Placeholder(p) => placeholder_index(p).map(KeyValue::Param),
+            Value::Number(..) | Value::SingleQuotedString(_) | Value::Boolean(_) => {
+                Some(KeyValue::Literal(e.clone()))
+            }
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } if matches!(**expr, Expr::Value(_)) => Some(KeyValue::Literal(e.clone())),
+        Expr::Cast { expr, .. } => match key_value(expr)? {
+            KeyValue::Param(i) => Some(KeyValue::Param(i)),
+            KeyValue::Literal(_) => Some(KeyValue::Literal(e.clone())),
+        },
+        Expr::Nested(inner) => key_value(inner),
+        _ => None,
+    }
+}
+
+/// Collects `col = value` and `col IN (values)` conjuncts.
+fn collect(e: &Expr, out: &mut Vec<(String, Vec<KeyValue>)>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            collect(left, out);
+            collect(right, out);
+        }
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } => {
+            if let (Some(c), Some(v)) = (column_name(left), key_value(right)) {
+                out.push((c, vec![v]));
+            } else if let (Some(c), Some(v)) = (column_name(right), key_value(left)) {
+                out.push((c, vec![v]));
+            }
+        }
+        Expr::InList {
+            expr,
+            list,
+            negated: false,
+        } => {
+            if let Some(c) = column_name(expr) {
+                let vals: Option<Vec<KeyValue>> = list.iter().map(key_value).collect();
+                if let Some(vals) = vals {
+                    out.push((c, vals));
+                }
+            }
+        }
+        Expr::Nested(inner) => collect(inner, out),
+        _ => {}
+    }
+}
+
+impl RoutePlan {
+    /// Derives the route plan of a statement on `table` with this WHERE.
+    pub fn from_where(table: &TableDef, selection: Option<&Expr>) -> RoutePlan {
+        let columns = match &table.distribution {
+            Distribution::Hash { columns, .. } => columns,
+            Distribution::Mirror => return RoutePlan::Mirror,
+            Distribution::Single => return RoutePlan::Single,
+        };
+        let Some(sel) = selection else {
+            return RoutePlan::Scatter;
+        };
+        let mut found = vec![];
+        collect(sel, &mut found);
+        let mut per_key = vec![];
+        for key in columns {
+            match found.iter().find(|(c, _)| c == key) {
+                Some((_, vals)) => per_key.push(vals.clone()),
+                None => return RoutePlan::Scatter,
+            }
+        }
+        RoutePlan::Keys(per_key)
+    }
+
+    /// Resolves the route with this execution's parameters.
+    pub fn resolve(&self, table: &TableDef, params: &[Datum]) -> Result<Route> {
+        match self {
+            RoutePlan::Scatter => Ok(Route::Scatter),
+            RoutePlan::Mirror => Ok(Route::Mirror),
+            RoutePlan::Single => Ok(Route::SinglePartition(0)),
+            RoutePlan::Keys(per_key) => {
+                let key_types: Vec<SqlType> = table
+                    .key_indexes()
+                    .iter()
+                    .map(|i| table.columns[*i].ty)
+                    .collect();
+                let mut combos: Vec<Vec<Datum>> = vec![vec![]];
+                for (vals, ty) in per_key.iter().zip(&key_types) {
+                    let mut next = vec![];
+                    for combo in &combos {
+                        for v in vals {
+                            let d = match eval_key(v, params, ty) {
+                                Ok(d) => d,
+                                // A value that cannot be of the key's type
+                                // cannot be routed: look everywhere and let
+                                // the shard compare.
+                                Err(_) => return Ok(Route::Scatter),
+                            };
+                            let mut c = combo.clone();
+                            c.push(d);
+                            next.push(c);
+                        }
+                    }
+                    combos = next;
+                    if combos.len() > 4096 {
+                        return Ok(Route::Scatter);
+                    }
+                }
+                let n = table.partition_count();
+                let parts: BTreeSet<u32> = combos
+                    .iter()
+                    .map(|c| hash::partition_of(c.iter(), n))
+                    .collect();
+                Ok(match parts.len() {
+                    1 => Route::SinglePartition(parts.into_iter().next().unwrap_or(0)),
+                    _ => Route::Partitions(parts.into_iter().collect()),
+                })
+            }
+        }
+    }
+}
+
+fn eval_key(v: &KeyValue, params: &[Datum], ty: &SqlType) -> Result<Datum> {
+    match v {
+        KeyValue::Param(i) => params
+            .get(*i)
+            .cloned()
+            .ok_or_else(|| Error::InvalidParameter {
+                message: format!("there is no parameter ${}", i + 1),
+            })?
+            .coerce(ty),
+        KeyValue::Literal(e) => eval_const(e, params)?.coerce(ty),
+    }
+}
+
+/// Evaluates a constant expression: literals, parameters, unary minus,
+/// casts and typed strings (`DATE '2024-01-01'`).
+pub fn eval_const(e: &Expr, params: &[Datum]) -> Result<Datum> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::Number(n, _) => {
+                if let Ok(i) = n.parse::<i64>() {
+                    Ok(Datum::Int(i))
+                } else {
+                    Datum::parse(
+                        n,
+                        &SqlType::Numeric {
+                            precision: 38,
+                            scale: 10,
+                        },
+                    )
+                    .or_else(|_| Datum::parse(n, &SqlType::Double))
+                }
+            }
+            Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
+                Ok(Datum::Text(s.clone()))
+            }
+            Value::Boolean(b) => Ok(Datum::Bool(*b)),
+            Value::Null => Ok(Datum::Null),
+            Value::Placeholder(p) => {
+                let i = placeholder_index(p).ok_or_else(|| Error::InvalidParameter {
+                    message: format!("bad parameter {p}"),
+                })?;
+                params
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Error::InvalidParameter {
+                        message: format!("there is no parameter {p}"),
+                    })
+            }
+            other => Err(Error::unsupported(format!("literal {other}"))),
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match eval_const(expr, params)? {
+            Datum::Int(i) => Ok(Datum::Int(-i)),
+            Datum::Decimal(d) => Ok(Datum::Decimal(-d)),
+            Datum::Float(f) => Ok(Datum::Float(-f)),
+            d => Err(Error::TypeMismatch {
+                message: format!("operator does not exist: - {d:?}"),
+            }),
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Plus,
+            expr,
+        } => eval_const(expr, params),
+        Expr::Nested(inner) => eval_const(inner, params),
+        Expr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type,
+            ..
+        } => {
+            let ty = SqlType::parse(&data_type.to_string())?;
+            eval_const(expr, params)?.coerce(&ty)
+        }
+        Expr::TypedString(ts) => {
+            let ty = SqlType::parse(&ts.data_type.to_string())?;
+            match &ts.value.value {
+                Value::SingleQuotedString(s) => Datum::parse(s, &ty),
+                other => Err(Error::unsupported(format!("typed literal {other}"))),
+            }
+        }
+        other => Err(Error::unsupported(format!(
+            "expression \"{other}\" where a constant is expected"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::{ShardId, TableId};
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    use meta::ColumnDef;
+
+    fn table() -> TableDef {
+        TableDef {
+            id: TableId(1),
+            schema: "public".into(),
+            name: "t".into(),
+            columns: vec![
+                ColumnDef {
+                    name: "id".into(),
+                    ty: SqlType::Integer,
+                    not_null: true,
+                    default: None,
+                    sequence: None,
+                },
+                ColumnDef {
+                    name: "v".into(),
+                    ty: SqlType::Text,
+                    not_null: false,
+                    default: None,
+                    sequence: None,
+                },
+            ],
+            primary_key: vec!["id".into()],
+            distribution: Distribution::Hash {
+                columns: vec!["id".into()],
+                partitions: 3,
+            },
+            partition_shards: vec![ShardId(1), ShardId(2), ShardId(3)],
+            indexes: vec![],
+        }
+    }
+
+    fn route(where_sql: &str, params: &[Datum]) -> Route {
+        let e = Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(where_sql)
+            .unwrap()
+            .parse_expr()
+            .unwrap();
+        let t = table();
+        RoutePlan::from_where(&t, Some(&e))
+            .resolve(&t, params)
+            .unwrap()
+    }
+
+    #[test]
+    fn golden_routes() {
+        let p5 = hash::partition_of(&[Datum::Int(5)], 3);
+        assert_eq!(route("id = 5", &[]), Route::SinglePartition(p5));
+        assert_eq!(route("5 = id AND v = 'x'", &[]), Route::SinglePartition(p5));
+        assert_eq!(
+            route("id = $1", &[Datum::Int(5)]),
+            Route::SinglePartition(p5)
+        );
+        assert_eq!(
+            route("id = $1", &[Datum::Text("5".into())]),
+            Route::SinglePartition(p5)
+        );
+        assert_eq!(route("id = 5::bigint", &[]), Route::SinglePartition(p5));
+        assert_eq!(route("id = '5'", &[]), Route::SinglePartition(p5));
+        assert_eq!(route("id > 5", &[]), Route::Scatter);
+        assert_eq!(route("id = 5 OR id = 6", &[]), Route::Scatter);
+        assert_eq!(route("v = 'a'", &[]), Route::Scatter);
+        match route("id IN (1, 2, 3, 4, 5, 6, 7, 8, 9)", &[]) {
+            Route::Partitions(p) => assert_eq!(p.len(), 3),
+            other => panic!("{other:?}"),
+        }
+    }
+}

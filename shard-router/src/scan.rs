@@ -1,0 +1,612 @@
+//! The distributed read path: DataFusion `TableProvider`s over the shards.
+//! Each scan pushes projection, filters (those MariaDB evaluates like
+//! PostgreSQL) and LIMIT into one MySQL query per partition, prunes
+//! partitions from equality/IN filters on the partition key, and streams
+//! shard rows into Arrow batches as they arrive. Filters are pushed as
+//! `Inexact`, so DataFusion re-checks them: pushdown can only save work,
+//! never change an answer.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use common::{hash, Datum, Result as TResult, SqlType};
+use datafusion::arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
+    Float64Builder, Int16Builder, Int32Builder, Int64Builder, RecordBatch, RecordBatchOptions,
+    StringBuilder, TimestampMicrosecondBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::catalog::{CatalogProvider, SchemaProvider, Session, TableProvider};
+use datafusion::common::{DataFusionError, ScalarValue};
+use datafusion::datasource::TableType;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{Expr, Operator, TableProviderFilterPushDown};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::physical_plan::ExecutionPlan;
+use meta::{Catalog, Distribution, TableDef};
+use storage_adapter::{convert::from_mysql, map_error, quote_ident, quote_str};
+
+use crate::render::physical_object;
+use crate::txn::ShardAccess;
+use crate::Router;
+
+pub const CATALOG_NAME: &str = "tessera";
+const BATCH_ROWS: usize = 8192;
+
+/// Arrow type of a column type.
+pub fn arrow_type(t: &SqlType) -> DataType {
+    match t {
+        SqlType::SmallInt => DataType::Int16,
+        SqlType::Integer => DataType::Int32,
+        SqlType::BigInt => DataType::Int64,
+        SqlType::Numeric { precision, scale } => {
+            DataType::Decimal128((*precision).min(38), (*scale).min(38) as i8)
+        }
+        SqlType::Real => DataType::Float32,
+        SqlType::Double => DataType::Float64,
+        SqlType::Boolean => DataType::Boolean,
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
+        SqlType::Date => DataType::Date32,
+        SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
+        SqlType::Bytea => DataType::Binary,
+    }
+}
+
+pub fn table_schema(def: &TableDef) -> SchemaRef {
+    Arc::new(Schema::new(
+        def.columns
+            .iter()
+            .map(|c| Field::new(&c.name, arrow_type(&c.ty), !c.not_null))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+fn df_err(e: common::Error) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// The `tessera` catalog DataFusion resolves table names in.
+pub struct TesseraCatalog {
+    pub catalog: Arc<Catalog>,
+    pub router: Arc<Router>,
+    pub access: ShardAccess,
+}
+
+impl fmt::Debug for TesseraCatalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TesseraCatalog(v{})", self.catalog.version)
+    }
+}
+
+impl CatalogProvider for TesseraCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        self.catalog.schemas.iter().cloned().collect()
+    }
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        if !self.catalog.schemas.contains(name) {
+            return None;
+        }
+        Some(Arc::new(TesseraSchema {
+            name: name.to_string(),
+            catalog: self.catalog.clone(),
+            router: self.router.clone(),
+            access: self.access.clone(),
+        }))
+    }
+}
+
+pub struct TesseraSchema {
+    name: String,
+    catalog: Arc<Catalog>,
+    router: Arc<Router>,
+    access: ShardAccess,
+}
+
+impl fmt::Debug for TesseraSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TesseraSchema({})", self.name)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for TesseraSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.catalog
+            .tables
+            .values()
+            .filter(|t| t.schema == self.name)
+            .map(|t| t.name.clone())
+            .collect()
+    }
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>, DataFusionError> {
+        Ok(self.catalog.table(&self.name, name).map(|t| {
+            Arc::new(ShardTableProvider {
+                schema: table_schema(t),
+                table: t.clone(),
+                router: self.router.clone(),
+                access: self.access.clone(),
+            }) as Arc<dyn TableProvider>
+        }))
+    }
+    fn table_exist(&self, name: &str) -> bool {
+        self.catalog.table(&self.name, name).is_some()
+    }
+}
+
+/// One logical table, scanned partition by partition on the shards.
+pub struct ShardTableProvider {
+    table: Arc<TableDef>,
+    schema: SchemaRef,
+    router: Arc<Router>,
+    access: ShardAccess,
+}
+
+impl fmt::Debug for ShardTableProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ShardTableProvider({})", self.table.qualified_name())
+    }
+}
+
+/// Renders a DataFusion literal as MariaDB SQL, when it means the same.
+fn literal_sql(v: &ScalarValue) -> Option<String> {
+    Some(match v {
+        ScalarValue::Int8(Some(i)) => i.to_string(),
+        ScalarValue::Int16(Some(i)) => i.to_string(),
+        ScalarValue::Int32(Some(i)) => i.to_string(),
+        ScalarValue::Int64(Some(i)) => i.to_string(),
+        ScalarValue::UInt8(Some(i)) => i.to_string(),
+        ScalarValue::UInt16(Some(i)) => i.to_string(),
+        ScalarValue::UInt32(Some(i)) => i.to_string(),
+        ScalarValue::UInt64(Some(i)) => i.to_string(),
+        ScalarValue::Float64(Some(f)) if f.is_finite() => format!("{f:e}"),
+        ScalarValue::Float32(Some(f)) if f.is_finite() => format!("{:e}", *f as f64),
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => quote_str(s),
+        ScalarValue::Boolean(Some(b)) => {
+            if *b {
+                "TRUE".into()
+            } else {
+                "FALSE".into()
+            }
+        }
+        ScalarValue::Date32(Some(_)) => format!("DATE '{v}'"),
+        ScalarValue::Decimal128(Some(_), _, _) => v.to_string(),
+        _ => return None,
+    })
+}
+
+/// Translates a filter to MariaDB SQL. Returns None when MariaDB might
+/// evaluate it differently from PostgreSQL.
+pub fn filter_sql(e: &Expr, schema: &Schema) -> Option<String> {
+    match e {
+        Expr::Column(c) => schema
+            .field_with_name(&c.name)
+            .ok()
+            .map(|_| quote_ident(&c.name)),
+        Expr::Literal(v, _) => literal_sql(v),
+        Expr::BinaryExpr(b) => {
+            let op = match b.op {
+                Operator::Eq => "=",
+                Operator::NotEq => "<>",
+                Operator::Lt => "<",
+                Operator::LtEq => "<=",
+                Operator::Gt => ">",
+                Operator::GtEq => ">=",
+                Operator::And => "AND",
+                Operator::Or => "OR",
+                _ => return None,
+            };
+            Some(format!(
+                "({} {op} {})",
+                filter_sql(&b.left, schema)?,
+                filter_sql(&b.right, schema)?
+            ))
+        }
+        Expr::Not(x) => Some(format!("(NOT {})", filter_sql(x, schema)?)),
+        Expr::IsNull(x) => Some(format!("({} IS NULL)", filter_sql(x, schema)?)),
+        Expr::IsNotNull(x) => Some(format!("({} IS NOT NULL)", filter_sql(x, schema)?)),
+        Expr::InList(l) => {
+            let items: Option<Vec<String>> = l.list.iter().map(|i| filter_sql(i, schema)).collect();
+            Some(format!(
+                "({} {}IN ({}))",
+                filter_sql(&l.expr, schema)?,
+                if l.negated { "NOT " } else { "" },
+                items?.join(", ")
+            ))
+        }
+        Expr::Between(b) => Some(format!(
+            "({} {}BETWEEN {} AND {})",
+            filter_sql(&b.expr, schema)?,
+            if b.negated { "NOT " } else { "" },
+            filter_sql(&b.low, schema)?,
+            filter_sql(&b.high, schema)?
+        )),
+        _ => None,
+    }
+}
+
+fn scalar_datum(v: &ScalarValue) -> Option<Datum> {
+    Some(match v {
+        ScalarValue::Int8(Some(i)) => Datum::Int(*i as i64),
+        ScalarValue::Int16(Some(i)) => Datum::Int(*i as i64),
+        ScalarValue::Int32(Some(i)) => Datum::Int(*i as i64),
+        ScalarValue::Int64(Some(i)) => Datum::Int(*i),
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Datum::Text(s.clone()),
+        ScalarValue::Decimal128(Some(_), _, _) => Datum::Text(v.to_string()),
+        ScalarValue::Date32(Some(_)) => Datum::Text(v.to_string()),
+        ScalarValue::Boolean(Some(b)) => Datum::Bool(*b),
+        _ => return None,
+    })
+}
+
+/// Candidate key values of a column from `col = lit` / `col IN (lits)`.
+fn key_candidates(filters: &[Expr], col: &str) -> Option<Vec<ScalarValue>> {
+    fn walk(e: &Expr, col: &str) -> Option<Vec<ScalarValue>> {
+        match e {
+            Expr::BinaryExpr(b) if b.op == Operator::And => {
+                walk(&b.left, col).or_else(|| walk(&b.right, col))
+            }
+            Expr::BinaryExpr(b) if b.op == Operator::Eq => match (&*b.left, &*b.right) {
+                (Expr::Column(c), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(c))
+                    if c.name == col =>
+                {
+                    Some(vec![v.clone()])
+                }
+                _ => None,
+            },
+            Expr::InList(l) if !l.negated => match &*l.expr {
+                Expr::Column(c) if c.name == col => l
+                    .list
+                    .iter()
+                    .map(|i| match i {
+                        Expr::Literal(v, _) => Some(v.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    filters.iter().find_map(|f| walk(f, col))
+}
+
+impl ShardTableProvider {
+    /// The partitions a scan with these filters must read.
+    fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
+        let all: Vec<u32> = (0..self.table.partition_count()).collect();
+        match &self.table.distribution {
+            Distribution::Mirror => {
+                let n = self.table.partition_count().max(1);
+                vec![self.router.node_id % n]
+            }
+            Distribution::Single => vec![0],
+            Distribution::Hash { columns, .. } => {
+                let mut combos: Vec<Vec<Datum>> = vec![vec![]];
+                for c in columns {
+                    let Some(ty) = self.table.column(c).ok().map(|c| c.ty) else {
+                        return all;
+                    };
+                    let Some(vals) = key_candidates(filters, c) else {
+                        return all;
+                    };
+                    let mut next = vec![];
+                    for combo in &combos {
+                        for v in &vals {
+                            let Some(d) = scalar_datum(v).and_then(|d| d.coerce(&ty).ok()) else {
+                                return all;
+                            };
+                            let mut x = combo.clone();
+                            x.push(d);
+                            next.push(x);
+                        }
+                    }
+                    combos = next;
+                }
+                let set: BTreeSet<u32> = combos
+                    .iter()
+                    .map(|c| hash::partition_of(c.iter(), self.table.partition_count()))
+                    .collect();
+                set.into_iter().collect()
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for ShardTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>, DataFusionError> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if filter_sql(f, &self.schema).is_some() {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
+        let indices: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.table.columns.len()).collect(),
+        };
+        let projected = Arc::new(self.schema.project(&indices)?);
+        let types: Vec<SqlType> = indices.iter().map(|i| self.table.columns[*i].ty).collect();
+        let select_list = if indices.is_empty() {
+            "1".to_string()
+        } else {
+            indices
+                .iter()
+                .map(|i| quote_ident(&self.table.columns[*i].name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let conds: Vec<String> = filters
+            .iter()
+            .filter_map(|f| filter_sql(f, &self.schema))
+            .collect();
+        let mut streams: Vec<Arc<dyn PartitionStream>> = vec![];
+        for p in self.partitions(filters) {
+            let mut sql = format!(
+                "SELECT {select_list} FROM {}",
+                physical_object(&self.table.schema, &self.table.physical_name(p))
+            );
+            if !conds.is_empty() {
+                sql.push_str(" WHERE ");
+                sql.push_str(&conds.join(" AND "));
+            }
+            if let Some(n) = limit {
+                sql.push_str(&format!(" LIMIT {n}"));
+            }
+            streams.push(Arc::new(ShardPartitionStream {
+                router: self.router.clone(),
+                access: self.access.clone(),
+                shard: self.table.partition_shards[p as usize],
+                sql,
+                schema: projected.clone(),
+                types: types.clone(),
+            }));
+        }
+        Ok(Arc::new(StreamingTableExec::try_new(
+            projected,
+            streams,
+            None,
+            vec![],
+            false,
+            limit,
+        )?))
+    }
+}
+
+/// One partition's shard query, streamed as Arrow batches.
+pub struct ShardPartitionStream {
+    router: Arc<Router>,
+    access: ShardAccess,
+    shard: common::ShardId,
+    pub sql: String,
+    schema: SchemaRef,
+    types: Vec<SqlType>,
+}
+
+impl fmt::Debug for ShardPartitionStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ShardScan {}: {}", self.shard, self.sql)
+    }
+}
+
+impl PartitionStream for ShardPartitionStream {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch, DataFusionError>>(2);
+        let router = self.router.clone();
+        let access = self.access.clone();
+        let shard = self.shard;
+        let sql = self.sql.clone();
+        let schema = self.schema.clone();
+        let types = self.types.clone();
+        tokio::spawn(async move {
+            let res = stream_rows(&router, &access, shard, &sql, schema, &types, &tx).await;
+            if let Err(e) = res {
+                let _ = tx.send(Err(df_err(e))).await;
+            }
+        });
+        let stream = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
+    }
+}
+
+async fn stream_rows(
+    router: &Router,
+    access: &ShardAccess,
+    shard: common::ShardId,
+    sql: &str,
+    schema: SchemaRef,
+    types: &[SqlType],
+    tx: &tokio::sync::mpsc::Sender<Result<RecordBatch, DataFusionError>>,
+) -> TResult<()> {
+    use mysql_async::prelude::Queryable;
+    let mut lease = access.lease(router, shard, false).await?;
+    let conn = lease.conn()?;
+    let mut result = conn
+        .query_iter(sql)
+        .await
+        .map_err(|e| map_error(shard, e))?;
+    let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
+    let mut rows = 0usize;
+    while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {
+        let values = row.unwrap();
+        for ((b, v), ty) in builders.iter_mut().zip(values).zip(types) {
+            b.append(from_mysql(v, ty)?)?;
+        }
+        rows += 1;
+        if rows == BATCH_ROWS {
+            let batch = finish(&schema, &mut builders, rows)?;
+            rows = 0;
+            if tx.send(Ok(batch)).await.is_err() {
+                // The consumer is gone (LIMIT satisfied, query canceled):
+                // read the rest so the connection stays usable.
+                while result
+                    .next()
+                    .await
+                    .map_err(|e| map_error(shard, e))?
+                    .is_some()
+                {}
+                return Ok(());
+            }
+        }
+    }
+    if rows > 0 {
+        let batch = finish(&schema, &mut builders, rows)?;
+        let _ = tx.send(Ok(batch)).await;
+    }
+    Ok(())
+}
+
+fn finish(schema: &SchemaRef, builders: &mut [ColumnBuilder], rows: usize) -> TResult<RecordBatch> {
+    let arrays: Vec<ArrayRef> = builders.iter_mut().map(|b| b.finish()).collect();
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| common::Error::internal(e))
+}
+
+/// An Arrow array builder for one column type.
+pub enum ColumnBuilder {
+    I16(Int16Builder),
+    I32(Int32Builder),
+    I64(Int64Builder),
+    F32(Float32Builder),
+    F64(Float64Builder),
+    Bool(BooleanBuilder),
+    Str(StringBuilder),
+    Bin(BinaryBuilder),
+    Date(Date32Builder),
+    Ts(TimestampMicrosecondBuilder, bool),
+    Dec(Decimal128Builder, u8, u8),
+}
+
+impl ColumnBuilder {
+    pub fn new(t: &SqlType) -> ColumnBuilder {
+        match t {
+            SqlType::SmallInt => ColumnBuilder::I16(Int16Builder::new()),
+            SqlType::Integer => ColumnBuilder::I32(Int32Builder::new()),
+            SqlType::BigInt => ColumnBuilder::I64(Int64Builder::new()),
+            SqlType::Real => ColumnBuilder::F32(Float32Builder::new()),
+            SqlType::Double => ColumnBuilder::F64(Float64Builder::new()),
+            SqlType::Boolean => ColumnBuilder::Bool(BooleanBuilder::new()),
+            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+                ColumnBuilder::Str(StringBuilder::new())
+            }
+            SqlType::Bytea => ColumnBuilder::Bin(BinaryBuilder::new()),
+            SqlType::Date => ColumnBuilder::Date(Date32Builder::new()),
+            SqlType::Timestamp => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new(), false),
+            SqlType::TimestampTz => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new(), true),
+            SqlType::Numeric { precision, scale } => ColumnBuilder::Dec(
+                Decimal128Builder::new(),
+                (*precision).min(38),
+                (*scale).min(38),
+            ),
+        }
+    }
+
+    pub fn append(&mut self, d: Datum) -> TResult<()> {
+        let bad = |d: &Datum| common::Error::internal(format!("unexpected value {d:?}"));
+        match (self, d) {
+            (ColumnBuilder::I16(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::I32(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::I64(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::F32(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::F64(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Bool(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Str(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Bin(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Date(b), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Ts(b, _), Datum::Null) => b.append_null(),
+            (ColumnBuilder::Dec(b, _, _), Datum::Null) => b.append_null(),
+            (ColumnBuilder::I16(b), Datum::Int(i)) => b.append_value(i as i16),
+            (ColumnBuilder::I32(b), Datum::Int(i)) => b.append_value(i as i32),
+            (ColumnBuilder::I64(b), Datum::Int(i)) => b.append_value(i),
+            (ColumnBuilder::F32(b), Datum::Float(f)) => b.append_value(f as f32),
+            (ColumnBuilder::F64(b), Datum::Float(f)) => b.append_value(f),
+            (ColumnBuilder::Bool(b), Datum::Bool(v)) => b.append_value(v),
+            (ColumnBuilder::Str(b), Datum::Text(s)) => b.append_value(s),
+            (ColumnBuilder::Bin(b), Datum::Bytes(v)) => b.append_value(v),
+            (ColumnBuilder::Date(b), Datum::Date(d)) => {
+                b.append_value(common::value::days_since_epoch(d) as i32)
+            }
+            (ColumnBuilder::Ts(b, _), Datum::Timestamp(t)) => {
+                b.append_value(t.and_utc().timestamp_micros())
+            }
+            (ColumnBuilder::Ts(b, _), Datum::TimestampTz(t)) => {
+                b.append_value(t.timestamp_micros())
+            }
+            (ColumnBuilder::Dec(b, _, s), Datum::Decimal(mut d)) => {
+                d.rescale(*s as u32);
+                b.append_value(d.mantissa())
+            }
+            (_, d) => return Err(bad(&d)),
+        }
+        Ok(())
+    }
+
+    pub fn finish(&mut self) -> ArrayRef {
+        match self {
+            ColumnBuilder::I16(b) => Arc::new(b.finish()),
+            ColumnBuilder::I32(b) => Arc::new(b.finish()),
+            ColumnBuilder::I64(b) => Arc::new(b.finish()),
+            ColumnBuilder::F32(b) => Arc::new(b.finish()),
+            ColumnBuilder::F64(b) => Arc::new(b.finish()),
+            ColumnBuilder::Bool(b) => Arc::new(b.finish()),
+            ColumnBuilder::Str(b) => Arc::new(b.finish()),
+            ColumnBuilder::Bin(b) => Arc::new(b.finish()),
+            ColumnBuilder::Date(b) => Arc::new(b.finish()),
+            ColumnBuilder::Ts(b, tz) => {
+                let a = b.finish();
+                if *tz {
+                    Arc::new(a.with_timezone("+00:00"))
+                } else {
+                    Arc::new(a)
+                }
+            }
+            ColumnBuilder::Dec(b, p, s) => {
+                let a = b.finish();
+                match a.clone().with_precision_and_scale(*p, *s as i8) {
+                    Ok(x) => Arc::new(x),
+                    Err(_) => Arc::new(a),
+                }
+            }
+        }
+    }
+}

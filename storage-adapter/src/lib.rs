@@ -1,0 +1,117 @@
+//! Storage adapter: everything Tessera knows about talking MySQL to a shard,
+//! and nothing about the catalog. A [`ShardClient`] owns a bounded
+//! `mysql_async` pool for one MariaDB server with the session settings that
+//! make MariaDB evaluate SQL like PostgreSQL where it matters (ANSI quotes,
+//! no backslash escapes, strict mode, UTC). This module also converts values
+//! between [`common::Datum`] and MySQL values and maps MariaDB errors to
+//! SQLSTATEs. See `ARCHITECTURE.md`.
+
+pub mod convert;
+
+use std::time::Duration;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result, ShardId};
+use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+
+pub use mysql_async;
+
+/// Session settings every shard connection runs once, at connect.
+pub const SESSION_INIT: &[&str] = &[
+    "SET SESSION sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES,STRICT_ALL_TABLES,PIPES_AS_CONCAT,ERROR_FOR_DIVISION_BY_ZERO,NO_ZERO_DATE,NO_ZERO_IN_DATE,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+    "SET SESSION time_zone = '+00:00'",
+    "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin",
+    "SET SESSION div_precision_increment = 20",
+];
+
+/// Handle to one shard: a bounded connection pool.
+#[derive(Clone)]
+pub struct ShardClient {
+    pub id: ShardId,
+    pool: Pool,
+}
+
+impl ShardClient {
+    pub fn new(id: ShardId, endpoint: &MysqlEndpoint, max_conns: usize) -> Result<Self> {
+        let opts = Opts::from_url(&endpoint.url(None)).map_err(|e| Error::ShardUnavailable {
+            shard: id.to_string(),
+            message: e.to_string(),
+        })?;
+        let constraints = PoolConstraints::new(0, max_conns.max(1)).unwrap_or_default();
+        let opts = OptsBuilder::from_opts(opts)
+            .pool_opts(
+                PoolOpts::default()
+                    .with_constraints(constraints)
+                    // Connections come back clean (every transaction ended by
+                    // us), so no COM_RESET_CONNECTION per checkout: it would
+                    // also drop the server-side statement cache.
+                    .with_reset_connection(false)
+                    .with_inactive_connection_ttl(Duration::from_secs(60)),
+            )
+            .stmt_cache_size(256)
+            .prefer_socket(false)
+            .tcp_nodelay(true)
+            .init(SESSION_INIT.to_vec());
+        Ok(ShardClient {
+            id,
+            pool: Pool::new(opts),
+        })
+    }
+
+    pub async fn conn(&self) -> Result<Conn> {
+        self.pool
+            .get_conn()
+            .await
+            .map_err(|e| map_error(self.id, e))
+    }
+
+    pub async fn disconnect(self) {
+        let _ = self.pool.disconnect().await;
+    }
+}
+
+/// Maps a mysql_async error to a Tessera error, keeping MariaDB's error
+/// number so the SQLSTATE can be derived from it. Never leaks addresses.
+pub fn map_error(shard: ShardId, e: mysql_async::Error) -> Error {
+    match e {
+        mysql_async::Error::Server(se) => Error::Shard {
+            code: se.code,
+            message: se.message,
+        },
+        mysql_async::Error::Io(_) | mysql_async::Error::Driver(_) => Error::ShardUnavailable {
+            shard: shard.to_string(),
+            message: "connection failed".into(),
+        },
+        other => Error::Execution {
+            message: format!("{shard}: {other}"),
+        },
+    }
+}
+
+/// Quotes an identifier for a shard session in ANSI_QUOTES mode.
+pub fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Quotes a string literal for a shard session in NO_BACKSLASH_ESCAPES mode:
+/// only the quote character needs doubling.
+pub fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Quotes an identifier with backticks, for statements that must work
+/// whatever the session's sql_mode (database creation at bootstrap).
+pub fn quote_ident_backtick(s: &str) -> String {
+    format!("`{}`", s.replace('`', "``"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(quote_str("it's \\n"), "'it''s \\n'");
+    }
+}

@@ -1,0 +1,241 @@
+//! The one integration test binary: starts a 3 compute + 3 shard cluster once
+//! and runs every scenario against it, then stops it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use mysql_async::prelude::*;
+use tests::{PgDb, TestCluster};
+
+async fn run_slt(cluster: &TestCluster) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("slt");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("slt dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "slt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for f in files {
+        let url = cluster.pg_url(0);
+        let mut runner = sqllogictest::Runner::new(move || {
+            let url = url.clone();
+            async move {
+                let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .map_err(tests::PgError)?;
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Ok(PgDb { client })
+            }
+        });
+        println!("slt: {}", f.display());
+        if let Err(e) = runner.run_file_async(&f).await {
+            panic!("{}: {e}", f.display());
+        }
+    }
+}
+
+/// Rows land on exactly the partition the hash function names.
+async fn placement(cluster: &TestCluster) {
+    let c = cluster.connect(1).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS place; CREATE TABLE place (id bigint PRIMARY KEY, v text)",
+    )
+    .await
+    .unwrap();
+    for i in 0..300i64 {
+        c.execute("INSERT INTO place VALUES ($1, $2)", &[&i, &format!("v{i}")])
+            .await
+            .unwrap();
+    }
+    let mut seen: HashMap<i64, u32> = HashMap::new();
+    let mut per_shard = vec![];
+    for s in 1..=3usize {
+        let mut conn = cluster.shard_conn(s).await;
+        let mut count = 0;
+        // Each shard holds one partition of a 3-partition table.
+        for p in 0..3u32 {
+            let rows: Result<Vec<i64>, _> = conn
+                .query(format!("SELECT id FROM `public`.`place_p{p}`"))
+                .await;
+            if let Ok(ids) = rows {
+                for id in ids {
+                    let expect = common::hash::partition_of(&[common::Datum::Int(id)], 3);
+                    assert_eq!(
+                        expect, p,
+                        "row {id} is in partition {p}, hash says {expect}"
+                    );
+                    assert!(seen.insert(id, p).is_none(), "row {id} stored twice");
+                    count += 1;
+                }
+            }
+        }
+        per_shard.push(count);
+    }
+    assert_eq!(seen.len(), 300, "every row stored exactly once");
+    for n in &per_shard {
+        assert!(*n > 60, "uneven spread {per_shard:?}");
+    }
+    // Reading back by key through another node.
+    let c2 = cluster.connect(2).await;
+    for i in [0i64, 17, 299] {
+        let row = c2
+            .query_one("SELECT v FROM place WHERE id = $1", &[&i])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), format!("v{i}"));
+    }
+    let n: i64 = c2
+        .query_one("SELECT count(*) FROM place", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 300);
+    c.batch_execute("DROP TABLE place").await.unwrap();
+}
+
+/// DDL through node 1 is seen by nodes 2 and 3 at once.
+async fn ddl_across_nodes(cluster: &TestCluster) {
+    let c1 = cluster.connect(0).await;
+    c1.batch_execute("DROP TABLE IF EXISTS shared_t")
+        .await
+        .unwrap();
+    c1.batch_execute("CREATE TABLE shared_t (k int PRIMARY KEY, n int)")
+        .await
+        .unwrap();
+    let c2 = cluster.connect(1).await;
+    let c3 = cluster.connect(2).await;
+    let (a, b) = tokio::join!(
+        c2.execute("INSERT INTO shared_t VALUES (1, 10)", &[]),
+        c3.execute("INSERT INTO shared_t VALUES (2, 20)", &[])
+    );
+    assert_eq!(a.unwrap(), 1);
+    assert_eq!(b.unwrap(), 1);
+    let s: i64 = c1
+        .query_one("SELECT sum(n) FROM shared_t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(s, 30);
+    c1.batch_execute("DROP TABLE shared_t").await.unwrap();
+    let e = c2.query("SELECT * FROM shared_t", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42P01"));
+}
+
+/// Extended protocol: prepared statements, binary parameters and results,
+/// every supported type round-tripped.
+async fn extended_protocol(cluster: &TestCluster) {
+    use chrono::{NaiveDate, NaiveDateTime};
+    use rust_decimal::Decimal;
+    let c = cluster.connect(0).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS types_t;
+         CREATE TABLE types_t (id int PRIMARY KEY, s smallint, b bigint, n numeric(12,3), r real, d double precision,
+           flag boolean, ch char(4), vc varchar(20), t text, dt date, ts timestamp, by bytea)",
+    )
+    .await
+    .unwrap();
+    let ins = c
+        .prepare(
+            "INSERT INTO types_t VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .await
+        .unwrap();
+    let dt = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+    let ts: NaiveDateTime = dt.and_hms_micro_opt(13, 14, 15, 123456).unwrap();
+    let n: Decimal = "-1234.500".parse().unwrap();
+    let text = "it's a \\ backslash".to_string();
+    c.execute(
+        &ins,
+        &[
+            &7i32,
+            &-3i16,
+            &9_000_000_000i64,
+            &n,
+            &1.5f32,
+            &2.25f64,
+            &true,
+            &"ab".to_string(),
+            &"vc".to_string(),
+            &text,
+            &dt,
+            &ts,
+            &vec![0u8, 1, 255],
+        ],
+    )
+    .await
+    .unwrap();
+    let sel = c
+        .prepare("SELECT id, s, b, n, r, d, flag, ch, vc, t, dt, ts, by FROM types_t WHERE id = $1")
+        .await
+        .unwrap();
+    assert_eq!(sel.params()[0], tokio_postgres::types::Type::INT4);
+    let row = c.query_one(&sel, &[&7i32]).await.unwrap();
+    assert_eq!(row.get::<_, i32>(0), 7);
+    assert_eq!(row.get::<_, i16>(1), -3);
+    assert_eq!(row.get::<_, i64>(2), 9_000_000_000);
+    assert_eq!(row.get::<_, Decimal>(3), n);
+    assert_eq!(row.get::<_, f32>(4), 1.5);
+    assert_eq!(row.get::<_, f64>(5), 2.25);
+    assert!(row.get::<_, bool>(6));
+    assert_eq!(row.get::<_, String>(7).trim_end(), "ab");
+    assert_eq!(row.get::<_, String>(8), "vc");
+    assert_eq!(row.get::<_, String>(9), text);
+    assert_eq!(row.get::<_, NaiveDate>(10), dt);
+    assert_eq!(row.get::<_, NaiveDateTime>(11), ts);
+    assert_eq!(row.get::<_, Vec<u8>>(12), vec![0u8, 1, 255]);
+    // The same through the distributed (DataFusion) path.
+    let rows = c
+        .query(
+            "SELECT id, n, t, dt FROM types_t WHERE t LIKE $1",
+            &[&"it%".to_string()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get::<_, Decimal>(1), n);
+    assert_eq!(rows[0].get::<_, String>(2), text);
+    // Errors keep the session usable.
+    let e = c.query("SELECT nope FROM types_t", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42703"));
+    let one: i64 = c
+        .query_one("SELECT count(*) FROM types_t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(one, 1);
+    c.batch_execute("DROP TABLE types_t").await.unwrap();
+}
+
+/// Garbage on the port neither panics nor kills the node.
+async fn garbage_bytes(cluster: &TestCluster) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let port = cluster.role("compute")[0].port;
+    for payload in [
+        b"\x00\x00\x00\x08\x04\xd2\x16\x2f".to_vec(),
+        b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+        vec![0xff; 4096],
+        b"\x00\x00\x00\x03".to_vec(),
+    ] {
+        if let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            let _ = s.write_all(&payload).await;
+            let mut buf = [0u8; 256];
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), s.read(&mut buf)).await;
+        }
+    }
+    let c = cluster.connect(0).await;
+    let v: String = c.query_one("SELECT version()", &[]).await.unwrap().get(0);
+    assert!(v.starts_with("PostgreSQL 15"), "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_suite() {
+    let cluster = TestCluster::start(3, 3);
+    garbage_bytes(&cluster).await;
+    placement(&cluster).await;
+    ddl_across_nodes(&cluster).await;
+    extended_protocol(&cluster).await;
+    run_slt(&cluster).await;
+}
