@@ -53,7 +53,7 @@ impl SqlState {
     }
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     #[error("{message}")]
     Syntax {

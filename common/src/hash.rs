@@ -116,10 +116,12 @@ mod tests {
         );
     }
 
-    const GOLDEN_HASH_5: u64 = 0;
-    const GOLDEN_PARTS_1_TO_12: [u32; 12] = [0; 12];
-    const GOLDEN_ABC: u32 = 0;
+    const GOLDEN_HASH_5: u64 = 10_631_963_745_841_406_025;
+    const GOLDEN_PARTS_1_TO_12: [u32; 12] = [0, 1, 1, 2, 0, 1, 2, 0, 2, 2, 2, 1];
+    const GOLDEN_ABC: u32 = 1;
     const GOLDEN_PAIR: u32 = 0;
+    // (Values cross-checked with an independent Python implementation of
+    // the specification in ARCHITECTURE.md.)
 
     #[test]
     fn same_value_same_partition_whatever_the_type() {

@@ -84,35 +84,36 @@ pub fn context_for(
 }
 
 pub fn map_df_error(e: DataFusionError) -> Error {
+    map_df_root(e.find_root())
+}
+
+fn map_df_root(e: &DataFusionError) -> Error {
     match e {
-        DataFusionError::External(inner) => match inner.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(other) => Error::Execution {
-                message: other.to_string(),
+        DataFusionError::External(inner) => match inner.downcast_ref::<Error>() {
+            Some(e) => e.clone(),
+            None => Error::Execution {
+                message: inner.to_string(),
             },
         },
-        DataFusionError::Context(_, inner) => map_df_error(*inner),
-        DataFusionError::Shared(inner) => Error::Execution {
-            message: inner.to_string(),
-        },
-        DataFusionError::NotImplemented(m) => Error::unsupported(m),
+        DataFusionError::NotImplemented(m) => Error::unsupported(m.clone()),
         DataFusionError::SQL(e, _) => Error::Syntax {
             message: e.to_string(),
             position: None,
         },
-        DataFusionError::Plan(m) => plan_error(m),
+        DataFusionError::Plan(m) => plan_error(m.clone()),
         DataFusionError::SchemaError(e, _) => {
             let m = e.to_string();
             if m.contains("No field named") {
+                let name = m.split("No field named ").nth(1).unwrap_or(&m);
+                let name = name
+                    .split(['.', '\n'])
+                    .next()
+                    .unwrap_or(name)
+                    .trim_matches('"');
                 Error::ColumnNotFound {
-                    name: m
-                        .split("No field named ")
-                        .nth(1)
-                        .unwrap_or(&m)
-                        .trim_end_matches('.')
-                        .to_string(),
+                    name: name.to_string(),
                 }
-            } else if m.contains("Ambiguous") {
+            } else if m.contains("mbiguous") {
                 Error::TxnState {
                     state: SqlState::AMBIGUOUS_COLUMN,
                     message: m,
@@ -130,6 +131,11 @@ pub fn map_df_error(e: DataFusionError) -> Error {
                 }
             } else if m.contains("overflow") {
                 Error::NumericOutOfRange { message: m }
+            } else if m.contains("Cast error") || m.contains("Cannot cast") {
+                Error::InvalidText {
+                    ty: "value".into(),
+                    value: m,
+                }
             } else {
                 Error::Execution { message: m }
             }
@@ -141,7 +147,7 @@ pub fn map_df_error(e: DataFusionError) -> Error {
                     message: "division by zero".into(),
                 }
             } else {
-                Error::Execution { message: m }
+                Error::Execution { message: m.clone() }
             }
         }
         other => Error::Execution {

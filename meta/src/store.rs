@@ -152,23 +152,23 @@ impl MetaStore {
             .await
             .map_err(me)?;
         let schemas: Vec<String> = conn
-            .query("SELECT schema_name FROM schemas")
+            .query("SELECT schema_name FROM cat_schemas")
             .await
             .map_err(me)?;
         let tables: Vec<TableRow> = conn
-            .query("SELECT table_id, schema_name, table_name, distribution, dist_columns, primary_key FROM tables")
+            .query("SELECT table_id, schema_name, table_name, distribution, dist_columns, primary_key FROM cat_tables")
             .await
             .map_err(me)?;
         let columns: Vec<ColumnRow> = conn
-            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name FROM columns ORDER BY table_id, ordinal")
+            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name FROM cat_columns ORDER BY table_id, ordinal")
             .await
             .map_err(me)?;
         let indexes: Vec<(u64, String, String, bool)> = conn
-            .query("SELECT table_id, index_name, columns, is_unique FROM indexes ORDER BY table_id, index_name")
+            .query("SELECT table_id, index_name, columns, is_unique FROM cat_indexes ORDER BY table_id, index_name")
             .await
             .map_err(me)?;
         let partitions: Vec<(u64, u32, u32)> = conn
-            .query("SELECT table_id, partition_no, shard_id FROM partitions ORDER BY table_id, partition_no")
+            .query("SELECT table_id, partition_no, shard_id FROM cat_partitions ORDER BY table_id, partition_no")
             .await
             .map_err(me)?;
         conn.query_drop("COMMIT").await.map_err(me)?;
@@ -370,14 +370,14 @@ impl DdlTxn {
 
     pub async fn create_schema(&mut self, name: &str) -> Result<()> {
         self.c()?
-            .exec_drop("INSERT INTO schemas VALUES (?)", (name,))
+            .exec_drop("INSERT INTO cat_schemas VALUES (?)", (name,))
             .await
             .map_err(me)
     }
 
     pub async fn drop_schema(&mut self, name: &str) -> Result<()> {
         self.c()?
-            .exec_drop("DELETE FROM schemas WHERE schema_name = ?", (name,))
+            .exec_drop("DELETE FROM cat_schemas WHERE schema_name = ?", (name,))
             .await
             .map_err(me)
     }
@@ -390,7 +390,7 @@ impl DdlTxn {
         };
         let conn = self.c()?;
         conn.exec_drop(
-            "INSERT INTO tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES (?, ?, ?, ?, ?)",
             (&def.schema, &def.name, def.distribution.kind(), list(&dist_cols), list(&def.primary_key)),
         )
         .await
@@ -404,7 +404,7 @@ impl DdlTxn {
             .map_err(me)?;
         for (i, c) in def.columns.iter().enumerate() {
             conn.exec_drop(
-                "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     id,
                     i as u32,
@@ -428,7 +428,7 @@ impl DdlTxn {
         }
         for (i, s) in def.partition_shards.iter().enumerate() {
             conn.exec_drop(
-                "INSERT INTO partitions VALUES (?, ?, ?, ?)",
+                "INSERT INTO cat_partitions VALUES (?, ?, ?, ?)",
                 (id, i as u32, s.0, map_version.unwrap_or(1)),
             )
             .await
@@ -436,7 +436,7 @@ impl DdlTxn {
         }
         for ix in &def.indexes {
             conn.exec_drop(
-                "INSERT INTO indexes VALUES (?, ?, ?, ?)",
+                "INSERT INTO cat_indexes VALUES (?, ?, ?, ?)",
                 (id, &ix.name, list(&ix.columns), ix.unique),
             )
             .await
@@ -447,7 +447,7 @@ impl DdlTxn {
 
     pub async fn drop_table(&mut self, def: &TableDef) -> Result<()> {
         let conn = self.c()?;
-        for t in ["tables", "columns", "indexes", "partitions"] {
+        for t in ["cat_tables", "cat_columns", "cat_indexes", "cat_partitions"] {
             conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
                 .await
                 .map_err(me)?;
@@ -465,7 +465,7 @@ impl DdlTxn {
     pub async fn add_index(&mut self, table: TableId, ix: &IndexDef) -> Result<()> {
         self.c()?
             .exec_drop(
-                "INSERT INTO indexes VALUES (?, ?, ?, ?)",
+                "INSERT INTO cat_indexes VALUES (?, ?, ?, ?)",
                 (table.0, &ix.name, list(&ix.columns), ix.unique),
             )
             .await
@@ -475,7 +475,7 @@ impl DdlTxn {
     pub async fn drop_index(&mut self, table: TableId, name: &str) -> Result<()> {
         self.c()?
             .exec_drop(
-                "DELETE FROM indexes WHERE table_id = ? AND index_name = ?",
+                "DELETE FROM cat_indexes WHERE table_id = ? AND index_name = ?",
                 (table.0, name),
             )
             .await

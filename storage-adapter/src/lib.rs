@@ -51,6 +51,8 @@ impl ShardClient {
             .stmt_cache_size(256)
             .prefer_socket(false)
             .tcp_nodelay(true)
+            // UPDATE reports matched rows, as PostgreSQL does.
+            .client_found_rows(true)
             .init(SESSION_INIT.to_vec());
         Ok(ShardClient {
             id,
