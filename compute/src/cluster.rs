@@ -116,8 +116,19 @@ fn random_token(n: usize) -> String {
         .collect()
 }
 
+/// Whether a process exists and is not a zombie waiting to be reaped.
 pub fn pid_alive(pid: i32) -> bool {
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    if pid <= 0 || unsafe { libc::kill(pid, 0) } != 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
 }
 
 fn read_pid(path: &Path) -> Option<i32> {

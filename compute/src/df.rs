@@ -53,7 +53,10 @@ pub fn context_for(
     database: &str,
     user: &str,
 ) -> Result<SessionContext> {
-    let config = SessionConfig::new()
+    let mut config = SessionConfig::new();
+    // PostgreSQL reads 1.5 as numeric, not double precision.
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
+    let config = config
         .with_default_catalog_and_schema(CATALOG_NAME, &schema)
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(false)

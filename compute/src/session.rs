@@ -214,12 +214,22 @@ impl Session {
                 })
             }
             PlanKind::Show { name } => {
-                let key = name.to_ascii_lowercase();
-                let key = if key == "time zone" {
-                    "timezone".to_string()
-                } else {
-                    key
+                let key = match name.to_ascii_lowercase().as_str() {
+                    "time zone" => "timezone".to_string(),
+                    "transaction isolation level" => "transaction_isolation".to_string(),
+                    k => k.to_string(),
                 };
+                if key == "transaction_isolation" {
+                    let level = self
+                        .txn
+                        .as_ref()
+                        .and_then(|t| t.isolation.clone())
+                        .or_else(|| self.settings.get("default_transaction_isolation").cloned())
+                        .unwrap_or_else(|| "read committed".into());
+                    return Ok(Output::Rows(vec![vec![Datum::Text(
+                        level.to_ascii_lowercase(),
+                    )]]));
+                }
                 if key == "all" {
                     return Err(Error::unsupported("SHOW ALL"));
                 }
