@@ -198,7 +198,10 @@ pub async fn logical_plan(ctx: &SessionContext, stmt: &Statement) -> Result<Logi
 }
 
 /// Parameter types and result columns of a DataFusion statement.
-pub fn describe(plan: &LogicalPlan) -> Result<(Vec<Option<DataType>>, Vec<(String, Type)>)> {
+/// Parameter types (by position) and result columns (name, wire type).
+pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
+
+pub fn describe(plan: &LogicalPlan) -> Result<Description> {
     let params = plan.get_parameter_types().map_err(map_df_error)?;
     let mut ptypes: Vec<(usize, Option<DataType>)> = params
         .into_iter()

@@ -95,6 +95,22 @@ fn dec_from_i128(v: i128, scale: i8) -> Result<Decimal> {
     }
 }
 
+/// PostgreSQL's text form of a timestamp: fractional seconds without
+/// trailing zeros.
+pub fn timestamp_text(t: &NaiveDateTime, tz: bool) -> String {
+    let mut s = t.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    while s.ends_with('0') {
+        s.pop();
+    }
+    if s.ends_with('.') {
+        s.pop();
+    }
+    if tz {
+        s.push_str("+00");
+    }
+    s
+}
+
 /// Encodes one Datum into the row being built.
 pub fn encode_datum(enc: &mut DataRowEncoder, d: &Datum, f: &FieldInfo) -> PgWireResult<()> {
     let ty = f.datatype();
@@ -127,6 +143,10 @@ pub fn encode_datum(enc: &mut DataRowEncoder, d: &Datum, f: &FieldInfo) -> PgWir
         Datum::Text(s) => put!(s),
         Datum::Bytes(b) => put!(b),
         Datum::Date(v) => put!(v),
+        Datum::Timestamp(v) if fmt == FieldFormat::Text => put!(&timestamp_text(v, false)),
+        Datum::TimestampTz(v) if fmt == FieldFormat::Text => {
+            put!(&timestamp_text(&v.naive_utc(), true))
+        }
         Datum::Timestamp(v) => put!(v),
         Datum::TimestampTz(v) => put!(v),
     }
@@ -209,7 +229,9 @@ pub fn encode_arrow(
             }
             .unwrap_or_default();
             let dt: DateTime<Utc> = DateTime::from_timestamp_micros(micros).unwrap_or_default();
-            if tz.is_some() {
+            if fmt == FieldFormat::Text {
+                put!(&timestamp_text(&dt.naive_utc(), tz.is_some()))
+            } else if tz.is_some() {
                 put!(&dt)
             } else {
                 let n: NaiveDateTime = dt.naive_utc();

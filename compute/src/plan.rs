@@ -33,7 +33,7 @@ pub enum PlanKind {
         name: String,
     },
     Noop,
-    Ddl(Statement),
+    Ddl(Box<Statement>),
     Insert(Arc<InsertPlan>),
     Write(Arc<WritePlan>),
     FastSelect(Arc<FastSelect>),
@@ -290,7 +290,7 @@ impl Planner<'_> {
                     Statement::CreateSchema { .. } => "CREATE SCHEMA",
                     _ => "CREATE DATABASE",
                 };
-                self.plan_of(PlanKind::Ddl(s), tag)
+                self.plan_of(PlanKind::Ddl(Box::new(s)), tag)
             }
             Statement::Insert(ins) => self.plan_insert(&ins)?,
             s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s)?,

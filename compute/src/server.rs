@@ -362,7 +362,7 @@ impl ConnHandlers {
                 }
                 for r in 0..b.num_rows() {
                     for (c, f) in b.columns().iter().zip(fields.iter()) {
-                        encode_arrow(&mut enc, c, r, f).map_err(|e| Error::internal(e))?;
+                        encode_arrow(&mut enc, c, r, f).map_err(Error::internal)?;
                     }
                     rows.push(Ok(enc.take_row()));
                 }
@@ -388,7 +388,7 @@ impl ConnHandlers {
                 let mut rows = Vec::with_capacity(data.len());
                 for r in &data {
                     for (d, f) in r.iter().zip(fields.iter()) {
-                        encode_datum(&mut enc, d, f).map_err(|e| Error::internal(e))?;
+                        encode_datum(&mut enc, d, f).map_err(Error::internal)?;
                     }
                     rows.push(Ok(enc.take_row()));
                 }

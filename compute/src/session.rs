@@ -738,7 +738,7 @@ impl Session {
                             )
                             .try_with_sql(d)
                             .and_then(|mut p| p.parse_expr())
-                            .map_err(|e| Error::internal(e))?;
+                            .map_err(Error::internal)?;
                             eval_const(&e, &[])?.coerce(&col.ty)?
                         }
                         _ => Datum::Null,
@@ -813,9 +813,7 @@ impl Session {
             }
         }
         self.run_writes(work).await?;
-        if p.returning.is_empty()
-            && !matches!(self.router.catalog().table(&t.schema, &t.name), None)
-        {
+        if p.returning.is_empty() && self.router.catalog().table(&t.schema, &t.name).is_some() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
                 rows: Some(rows.len()),

@@ -26,7 +26,7 @@ type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
 
 impl MetaStore {
     pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
-        let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(|e| Error::meta(e))?;
+        let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(Error::meta)?;
         let constraints = PoolConstraints::new(0, 16).unwrap_or_default();
         let opts = OptsBuilder::from_opts(opts)
             .pool_opts(PoolOpts::default().with_constraints(constraints))

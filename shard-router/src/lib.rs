@@ -60,8 +60,8 @@ impl Router {
         {
             let mut shards = self.shards.write();
             for s in &catalog.shards {
-                if !shards.contains_key(&s.id) {
-                    shards.insert(s.id, ShardClient::new(s.id, &s.endpoint, self.pool_max)?);
+                if let std::collections::hash_map::Entry::Vacant(e) = shards.entry(s.id) {
+                    e.insert(ShardClient::new(s.id, &s.endpoint, self.pool_max)?);
                 }
             }
         }

@@ -22,7 +22,7 @@ pub enum Route {
 /// A value that will be known at execution: a literal or a parameter.
 #[derive(Debug, Clone)]
 pub enum KeyValue {
-    Literal(Expr),
+    Literal(Box<Expr>),
     Param(usize),
 }
 
@@ -64,17 +64,17 @@ fn key_value(e: &Expr) -> Option<KeyValue> {
         Expr::Value(v) => match &v.value {
             Value::Placeholder(p) => placeholder_index(p).map(KeyValue::Param),
             Value::Number(..) | Value::SingleQuotedString(_) | Value::Boolean(_) => {
-                Some(KeyValue::Literal(e.clone()))
+                Some(KeyValue::Literal(Box::new(e.clone())))
             }
             _ => None,
         },
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,
-        } if matches!(**expr, Expr::Value(_)) => Some(KeyValue::Literal(e.clone())),
+        } if matches!(**expr, Expr::Value(_)) => Some(KeyValue::Literal(Box::new(e.clone()))),
         Expr::Cast { expr, .. } => match key_value(expr)? {
             KeyValue::Param(i) => Some(KeyValue::Param(i)),
-            KeyValue::Literal(_) => Some(KeyValue::Literal(e.clone())),
+            KeyValue::Literal(_) => Some(KeyValue::Literal(Box::new(e.clone()))),
         },
         Expr::Nested(inner) => key_value(inner),
         _ => None,

@@ -499,7 +499,7 @@ fn finish(schema: &SchemaRef, builders: &mut [ColumnBuilder], rows: usize) -> TR
         arrays,
         &RecordBatchOptions::new().with_row_count(Some(rows)),
     )
-    .map_err(|e| common::Error::internal(e))
+    .map_err(common::Error::internal)
 }
 
 /// An Arrow array builder for one column type.

@@ -114,9 +114,19 @@ pub fn from_mysql(v: Value, ty: &SqlType) -> Result<Datum> {
             _ => return Err(bad(ty, &v)),
         },
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => match v {
-            Value::Bytes(b) => Datum::Text(String::from_utf8(b).map_err(|e| Error::Execution {
-                message: format!("shard returned invalid UTF-8: {e}"),
-            })?),
+            Value::Bytes(b) => {
+                let mut s = String::from_utf8(b).map_err(|e| Error::Execution {
+                    message: format!("shard returned invalid UTF-8: {e}"),
+                })?;
+                // MariaDB strips CHAR(n)'s trailing blanks; PostgreSQL pads.
+                if let SqlType::Char(n) = ty {
+                    let len = s.chars().count();
+                    if len < *n as usize {
+                        s.extend(std::iter::repeat_n(' ', *n as usize - len));
+                    }
+                }
+                Datum::Text(s)
+            }
             Value::Int(i) => Datum::Text(i.to_string()),
             Value::UInt(u) => Datum::Text(u.to_string()),
             Value::Double(f) => Datum::Text(f.to_string()),

@@ -230,6 +230,78 @@ async fn garbage_bytes(cluster: &TestCluster) {
     assert!(v.starts_with("PostgreSQL 15"), "{v}");
 }
 
+/// A client that disconnects mid-transaction leaves no lock and no branch.
+async fn disconnect_mid_transaction(cluster: &TestCluster) {
+    let c = cluster.connect(0).await;
+    c.batch_execute("DROP TABLE IF EXISTS dc; CREATE TABLE dc (id int PRIMARY KEY, n int); INSERT INTO dc VALUES (1, 0), (2, 0)")
+        .await
+        .unwrap();
+    {
+        let doomed = cluster.connect(1).await;
+        doomed
+            .batch_execute(
+                "BEGIN; UPDATE dc SET n = 99 WHERE id = 1; UPDATE dc SET n = 99 WHERE id = 2",
+            )
+            .await
+            .unwrap();
+        drop(doomed);
+    }
+    // The rows are not locked for long: these finish well before MariaDB's
+    // 20 s lock wait timeout.
+    let start = std::time::Instant::now();
+    c.batch_execute("UPDATE dc SET n = n + 1").await.unwrap();
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(15),
+        "rows stayed locked"
+    );
+    let rows = c.query("SELECT n FROM dc ORDER BY id", &[]).await.unwrap();
+    let ns: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        ns,
+        vec![1, 1],
+        "the disconnected transaction was not rolled back"
+    );
+    for s in 1..=3 {
+        let mut conn = cluster.shard_conn(s).await;
+        let prepared: Vec<mysql_async::Row> = conn.query("XA RECOVER").await.unwrap();
+        assert!(prepared.is_empty(), "branch left prepared on shard {s}");
+    }
+    c.batch_execute("DROP TABLE dc").await.unwrap();
+}
+
+/// A cancel request stops a running statement; the session stays usable.
+async fn cancel_request(cluster: &TestCluster) {
+    let c = cluster.connect(2).await;
+    c.batch_execute("DROP TABLE IF EXISTS cx; CREATE TABLE cx (id int PRIMARY KEY)")
+        .await
+        .unwrap();
+    let values: Vec<String> = (0..3000).map(|i| format!("({i})")).collect();
+    c.batch_execute(&format!("INSERT INTO cx VALUES {}", values.join(",")))
+        .await
+        .unwrap();
+    let token = c.cancel_token();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        token.cancel_query(tokio_postgres::NoTls).await
+    });
+    let e = c
+        .query(
+            "SELECT count(*) FROM cx a, cx b, cx c WHERE a.id + b.id + c.id = -1",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+    canceller.await.unwrap().unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM cx", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3000);
+    c.batch_execute("DROP TABLE cx").await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
@@ -237,5 +309,7 @@ async fn cluster_suite() {
     placement(&cluster).await;
     ddl_across_nodes(&cluster).await;
     extended_protocol(&cluster).await;
+    disconnect_mid_transaction(&cluster).await;
+    cancel_request(&cluster).await;
     run_slt(&cluster).await;
 }
