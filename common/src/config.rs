@@ -74,6 +74,20 @@ pub struct ComputeConfig {
     /// Size of the DataFusion memory pool, in MiB.
     #[serde(default = "default_memory")]
     pub query_memory_mb: usize,
+    /// How often the 2PC recovery task looks for prepared branches, in ms.
+    #[serde(default = "default_recovery_interval")]
+    pub recovery_interval_ms: u64,
+    /// How long a prepared branch may wait for its commit decision before
+    /// recovery decides abort, in seconds.
+    #[serde(default = "default_orphan_timeout")]
+    pub xa_orphan_timeout_secs: u64,
+}
+
+fn default_recovery_interval() -> u64 {
+    1000
+}
+fn default_orphan_timeout() -> u64 {
+    10
 }
 
 fn default_meta_db() -> String {

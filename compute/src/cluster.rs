@@ -267,7 +267,13 @@ fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         ))
         .arg("--user=root")
         .arg("--skip-name-resolve")
-        .arg("--innodb-flush-log-at-trx-commit=2")
+        // Shards run with the reports' settings; meta holds the commit
+        // decisions, so it flushes its log at every commit.
+        .arg(if node.role == Role::Meta {
+            "--innodb-flush-log-at-trx-commit=1"
+        } else {
+            "--innodb-flush-log-at-trx-commit=2"
+        })
         .arg("--sync-binlog=0")
         .arg("--innodb-buffer-pool-size=256M")
         .arg("--innodb-log-file-size=128M")
@@ -328,6 +334,8 @@ fn start_compute(cf: &ClusterFile, node: &Node, index: u32, exe: &Path) -> AnyRe
         default_distribution: cf.default_distribution,
         sequence_cache: 1000,
         query_memory_mb: 1024,
+        recovery_interval_ms: 1000,
+        xa_orphan_timeout_secs: 10,
     };
     let cfg_path = node.dir.join("compute.toml");
     std::fs::write(&cfg_path, config.to_toml()).map_err(|e| e.to_string())?;

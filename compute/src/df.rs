@@ -36,13 +36,14 @@ fn const_udf(ctx: &SessionContext, name: &str, value: String) {
 
 /// A DataFusion context bound to this session's catalog snapshot and shard
 /// access (autocommit or the open transaction's branches).
-pub fn context(session: &Session) -> Result<SessionContext> {
+pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionContext> {
     context_for(
         &session.router,
         session.access(),
         session.current_schema(),
         &session.database,
         &session.user,
+        lock,
     )
 }
 
@@ -52,6 +53,7 @@ pub fn context_for(
     schema: String,
     database: &str,
     user: &str,
+    lock: Option<&'static str>,
 ) -> Result<SessionContext> {
     let mut config = SessionConfig::new();
     // PostgreSQL reads 1.5 as numeric, not double precision.
@@ -68,6 +70,7 @@ pub fn context_for(
             catalog: router.catalog(),
             router: router.clone(),
             access,
+            lock,
         }),
     );
     const_udf(

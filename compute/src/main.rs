@@ -140,6 +140,11 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
             .register_node(cfg.node_id, "127.0.0.1", port, std::process::id())
             .await
             .map_err(|e| e.to_string())?;
+        tokio::spawn(shard_router::recovery::recovery_loop(
+            router.clone(),
+            std::time::Duration::from_millis(cfg.recovery_interval_ms.max(100)),
+            std::time::Duration::from_secs(cfg.xa_orphan_timeout_secs),
+        ));
         let hb = router.clone();
         tokio::spawn(async move {
             loop {

@@ -25,6 +25,9 @@ pub enum PlanKind {
     },
     Commit,
     Rollback,
+    Savepoint(String),
+    RollbackTo(String),
+    Release(String),
     Set {
         name: String,
         value: String,
@@ -37,7 +40,19 @@ pub enum PlanKind {
     Insert(Arc<InsertPlan>),
     Write(Arc<WritePlan>),
     FastSelect(Arc<FastSelect>),
-    DataFusion(Arc<Statement>),
+    /// Planned by DataFusion; the lock clause (`FOR UPDATE`) each shard
+    /// scan appends, taken off the statement DataFusion sees.
+    DataFusion(Arc<Statement>, Option<&'static str>),
+}
+
+impl PlanKind {
+    /// Statements PostgreSQL still accepts in a failed transaction.
+    pub fn allowed_when_failed(&self) -> bool {
+        matches!(
+            self,
+            PlanKind::Commit | PlanKind::Rollback | PlanKind::RollbackTo(_)
+        )
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -253,10 +268,15 @@ impl Planner<'_> {
                 savepoint: None, ..
             } => self.plan_of(PlanKind::Rollback, "ROLLBACK"),
             Statement::Rollback {
-                savepoint: Some(_), ..
+                savepoint: Some(name),
+                ..
+            } => self.plan_of(PlanKind::RollbackTo(normalize_ident(&name)), "ROLLBACK"),
+            Statement::Savepoint { name } => {
+                self.plan_of(PlanKind::Savepoint(normalize_ident(&name)), "SAVEPOINT")
             }
-            | Statement::Savepoint { .. }
-            | Statement::ReleaseSavepoint { .. } => return Err(Error::unsupported("SAVEPOINT")),
+            Statement::ReleaseSavepoint { name } => {
+                self.plan_of(PlanKind::Release(normalize_ident(&name)), "RELEASE")
+            }
             Statement::Set(set) => self.plan_set(set)?,
             Statement::ShowVariable { variable } => {
                 let name = variable
@@ -296,7 +316,7 @@ impl Planner<'_> {
             s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s)?,
             Statement::Query(q) => self.plan_query(q)?,
             s @ Statement::Explain { .. } => {
-                self.plan_of(PlanKind::DataFusion(Arc::new(s)), "EXPLAIN")
+                self.plan_of(PlanKind::DataFusion(Arc::new(s), None), "EXPLAIN")
             }
             other => {
                 let name = other.to_string();
@@ -562,19 +582,29 @@ impl Planner<'_> {
         })
     }
 
-    fn plan_query(&self, q: Box<Query>) -> Result<Plan> {
+    fn plan_query(&self, mut q: Box<Query>) -> Result<Plan> {
         if let Some(fast) = self.try_fast_select(&q)? {
             return Ok(fast);
         }
+        let lock = lock_clause(&q)?;
+        q.locks.clear();
         Ok(self.plan_of(
-            PlanKind::DataFusion(Arc::new(Statement::Query(q))),
+            PlanKind::DataFusion(Arc::new(Statement::Query(q)), lock),
             "SELECT",
         ))
     }
 
     /// A SELECT that one partition can answer exactly as PostgreSQL would.
     fn try_fast_select(&self, q: &Query) -> Result<Option<Plan>> {
-        if q.with.is_some() || q.fetch.is_some() || !q.locks.is_empty() {
+        if q.with.is_some() || q.fetch.is_some() {
+            return Ok(None);
+        }
+        // FOR UPDATE [NOWAIT | SKIP LOCKED] renders as is for MariaDB.
+        if q.locks.len() > 1
+            || q.locks.iter().any(|l| {
+                l.of.is_some() || l.lock_type != datafusion::sql::sqlparser::ast::LockType::Update
+            })
+        {
             return Ok(None);
         }
         let SetExpr::Select(select) = q.body.as_ref() else {
@@ -825,6 +855,26 @@ fn returning_columns(table: &TableDef, items: &[SelectItem]) -> Result<Vec<usize
         }
     }
     Ok(out)
+}
+
+/// The MariaDB lock clause for a query's `FOR UPDATE` / `FOR SHARE`.
+fn lock_clause(q: &Query) -> Result<Option<&'static str>> {
+    use datafusion::sql::sqlparser::ast::{LockType, NonBlock};
+    match q.locks.as_slice() {
+        [] => Ok(None),
+        [l] if l.of.is_none() => Ok(Some(match (l.lock_type, l.nonblock) {
+            (LockType::Update, None) => " FOR UPDATE",
+            (LockType::Update, Some(NonBlock::Nowait)) => " FOR UPDATE NOWAIT",
+            (LockType::Update, Some(NonBlock::SkipLocked)) => " FOR UPDATE SKIP LOCKED",
+            (LockType::Share, None) => " LOCK IN SHARE MODE",
+            (LockType::Share, Some(_)) => {
+                return Err(Error::unsupported("FOR SHARE NOWAIT / SKIP LOCKED"))
+            }
+        })),
+        _ => Err(Error::unsupported(
+            "FOR UPDATE OF / several locking clauses",
+        )),
+    }
 }
 
 pub fn isolation_sql(level: &str) -> String {

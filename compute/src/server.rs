@@ -139,13 +139,14 @@ pub async fn plan_statement(
         client_types,
     };
     let mut plan = planner.plan(stmt)?;
-    if let PlanKind::DataFusion(s) = &plan.kind {
+    if let PlanKind::DataFusion(s, _) = &plan.kind {
         let ctx = df::context_for(
             router,
             shard_router::txn::ShardAccess::Autocommit,
             schema.to_string(),
             "tessera",
             "tessera",
+            None,
         )?;
         let lp = df::logical_plan(&ctx, s).await?;
         let (ptypes, fields) = df::describe(&lp)?;
@@ -332,11 +333,11 @@ impl ConnHandlers {
                 .await?;
             }
         }
-        if let PlanKind::DataFusion(stmt) = &plan.kind {
+        if let PlanKind::DataFusion(stmt, lock) = &plan.kind {
             if session.failed {
                 return Err(Error::InFailedTransaction);
             }
-            let ctx = df::context(session)?;
+            let ctx = df::context(session, *lock)?;
             let lp = df::logical_plan(&ctx, stmt).await;
             let res = match lp {
                 Ok(lp) => df::run(&ctx, lp, params).await,
@@ -443,7 +444,7 @@ impl SimpleQueryHandler for ConnHandlers {
                         client_types: &[],
                     }
                     .plan(stmt.clone())?;
-                    if !matches!(plan.kind, PlanKind::Commit | PlanKind::Rollback) {
+                    if !plan.kind.allowed_when_failed() {
                         return Err(Error::InFailedTransaction);
                     }
                 }

@@ -123,7 +123,7 @@ impl Session {
     /// Runs a planned statement with decoded parameters, keeping the
     /// transaction state machine as PostgreSQL does (25P02 after an error).
     pub async fn execute(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
-        if self.failed && !matches!(plan.kind, PlanKind::Commit | PlanKind::Rollback) {
+        if self.failed && !plan.kind.allowed_when_failed() {
             return Err(Error::InFailedTransaction);
         }
         let res = self.execute_inner(plan, params).await;
@@ -173,6 +173,26 @@ impl Session {
                     t.finish(&self.router, false).await?;
                 }
                 Ok(Output::TxnEnd("ROLLBACK"))
+            }
+            PlanKind::Savepoint(name) | PlanKind::RollbackTo(name) | PlanKind::Release(name) => {
+                let Some(txn) = self.txn.clone() else {
+                    return Err(Error::TxnState {
+                        state: SqlState::NO_ACTIVE_TRANSACTION,
+                        message: format!("{} can only be used in transaction blocks", plan.tag),
+                    });
+                };
+                match &plan.kind {
+                    PlanKind::Savepoint(_) => txn.savepoint(name).await?,
+                    PlanKind::RollbackTo(_) => {
+                        txn.rollback_to(name).await?;
+                        self.failed = false;
+                    }
+                    _ => txn.release(name).await?,
+                }
+                Ok(Output::Command {
+                    tag: plan.tag.into(),
+                    rows: None,
+                })
             }
             PlanKind::Set { name, value } => {
                 let key = name.to_ascii_lowercase();
@@ -256,7 +276,7 @@ impl Session {
                 })
             }
             PlanKind::FastSelect(p) => self.execute_fast_select(p, params).await,
-            PlanKind::DataFusion(_) => Err(Error::internal("DataFusion plans run in the server")),
+            PlanKind::DataFusion(..) => Err(Error::internal("DataFusion plans run in the server")),
         }
     }
 

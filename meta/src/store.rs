@@ -281,18 +281,6 @@ impl MetaStore {
         Ok(next - count)
     }
 
-    /// Records the outcome of a distributed transaction. The primary key
-    /// on gtrid settles a race between a late committer and recovery.
-    pub async fn log_decision(&self, gtrid: &str, decision: &str, node_id: u32) -> Result<()> {
-        let mut conn = self.conn().await?;
-        conn.exec_drop(
-            "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, ?)",
-            (gtrid, decision, node_id),
-        )
-        .await
-        .map_err(me)
-    }
-
     pub async fn register_node(&self, node_id: u32, host: &str, port: u16, pid: u32) -> Result<()> {
         let mut conn = self.conn().await?;
         conn.exec_drop(

@@ -7,9 +7,11 @@
 //! only through `storage-adapter`. See `ARCHITECTURE.md`.
 
 pub mod ddl;
+pub mod recovery;
 pub mod render;
 pub mod route;
 pub mod scan;
+pub mod twopc;
 pub mod txn;
 
 use std::collections::HashMap;

@@ -74,6 +74,8 @@ pub struct TesseraCatalog {
     pub catalog: Arc<Catalog>,
     pub router: Arc<Router>,
     pub access: ShardAccess,
+    /// Appended to every shard scan (`FOR UPDATE`, `LOCK IN SHARE MODE`).
+    pub lock: Option<&'static str>,
 }
 
 impl fmt::Debug for TesseraCatalog {
@@ -95,6 +97,7 @@ impl CatalogProvider for TesseraCatalog {
             catalog: self.catalog.clone(),
             router: self.router.clone(),
             access: self.access.clone(),
+            lock: self.lock,
         }))
     }
 }
@@ -104,6 +107,7 @@ pub struct TesseraSchema {
     catalog: Arc<Catalog>,
     router: Arc<Router>,
     access: ShardAccess,
+    lock: Option<&'static str>,
 }
 
 impl fmt::Debug for TesseraSchema {
@@ -129,6 +133,7 @@ impl SchemaProvider for TesseraSchema {
                 table: t.clone(),
                 router: self.router.clone(),
                 access: self.access.clone(),
+                lock: self.lock,
             }) as Arc<dyn TableProvider>
         }))
     }
@@ -143,6 +148,7 @@ pub struct ShardTableProvider {
     schema: SchemaRef,
     router: Arc<Router>,
     access: ShardAccess,
+    lock: Option<&'static str>,
 }
 
 impl fmt::Debug for ShardTableProvider {
@@ -382,6 +388,9 @@ impl TableProvider for ShardTableProvider {
             }
             if let Some(n) = limit {
                 sql.push_str(&format!(" LIMIT {n}"));
+            }
+            if let Some(l) = self.lock {
+                sql.push_str(l);
             }
             streams.push(Arc::new(ShardPartitionStream {
                 router: self.router.clone(),

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use common::{Error, Result, ShardId, SqlState};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
-use storage_adapter::map_error;
+use storage_adapter::{map_error, quote_ident};
+
+use crate::twopc::{xid, Participant};
 
 use crate::Router;
 
@@ -20,6 +22,10 @@ pub struct Branch {
 }
 
 pub type BranchSlot = Arc<tokio::sync::Mutex<Option<Branch>>>;
+
+/// Every Tessera gtrid starts with this; recovery leaves other XA
+/// transactions alone.
+pub const GTRID_PREFIX: &str = "tsr-";
 
 static TXN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 static START_MS: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
@@ -34,11 +40,7 @@ pub fn new_gtrid(node_id: u32) -> String {
             .unwrap_or(0)
     });
     let n = TXN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("tsr-{node_id}-{start}-{n}")
-}
-
-fn xid(gtrid: &str, shard: ShardId) -> String {
-    format!("'{gtrid}','{}'", shard.0)
+    format!("{GTRID_PREFIX}{node_id}-{start}-{n}")
 }
 
 /// The branches of one open transaction. Every branch is an XA branch
@@ -49,6 +51,7 @@ pub struct Branches {
     pub gtrid: String,
     slots: parking_lot::Mutex<HashMap<ShardId, BranchSlot>>,
     written: parking_lot::Mutex<Vec<ShardId>>,
+    savepoints: parking_lot::Mutex<Vec<String>>,
     pub isolation: Option<String>,
     pub read_only: bool,
 }
@@ -87,125 +90,168 @@ impl Branches {
         }
     }
 
-    /// Ends the transaction. ROLLBACK, or COMMIT: one phase when at most
-    /// one shard was written; otherwise XA PREPARE on every writer, the
-    /// decision row in meta's commit log, then XA COMMIT on each.
+    /// Ends the transaction: ROLLBACK, or COMMIT through the two-phase
+    /// commit coordinator (`twopc::commit`).
     pub async fn finish(&self, router: &Router, commit: bool) -> Result<()> {
         let writers = self.written_shards();
         self.written.lock().clear();
-        let mut branches = vec![];
+        self.savepoints.lock().clear();
+        let mut parts = vec![];
         for (id, slot) in self.take_all() {
             if let Some(b) = slot.lock().await.take() {
-                branches.push((id, b));
+                parts.push((
+                    XaBranch {
+                        shard: id,
+                        conn: Some(b.conn),
+                        active: true,
+                        broken: false,
+                    },
+                    writers.contains(&id),
+                ));
             }
         }
         if !commit {
-            for (id, mut b) in branches {
-                let x = xid(&self.gtrid, id);
-                let ok = b.conn.query_drop(format!("XA END {x}")).await.is_ok()
-                    & b.conn.query_drop(format!("XA ROLLBACK {x}")).await.is_ok();
-                if !ok {
-                    // Dropping the connection makes MariaDB roll back an
-                    // active branch.
-                    let _ = b.conn.disconnect().await;
-                }
+            for (mut p, _) in parts {
+                let _ = p.rollback(&self.gtrid).await;
             }
             return Ok(());
         }
-        if writers.len() <= 1 {
-            let mut first_err = None;
-            for (id, mut b) in branches {
-                let x = xid(&self.gtrid, id);
-                let r = async {
-                    b.conn.query_drop(format!("XA END {x}")).await?;
-                    b.conn.query_drop(format!("XA COMMIT {x} ONE PHASE")).await
-                }
-                .await;
-                if let Err(e) = r {
-                    let _ = b.conn.query_drop(format!("XA ROLLBACK {x}")).await;
-                    first_err.get_or_insert(map_error(id, e));
-                    let _ = b.conn.disconnect().await;
-                }
-            }
-            return match first_err {
-                Some(Error::Shard { code, message })
-                    if code == 1213 || code == 1614 || code == 1402 =>
-                {
-                    Err(Error::TxnState {
-                        state: SqlState::SERIALIZATION_FAILURE,
-                        message: format!("transaction rolled back: {message}"),
-                    })
-                }
-                Some(e) => Err(e),
-                None => Ok(()),
-            };
+        crate::twopc::commit(&self.gtrid, parts, &router.meta, &|_| false).await
+    }
+
+    /// `SAVEPOINT name` on every open branch; branches opened later get it
+    /// right after `XA START`.
+    pub async fn savepoint(&self, name: &str) -> Result<()> {
+        self.on_all_branches(&format!("SAVEPOINT {}", quote_ident(name)))
+            .await?;
+        let mut sp = self.savepoints.lock();
+        sp.retain(|s| s != name);
+        sp.push(name.to_string());
+        Ok(())
+    }
+
+    pub async fn rollback_to(&self, name: &str) -> Result<()> {
+        self.check_savepoint(name)?;
+        self.on_all_branches(&format!("ROLLBACK TO SAVEPOINT {}", quote_ident(name)))
+            .await?;
+        let mut sp = self.savepoints.lock();
+        if let Some(i) = sp.iter().position(|s| s == name) {
+            sp.truncate(i + 1);
         }
-        // Two-phase commit.
-        let mut prepared = vec![];
-        let mut failure = None;
-        for (id, mut b) in branches {
-            let x = xid(&self.gtrid, id);
-            if !writers.contains(&id) {
-                let _ = b.conn.query_drop(format!("XA END {x}")).await;
-                let _ = b.conn.query_drop(format!("XA COMMIT {x} ONE PHASE")).await;
-                continue;
-            }
-            if failure.is_some() {
-                let _ = b.conn.query_drop(format!("XA END {x}")).await;
-                let _ = b.conn.query_drop(format!("XA ROLLBACK {x}")).await;
-                continue;
-            }
-            let r = async {
-                b.conn.query_drop(format!("XA END {x}")).await?;
-                b.conn.query_drop(format!("XA PREPARE {x}")).await
-            }
-            .await;
-            match r {
-                Ok(()) => prepared.push((id, b)),
-                Err(e) => {
-                    failure = Some(map_error(id, e));
-                    let _ = b.conn.query_drop(format!("XA ROLLBACK {x}")).await;
-                }
-            }
+        Ok(())
+    }
+
+    pub async fn release(&self, name: &str) -> Result<()> {
+        self.check_savepoint(name)?;
+        self.on_all_branches(&format!("RELEASE SAVEPOINT {}", quote_ident(name)))
+            .await?;
+        let mut sp = self.savepoints.lock();
+        if let Some(i) = sp.iter().position(|s| s == name) {
+            sp.truncate(i);
         }
-        if let Some(e) = failure {
-            for (id, mut b) in prepared {
-                let _ = b
-                    .conn
-                    .query_drop(format!("XA ROLLBACK {}", xid(&self.gtrid, id)))
-                    .await;
-            }
-            return Err(Error::TxnState {
-                state: SqlState::SERIALIZATION_FAILURE,
-                message: format!("transaction rolled back: a shard could not prepare it ({e})"),
-            });
+        Ok(())
+    }
+
+    fn check_savepoint(&self, name: &str) -> Result<()> {
+        if self.savepoints.lock().iter().any(|s| s == name) {
+            Ok(())
+        } else {
+            Err(Error::TxnState {
+                state: SqlState("3B001"),
+                message: format!("savepoint \"{name}\" does not exist"),
+            })
         }
-        if let Err(e) = router
-            .meta
-            .log_decision(&self.gtrid, "commit", router.node_id)
-            .await
-        {
-            tracing::warn!("commit decision for {} not recorded: {e}", self.gtrid);
-            return Err(Error::TxnOutcomeUnknown {
-                xid: self.gtrid.clone(),
-            });
-        }
-        for (id, mut b) in prepared {
-            if let Err(e) = b
-                .conn
-                .query_drop(format!("XA COMMIT {}", xid(&self.gtrid, id)))
-                .await
-            {
-                // The decision is durable: the branch is committed by
-                // recovery from the commit log.
-                tracing::warn!(
-                    "XA COMMIT of {} on {id} failed after the decision: {e}",
-                    self.gtrid
-                );
-                let _ = b.conn.disconnect().await;
+    }
+
+    async fn on_all_branches(&self, sql: &str) -> Result<()> {
+        let slots: Vec<(ShardId, BranchSlot)> = self
+            .slots
+            .lock()
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        for (id, slot) in slots {
+            let mut g = slot.lock().await;
+            if let Some(b) = g.as_mut() {
+                b.conn.query_drop(sql).await.map_err(|e| map_error(id, e))?;
             }
         }
         Ok(())
+    }
+}
+
+/// A branch as the commit coordinator drives it, on its own connection.
+pub struct XaBranch {
+    shard: ShardId,
+    conn: Option<Conn>,
+    active: bool,
+    broken: bool,
+}
+
+impl XaBranch {
+    async fn run(&mut self, sql: String) -> Result<()> {
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or_else(|| Error::internal("branch connection gone"))?;
+        let r = conn
+            .query_drop(sql)
+            .await
+            .map_err(|e| map_error(self.shard, e));
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    async fn end(&mut self, gtrid: &str) -> Result<()> {
+        if self.active {
+            self.active = false;
+            self.run(format!("XA END {}", xid(gtrid, self.shard)))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for XaBranch {
+    fn drop(&mut self) {
+        if self.broken {
+            // Never hand a connection in an unknown XA state back to the
+            // pool: closing it makes MariaDB roll back an active branch
+            // (a prepared one survives for recovery).
+            if let Some(conn) = self.conn.take() {
+                tokio::spawn(async move {
+                    let _ = conn.disconnect().await;
+                });
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Participant for XaBranch {
+    fn shard(&self) -> ShardId {
+        self.shard
+    }
+    async fn prepare(&mut self, gtrid: &str) -> Result<()> {
+        self.end(gtrid).await?;
+        self.run(format!("XA PREPARE {}", xid(gtrid, self.shard)))
+            .await
+    }
+    async fn commit_prepared(&mut self, gtrid: &str) -> Result<()> {
+        self.run(format!("XA COMMIT {}", xid(gtrid, self.shard)))
+            .await
+    }
+    async fn commit_one_phase(&mut self, gtrid: &str) -> Result<()> {
+        self.end(gtrid).await?;
+        self.run(format!("XA COMMIT {} ONE PHASE", xid(gtrid, self.shard)))
+            .await
+    }
+    async fn rollback(&mut self, gtrid: &str) -> Result<()> {
+        let _ = self.end(gtrid).await;
+        self.run(format!("XA ROLLBACK {}", xid(gtrid, self.shard)))
+            .await
     }
 }
 
@@ -282,6 +328,12 @@ impl ShardAccess {
                     conn.query_drop(format!("XA START {}", xid(&branches.gtrid, shard)))
                         .await
                         .map_err(|e| map_error(shard, e))?;
+                    let savepoints = branches.savepoints.lock().clone();
+                    for sp in savepoints {
+                        conn.query_drop(format!("SAVEPOINT {}", quote_ident(&sp)))
+                            .await
+                            .map_err(|e| map_error(shard, e))?;
+                    }
                     *guard = Some(Branch { conn, wrote: false });
                 }
                 Ok(Lease::Branch(shard, guard, branches.clone()))

@@ -302,6 +302,239 @@ async fn cancel_request(cluster: &TestCluster) {
     c.batch_execute("DROP TABLE cx").await.unwrap();
 }
 
+/// FOR UPDATE takes row locks on the shard: a writer waits for the holder.
+async fn for_update_locks(cluster: &TestCluster) {
+    let a = cluster.connect(0).await;
+    a.batch_execute("DROP TABLE IF EXISTS fu; CREATE TABLE fu (id int PRIMARY KEY, n int); INSERT INTO fu VALUES (1, 0)")
+        .await
+        .unwrap();
+    a.batch_execute("BEGIN").await.unwrap();
+    a.query("SELECT n FROM fu WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let b = cluster.connect(1).await;
+    let writer =
+        tokio::spawn(async move { b.execute("UPDATE fu SET n = 2 WHERE id = 1", &[]).await });
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    assert!(!writer.is_finished(), "the row was not locked");
+    a.batch_execute("UPDATE fu SET n = 1 WHERE id = 1; COMMIT")
+        .await
+        .unwrap();
+    assert_eq!(writer.await.unwrap().unwrap(), 1);
+    let n: i32 = a
+        .query_one("SELECT n FROM fu WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    a.batch_execute("DROP TABLE fu").await.unwrap();
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+async fn connect_any(cluster_urls: &[String], rng: &mut Rng) -> tokio_postgres::Client {
+    loop {
+        let url = &cluster_urls[rng.next(cluster_urls.len() as u64) as usize];
+        if let Ok((c, conn)) = tokio_postgres::connect(url, tokio_postgres::NoTls).await {
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            return c;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Victim {
+    Compute,
+    Shard,
+}
+
+/// Concurrent transfers between accounts spread over every shard while
+/// compute nodes (or shards) are killed with SIGKILL and restarted. At the
+/// end: the total is unchanged, every acknowledged transfer is applied,
+/// nothing is half applied, and no branch is left prepared.
+async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    const ACCOUNTS: i32 = 40;
+    const CLIENTS: u64 = 8;
+    let setup = cluster.connect(0).await;
+    setup
+        .batch_execute(
+            "DROP TABLE IF EXISTS bank_acct; DROP TABLE IF EXISTS bank_log;
+             CREATE TABLE bank_acct (id int PRIMARY KEY, balance bigint NOT NULL);
+             CREATE TABLE bank_log (id bigint PRIMARY KEY, src int NOT NULL, dst int NOT NULL, amount int NOT NULL)",
+        )
+        .await
+        .unwrap();
+    let values: Vec<String> = (0..ACCOUNTS).map(|i| format!("({i}, 1000)")).collect();
+    setup
+        .batch_execute(&format!(
+            "INSERT INTO bank_acct VALUES {}",
+            values.join(",")
+        ))
+        .await
+        .unwrap();
+    let urls: Arc<Vec<String>> = Arc::new((0..3).map(|i| cluster.pg_url(i)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut clients = vec![];
+    for c in 0..CLIENTS {
+        let urls = urls.clone();
+        let stop = stop.clone();
+        clients.push(tokio::spawn(async move {
+            let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((c + 1) * 7919));
+            let mut acked = vec![];
+            let mut failed = 0u64;
+            let mut client = connect_any(&urls, &mut rng).await;
+            let mut seq = 0i64;
+            while !stop.load(Ordering::Relaxed) {
+                seq += 1;
+                let tid = c as i64 * 1_000_000 + seq;
+                let src = rng.next(ACCOUNTS as u64) as i32;
+                let dst = (src + 1 + rng.next(ACCOUNTS as u64 - 1) as i32) % ACCOUNTS;
+                let amount = 1 + rng.next(10) as i32;
+                let r = client
+                    .batch_execute(&format!(
+                        "BEGIN;
+                         UPDATE bank_acct SET balance = balance - {amount} WHERE id = {src};
+                         UPDATE bank_acct SET balance = balance + {amount} WHERE id = {dst};
+                         INSERT INTO bank_log VALUES ({tid}, {src}, {dst}, {amount});
+                         COMMIT"
+                    ))
+                    .await;
+                match r {
+                    Ok(()) => acked.push(tid),
+                    Err(_) => {
+                        failed += 1;
+                        let _ = client.batch_execute("ROLLBACK").await;
+                        if client.is_closed() {
+                            client = connect_any(&urls, &mut rng).await;
+                        }
+                    }
+                }
+            }
+            (acked, failed)
+        }));
+    }
+    let bin = cluster.bin.clone();
+    let dir = cluster.dir.clone();
+    let role = match victim {
+        Victim::Compute => "compute",
+        Victim::Shard => "shard",
+    };
+    let kills = 3;
+    for k in 0..kills {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        let node = format!("{role}{}", k % 3 + 1);
+        let pid: i32 = std::fs::read_to_string(dir.join(&node).join("node.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let out = std::process::Command::new(&bin)
+            .args(["cluster", "up", "--data-dir"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "restart failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut acked = vec![];
+    let mut failed = 0;
+    for c in clients {
+        let (a, f) = c.await.unwrap();
+        acked.extend(a);
+        failed += f;
+    }
+    // Recovery resolves every prepared branch.
+    let start = std::time::Instant::now();
+    loop {
+        let mut prepared = 0;
+        for s in 1..=3 {
+            let mut conn = cluster.shard_conn(s).await;
+            let rows: Vec<mysql_async::Row> = conn.query("XA RECOVER").await.unwrap();
+            prepared += rows.len();
+        }
+        if prepared == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(90),
+            "{prepared} branches still prepared"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let resolve = start.elapsed();
+    let check = cluster.connect(2).await;
+    let total: i64 = check
+        .query_one("SELECT sum(balance)::bigint FROM bank_acct", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(total, ACCOUNTS as i64 * 1000, "money created or destroyed");
+    let logged: Vec<i64> = check
+        .query("SELECT id FROM bank_log", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let logged_set: std::collections::HashSet<i64> = logged.iter().copied().collect();
+    for t in &acked {
+        assert!(logged_set.contains(t), "acknowledged transfer {t} lost");
+    }
+    // Balances agree with the transfers that committed: none half applied.
+    let rows = check
+        .query("SELECT a.id, a.balance FROM bank_acct a ORDER BY a.id", &[])
+        .await
+        .unwrap();
+    let moves = check
+        .query("SELECT src, dst, amount FROM bank_log", &[])
+        .await
+        .unwrap();
+    let mut expect = vec![1000i64; ACCOUNTS as usize];
+    for m in &moves {
+        let (s, d, a): (i32, i32, i32) = (m.get(0), m.get(1), m.get(2));
+        expect[s as usize] -= a as i64;
+        expect[d as usize] += a as i64;
+    }
+    for r in &rows {
+        let (id, bal): (i32, i64) = (r.get(0), r.get(1));
+        assert_eq!(
+            bal, expect[id as usize],
+            "account {id} disagrees with the transfer log"
+        );
+    }
+    println!(
+        "bank under {victim:?} kills: {} transfers acknowledged, {} committed in total, {failed} failed or retried, {kills} kills, prepared branches resolved {:.1} s after the load stopped",
+        acked.len(),
+        logged.len(),
+        resolve.as_secs_f64()
+    );
+    assert!(acked.len() > 50, "too few transfers went through");
+    setup
+        .batch_execute("DROP TABLE bank_acct, bank_log")
+        .await
+        .ok();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
@@ -311,5 +544,8 @@ async fn cluster_suite() {
     extended_protocol(&cluster).await;
     disconnect_mid_transaction(&cluster).await;
     cancel_request(&cluster).await;
+    for_update_locks(&cluster).await;
     run_slt(&cluster).await;
+    bank_under_faults(&cluster, Victim::Compute).await;
+    bank_under_faults(&cluster, Victim::Shard).await;
 }

@@ -1,0 +1,152 @@
+//! Production implementations of the 2PC traits (meta's commit log, shards'
+//! `XA RECOVER`) and the recovery loop every compute node runs.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use common::{Error, Result, ShardId};
+use meta::MetaStore;
+use mysql_async::prelude::*;
+use storage_adapter::{map_error, quote_str, ShardClient};
+
+use crate::twopc::{Decision, DecisionLog, Recovery, RecoveryShard};
+use crate::Router;
+
+#[async_trait]
+impl DecisionLog for MetaStore {
+    async fn decide(&self, gtrid: &str, d: Decision) -> Result<Decision> {
+        let mut conn = self.conn().await?;
+        let r = conn
+            .exec_drop(
+                "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, 0)",
+                (gtrid, d.as_str()),
+            )
+            .await;
+        match r {
+            Ok(()) => Ok(d),
+            Err(mysql_async::Error::Server(e)) if e.code == 1062 => {
+                let existing: Option<String> = conn
+                    .exec_first("SELECT decision FROM commit_log WHERE gtrid = ?", (gtrid,))
+                    .await
+                    .map_err(Error::meta)?;
+                existing
+                    .map(|s| Decision::parse(&s))
+                    .ok_or_else(|| Error::meta("decision vanished"))
+            }
+            Err(e) => Err(Error::meta(e)),
+        }
+    }
+
+    async fn lookup(&self, gtrids: &[String]) -> Result<HashMap<String, Decision>> {
+        let mut conn = self.conn().await?;
+        let list = gtrids
+            .iter()
+            .map(|g| quote_str(g))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let rows: Vec<(String, String)> = conn
+            .query(format!(
+                "SELECT gtrid, decision FROM commit_log WHERE gtrid IN ({list})"
+            ))
+            .await
+            .map_err(Error::meta)?;
+        Ok(rows
+            .into_iter()
+            .map(|(g, d)| (g, Decision::parse(&d)))
+            .collect())
+    }
+
+    async fn forget(&self, age: Duration, keep: &HashSet<String>) -> Result<usize> {
+        let mut conn = self.conn().await?;
+        let old: Vec<String> = conn
+            .exec(
+                "SELECT gtrid FROM commit_log WHERE created_at < NOW() - INTERVAL ? SECOND LIMIT 10000",
+                (age.as_secs(),),
+            )
+            .await
+            .map_err(Error::meta)?;
+        let gone: Vec<String> = old.into_iter().filter(|g| !keep.contains(g)).collect();
+        for chunk in gone.chunks(500) {
+            let list = chunk
+                .iter()
+                .map(|g| quote_str(g))
+                .collect::<Vec<_>>()
+                .join(", ");
+            conn.query_drop(format!("DELETE FROM commit_log WHERE gtrid IN ({list})"))
+                .await
+                .map_err(Error::meta)?;
+        }
+        Ok(gone.len())
+    }
+}
+
+fn xa_id(gtrid: &str, bqual: &str) -> String {
+    format!("{},{}", quote_str(gtrid), quote_str(bqual))
+}
+
+#[async_trait]
+impl RecoveryShard for ShardClient {
+    fn id(&self) -> ShardId {
+        self.id
+    }
+
+    async fn prepared(&self) -> Result<Vec<(String, String)>> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<(i64, usize, usize, Vec<u8>)> = conn
+            .query("XA RECOVER")
+            .await
+            .map_err(|e| map_error(self.id, e))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(_, glen, blen, data)| {
+                let g = String::from_utf8(data.get(..glen)?.to_vec()).ok()?;
+                let b = String::from_utf8(data.get(glen..glen + blen)?.to_vec()).ok()?;
+                Some((g, b))
+            })
+            .collect())
+    }
+
+    async fn commit(&self, gtrid: &str, bqual: &str) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.query_drop(format!("XA COMMIT {}", xa_id(gtrid, bqual)))
+            .await
+            .map_err(|e| map_error(self.id, e))
+    }
+
+    async fn rollback(&self, gtrid: &str, bqual: &str) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.query_drop(format!("XA ROLLBACK {}", xa_id(gtrid, bqual)))
+            .await
+            .map_err(|e| map_error(self.id, e))
+    }
+}
+
+/// Runs recovery every `interval` until the process ends. Every compute
+/// node runs it; two nodes resolving the same branch is harmless (the
+/// second XA COMMIT/ROLLBACK finds nothing) and the commit log's primary key
+/// makes their decisions agree.
+pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeout: Duration) {
+    let mut rec = Recovery::new(orphan_timeout);
+    loop {
+        tokio::time::sleep(interval).await;
+        let ids = router.catalog().shard_ids();
+        let clients: Vec<ShardClient> =
+            ids.iter().filter_map(|id| router.shard(*id).ok()).collect();
+        let shards: Vec<&dyn RecoveryShard> =
+            clients.iter().map(|c| c as &dyn RecoveryShard).collect();
+        match rec.run_once(&shards, &router.meta, Instant::now()).await {
+            Ok(r) if r.committed + r.rolled_back + r.aborted > 0 => {
+                tracing::info!(
+                    "recovery: committed {} and rolled back {} branches, decided abort for {} transactions",
+                    r.committed,
+                    r.rolled_back,
+                    r.aborted
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!("recovery round failed: {e}"),
+        }
+    }
+}

@@ -1,0 +1,576 @@
+//! The two-phase commit coordinator and the recovery of orphan branches,
+//! written against small traits ([`Participant`], [`DecisionLog`],
+//! [`RecoveryShard`]) so the state machine is unit tested with an in-memory
+//! fake at every crash point, while production runs them on MariaDB XA and
+//! the meta commit log.
+//!
+//! Protocol: writes on at most one shard commit in one phase. Otherwise every
+//! writer is `XA END` + `XA PREPARE`d (in parallel); the decision row is
+//! inserted in meta's `commit_log` (primary key on the gtrid: the first
+//! decision stands, which settles a late committer racing recovery); then
+//! every branch is `XA COMMIT`ted (in parallel). A failure before the
+//! decision rolls everything back; not knowing whether the decision was
+//! written answers 40003; a failure after it is left to recovery, which
+//! commits from the log.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use common::{Error, Result, ShardId, SqlState};
+use futures::future::join_all;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Commit,
+    Abort,
+}
+
+impl Decision {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Decision::Commit => "commit",
+            Decision::Abort => "abort",
+        }
+    }
+
+    pub fn parse(s: &str) -> Decision {
+        if s == "commit" {
+            Decision::Commit
+        } else {
+            Decision::Abort
+        }
+    }
+}
+
+/// The branch id of a shard in a global transaction: `'<gtrid>','<shard>'`.
+pub fn xid(gtrid: &str, shard: ShardId) -> String {
+    format!("'{gtrid}','{}'", shard.0)
+}
+
+/// One shard's branch of a transaction, seen by the coordinator.
+#[async_trait]
+pub trait Participant: Send {
+    fn shard(&self) -> ShardId;
+    /// `XA END` + `XA PREPARE`.
+    async fn prepare(&mut self, gtrid: &str) -> Result<()>;
+    /// `XA COMMIT` of a prepared branch.
+    async fn commit_prepared(&mut self, gtrid: &str) -> Result<()>;
+    /// `XA END` + `XA COMMIT ... ONE PHASE`.
+    async fn commit_one_phase(&mut self, gtrid: &str) -> Result<()>;
+    /// `XA END` (if still active) + `XA ROLLBACK`.
+    async fn rollback(&mut self, gtrid: &str) -> Result<()>;
+}
+
+/// Where decisions are kept (meta's `commit_log`).
+#[async_trait]
+pub trait DecisionLog: Send + Sync {
+    /// Records `d` unless a decision exists; returns the one that stands.
+    async fn decide(&self, gtrid: &str, d: Decision) -> Result<Decision>;
+    async fn lookup(&self, gtrids: &[String]) -> Result<HashMap<String, Decision>>;
+    /// Deletes decisions older than `age` whose gtrid is not in `keep`.
+    async fn forget(&self, age: Duration, keep: &HashSet<String>) -> Result<usize>;
+}
+
+/// Points where a coordinator can die; the tests stop it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    BeforePrepare,
+    AfterPrepare(usize),
+    BeforeDecision,
+    AfterDecision,
+    AfterCommit(usize),
+}
+
+/// Commits a transaction whose branches are `parts` (with whether each
+/// wrote). `crash` lets tests stop the coordinator at a step.
+pub async fn commit<P: Participant>(
+    gtrid: &str,
+    parts: Vec<(P, bool)>,
+    log: &dyn DecisionLog,
+    crash: &(dyn Fn(Step) -> bool + Sync),
+) -> Result<()> {
+    let writers = parts.iter().filter(|(_, w)| *w).count();
+    if writers <= 1 {
+        let mut first_err = None;
+        // The writer last: when it fails, readers are already done.
+        let mut parts = parts;
+        parts.sort_by_key(|(_, w)| *w);
+        for (mut p, _) in parts {
+            if let Err(e) = p.commit_one_phase(gtrid).await {
+                let _ = p.rollback(gtrid).await;
+                first_err.get_or_insert(e);
+            }
+        }
+        return match first_err {
+            Some(e) => Err(rolled_back(e)),
+            None => Ok(()),
+        };
+    }
+    let (mut writers, readers): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, w)| *w);
+    for (mut p, _) in readers {
+        if p.commit_one_phase(gtrid).await.is_err() {
+            let _ = p.rollback(gtrid).await;
+        }
+    }
+    if crash(Step::BeforePrepare) {
+        return Err(crashed());
+    }
+    // A test crash "after prepare i" prepares only the first i + 1.
+    let n = writers.len();
+    let stop = (0..n).find(|i| crash(Step::AfterPrepare(*i)));
+    let upto = stop.map(|i| i + 1).unwrap_or(n);
+    let results = join_all(writers[..upto].iter_mut().map(|(p, _)| p.prepare(gtrid))).await;
+    if stop.is_some() {
+        return Err(crashed());
+    }
+    if let Some(e) = results.into_iter().find_map(|r| r.err()) {
+        join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
+        return Err(rolled_back(e));
+    }
+    if crash(Step::BeforeDecision) {
+        return Err(crashed());
+    }
+    match log.decide(gtrid, Decision::Commit).await {
+        Ok(Decision::Commit) => {}
+        Ok(Decision::Abort) => {
+            // Recovery gave up on us first; its abort stands.
+            join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
+            return Err(Error::TxnState {
+                state: SqlState::SERIALIZATION_FAILURE,
+                message: format!(
+                    "transaction {gtrid} was aborted by recovery before it could commit"
+                ),
+            });
+        }
+        Err(e) => {
+            tracing::warn!("commit decision for {gtrid} not recorded: {e}");
+            return Err(Error::TxnOutcomeUnknown {
+                xid: gtrid.to_string(),
+            });
+        }
+    }
+    if crash(Step::AfterDecision) {
+        return Err(crashed());
+    }
+    let stop = (0..n).find(|i| crash(Step::AfterCommit(*i)));
+    let upto = stop.map(|i| i + 1).unwrap_or(n);
+    let results = join_all(
+        writers[..upto]
+            .iter_mut()
+            .map(|(p, _)| p.commit_prepared(gtrid)),
+    )
+    .await;
+    if stop.is_some() {
+        return Err(crashed());
+    }
+    for (i, r) in results.into_iter().enumerate() {
+        if let Err(e) = r {
+            // The decision is durable: recovery commits this branch.
+            tracing::warn!(
+                "XA COMMIT of {gtrid} on {} failed after the decision: {e}",
+                writers[i].0.shard()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn crashed() -> Error {
+    Error::internal("coordinator stopped (test crash point)")
+}
+
+/// The error a client sees when its commit rolled back.
+fn rolled_back(e: Error) -> Error {
+    match e {
+        Error::Shard {
+            code: 1213,
+            message,
+        }
+        | Error::Shard {
+            code: 1614,
+            message,
+        } => Error::TxnState {
+            state: SqlState::DEADLOCK_DETECTED,
+            message: format!("transaction rolled back: {message}"),
+        },
+        Error::Shard {
+            code: 1402 | 1613,
+            message,
+        } => Error::TxnState {
+            state: SqlState::SERIALIZATION_FAILURE,
+            message: format!("transaction rolled back: {message}"),
+        },
+        e @ (Error::ShardUnavailable { .. }
+        | Error::TxnState { .. }
+        | Error::TxnOutcomeUnknown { .. }) => e,
+        other => Error::TxnState {
+            state: SqlState::SERIALIZATION_FAILURE,
+            message: format!("transaction rolled back: {other}"),
+        },
+    }
+}
+
+/// A shard as recovery sees it.
+#[async_trait]
+pub trait RecoveryShard: Send + Sync {
+    fn id(&self) -> ShardId;
+    /// Prepared branches: (gtrid, bqual).
+    async fn prepared(&self) -> Result<Vec<(String, String)>>;
+    async fn commit(&self, gtrid: &str, bqual: &str) -> Result<()>;
+    async fn rollback(&self, gtrid: &str, bqual: &str) -> Result<()>;
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RecoveryReport {
+    pub committed: usize,
+    pub rolled_back: usize,
+    pub aborted: usize,
+    pub forgotten: usize,
+    pub pending: usize,
+}
+
+/// Resolves prepared branches left behind by coordinators that died.
+pub struct Recovery {
+    first_seen: HashMap<String, Instant>,
+    /// How long a prepared branch may wait for its decision before recovery
+    /// decides abort.
+    pub orphan_timeout: Duration,
+    /// How long resolved decisions are kept.
+    pub keep_decisions: Duration,
+    /// Only branches whose gtrid starts with this are Tessera's.
+    pub prefix: String,
+}
+
+impl Recovery {
+    pub fn new(orphan_timeout: Duration) -> Recovery {
+        Recovery {
+            first_seen: HashMap::new(),
+            orphan_timeout,
+            keep_decisions: Duration::from_secs(120),
+            prefix: crate::txn::GTRID_PREFIX.to_string(),
+        }
+    }
+
+    pub async fn run_once(
+        &mut self,
+        shards: &[&dyn RecoveryShard],
+        log: &dyn DecisionLog,
+        now: Instant,
+    ) -> Result<RecoveryReport> {
+        let mut report = RecoveryReport::default();
+        let mut branches: Vec<(ShardId, String, String)> = vec![];
+        let mut all_reached = true;
+        for s in shards {
+            match s.prepared().await {
+                Ok(list) => branches.extend(
+                    list.into_iter()
+                        .filter(|(g, _)| g.starts_with(&self.prefix))
+                        .map(|(g, b)| (s.id(), g, b)),
+                ),
+                Err(_) => all_reached = false,
+            }
+        }
+        let gtrids: Vec<String> = branches
+            .iter()
+            .map(|(_, g, _)| g.clone())
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let mut decisions = if gtrids.is_empty() {
+            HashMap::new()
+        } else {
+            log.lookup(&gtrids).await?
+        };
+        for g in &gtrids {
+            if decisions.contains_key(g) {
+                continue;
+            }
+            let seen = *self.first_seen.entry(g.clone()).or_insert(now);
+            if now.duration_since(seen) >= self.orphan_timeout {
+                let d = log.decide(g, Decision::Abort).await?;
+                if d == Decision::Abort {
+                    report.aborted += 1;
+                }
+                decisions.insert(g.clone(), d);
+            }
+        }
+        for (shard, g, b) in &branches {
+            let Some(s) = shards.iter().find(|s| s.id() == *shard) else {
+                continue;
+            };
+            match decisions.get(g) {
+                Some(Decision::Commit) => {
+                    if s.commit(g, b).await.is_ok() {
+                        report.committed += 1;
+                    }
+                }
+                Some(Decision::Abort) => {
+                    if s.rollback(g, b).await.is_ok() {
+                        report.rolled_back += 1;
+                    }
+                }
+                None => report.pending += 1,
+            }
+        }
+        let live: HashSet<String> = gtrids.into_iter().collect();
+        self.first_seen.retain(|g, _| live.contains(g));
+        if all_reached {
+            report.forgotten = log.forget(self.keep_decisions, &live).await?;
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parking_lot::Mutex;
+    use std::sync::Arc;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum St {
+        Active,
+        Prepared,
+        Committed,
+        RolledBack,
+    }
+
+    /// An in-memory shard: branch states by gtrid.
+    #[derive(Default)]
+    struct FakeShard {
+        id: u32,
+        branches: Mutex<HashMap<String, St>>,
+        fail_prepare: bool,
+    }
+
+    struct FakeParticipant(Arc<FakeShard>);
+
+    #[async_trait]
+    impl Participant for FakeParticipant {
+        fn shard(&self) -> ShardId {
+            ShardId(self.0.id)
+        }
+        async fn prepare(&mut self, g: &str) -> Result<()> {
+            if self.0.fail_prepare {
+                return Err(Error::Shard {
+                    code: 1213,
+                    message: "deadlock".into(),
+                });
+            }
+            self.0.branches.lock().insert(g.into(), St::Prepared);
+            Ok(())
+        }
+        async fn commit_prepared(&mut self, g: &str) -> Result<()> {
+            let mut b = self.0.branches.lock();
+            assert_eq!(b.get(g), Some(&St::Prepared));
+            b.insert(g.into(), St::Committed);
+            Ok(())
+        }
+        async fn commit_one_phase(&mut self, g: &str) -> Result<()> {
+            self.0.branches.lock().insert(g.into(), St::Committed);
+            Ok(())
+        }
+        async fn rollback(&mut self, g: &str) -> Result<()> {
+            self.0.branches.lock().insert(g.into(), St::RolledBack);
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl RecoveryShard for FakeShard {
+        fn id(&self) -> ShardId {
+            ShardId(self.id)
+        }
+        async fn prepared(&self) -> Result<Vec<(String, String)>> {
+            Ok(self
+                .branches
+                .lock()
+                .iter()
+                .filter(|(_, s)| **s == St::Prepared)
+                .map(|(g, _)| (g.clone(), self.id.to_string()))
+                .collect())
+        }
+        async fn commit(&self, g: &str, _: &str) -> Result<()> {
+            self.branches.lock().insert(g.into(), St::Committed);
+            Ok(())
+        }
+        async fn rollback(&self, g: &str, _: &str) -> Result<()> {
+            self.branches.lock().insert(g.into(), St::RolledBack);
+            Ok(())
+        }
+    }
+
+    #[derive(Default)]
+    struct FakeLog {
+        rows: Mutex<HashMap<String, Decision>>,
+        down: bool,
+    }
+
+    #[async_trait]
+    impl DecisionLog for FakeLog {
+        async fn decide(&self, g: &str, d: Decision) -> Result<Decision> {
+            if self.down {
+                return Err(Error::meta("unreachable"));
+            }
+            Ok(*self.rows.lock().entry(g.into()).or_insert(d))
+        }
+        async fn lookup(&self, gs: &[String]) -> Result<HashMap<String, Decision>> {
+            let rows = self.rows.lock();
+            Ok(gs
+                .iter()
+                .filter_map(|g| rows.get(g).map(|d| (g.clone(), *d)))
+                .collect())
+        }
+        async fn forget(&self, _: Duration, keep: &HashSet<String>) -> Result<usize> {
+            let mut rows = self.rows.lock();
+            let before = rows.len();
+            rows.retain(|g, _| keep.contains(g));
+            Ok(before - rows.len())
+        }
+    }
+
+    const G: &str = "tsr-1-1-1";
+
+    fn shards(n: u32) -> Vec<Arc<FakeShard>> {
+        (1..=n)
+            .map(|id| {
+                let s = FakeShard {
+                    id,
+                    ..Default::default()
+                };
+                s.branches.lock().insert(G.into(), St::Active);
+                Arc::new(s)
+            })
+            .collect()
+    }
+
+    fn parts(shards: &[Arc<FakeShard>]) -> Vec<(FakeParticipant, bool)> {
+        shards
+            .iter()
+            .map(|s| (FakeParticipant(s.clone()), true))
+            .collect()
+    }
+
+    fn states(shards: &[Arc<FakeShard>]) -> Vec<St> {
+        shards.iter().map(|s| s.branches.lock()[G]).collect()
+    }
+
+    /// A crashed coordinator's branches are resolved by recovery, all the
+    /// same way: committed iff the decision was written.
+    async fn crash_then_recover(step: Step) -> (Vec<St>, Option<Decision>) {
+        let shards = shards(3);
+        let log = FakeLog::default();
+        let r = commit(G, parts(&shards), &log, &|s| s == step).await;
+        assert!(r.is_err(), "the coordinator was told to stop at {step:?}");
+        // Branches still active when the coordinator died are rolled back by
+        // MariaDB when its connection drops.
+        for s in &shards {
+            let mut b = s.branches.lock();
+            if b[G] == St::Active {
+                b.insert(G.into(), St::RolledBack);
+            }
+        }
+        let mut rec = Recovery::new(Duration::from_secs(10));
+        let t0 = Instant::now();
+        let dyn_shards: Vec<&dyn RecoveryShard> = shards
+            .iter()
+            .map(|s| s.as_ref() as &dyn RecoveryShard)
+            .collect();
+        rec.run_once(&dyn_shards, &log, t0).await.unwrap();
+        rec.run_once(&dyn_shards, &log, t0 + Duration::from_secs(11))
+            .await
+            .unwrap();
+        let decision = log.rows.lock().get(G).copied();
+        (states(&shards), decision)
+    }
+
+    #[tokio::test]
+    async fn every_crash_point_resolves_consistently() {
+        use St::*;
+        for (step, expect) in [
+            (Step::BeforePrepare, RolledBack),
+            (Step::AfterPrepare(0), RolledBack),
+            (Step::AfterPrepare(1), RolledBack),
+            (Step::BeforeDecision, RolledBack),
+            (Step::AfterDecision, Committed),
+            (Step::AfterCommit(0), Committed),
+            (Step::AfterCommit(1), Committed),
+        ] {
+            let (st, decision) = crash_then_recover(step).await;
+            assert_eq!(st, vec![expect; 3], "crash at {step:?}");
+            // Abort decisions stay while the scan still saw the branches;
+            // commit decisions are forgotten once every branch is resolved;
+            // a crash before any prepare leaves nothing to decide.
+            let want = match (step, expect) {
+                (Step::BeforePrepare, _) => None,
+                (_, RolledBack) => Some(Decision::Abort),
+                _ => None,
+            };
+            assert_eq!(decision, want, "crash at {step:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn happy_path_and_one_phase() {
+        let s = shards(3);
+        let log = FakeLog::default();
+        commit(G, parts(&s), &log, &|_| false).await.unwrap();
+        assert_eq!(states(&s), vec![St::Committed; 3]);
+        assert_eq!(log.rows.lock().get(G), Some(&Decision::Commit));
+        // One writer: no decision row at all.
+        let s = shards(3);
+        let log = FakeLog::default();
+        let mut p = parts(&s);
+        p[1].1 = false;
+        p[2].1 = false;
+        commit(G, p, &log, &|_| false).await.unwrap();
+        assert_eq!(states(&s), vec![St::Committed; 3]);
+        assert!(log.rows.lock().is_empty());
+    }
+
+    #[tokio::test]
+    async fn failed_prepare_rolls_everything_back() {
+        let mut s = shards(3);
+        Arc::get_mut(&mut s[2]).unwrap().fail_prepare = true;
+        let log = FakeLog::default();
+        let e = commit(G, parts(&s), &log, &|_| false).await.unwrap_err();
+        assert_eq!(e.sqlstate().code(), "40P01");
+        assert_eq!(states(&s), vec![St::RolledBack; 3]);
+    }
+
+    #[tokio::test]
+    async fn unreachable_log_answers_40003_and_recovery_aborts() {
+        let s = shards(2);
+        let log = FakeLog {
+            down: true,
+            ..Default::default()
+        };
+        let e = commit(G, parts(&s), &log, &|_| false).await.unwrap_err();
+        assert_eq!(e.sqlstate().code(), "40003");
+        assert_eq!(states(&s), vec![St::Prepared; 2]);
+        let log = FakeLog::default();
+        let mut rec = Recovery::new(Duration::from_secs(5));
+        let t0 = Instant::now();
+        let d: Vec<&dyn RecoveryShard> =
+            s.iter().map(|x| x.as_ref() as &dyn RecoveryShard).collect();
+        let r = rec.run_once(&d, &log, t0).await.unwrap();
+        assert_eq!(r.pending, 2, "not aborted before the timeout");
+        let r = rec
+            .run_once(&d, &log, t0 + Duration::from_secs(6))
+            .await
+            .unwrap();
+        assert_eq!((r.aborted, r.rolled_back), (1, 2));
+        assert_eq!(states(&s), vec![St::RolledBack; 2]);
+    }
+
+    #[tokio::test]
+    async fn late_committer_loses_to_recovery_abort() {
+        let s = shards(2);
+        let log = FakeLog::default();
+        log.rows.lock().insert(G.into(), Decision::Abort);
+        let e = commit(G, parts(&s), &log, &|_| false).await.unwrap_err();
+        assert_eq!(e.sqlstate().code(), "40001");
+        assert_eq!(states(&s), vec![St::RolledBack; 2]);
+    }
+}
