@@ -39,7 +39,7 @@ fn const_udf(ctx: &SessionContext, name: &str, value: String) {
 pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionContext> {
     context_for(
         &session.router,
-        session.access(),
+        session.access_cell.clone(),
         session.current_schema(),
         &session.database,
         &session.user,
@@ -49,7 +49,7 @@ pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionC
 
 pub fn context_for(
     router: &Arc<shard_router::Router>,
-    access: shard_router::txn::ShardAccess,
+    access: shard_router::txn::SharedAccess,
     schema: String,
     database: &str,
     user: &str,

@@ -140,6 +140,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
             .register_node(cfg.node_id, "127.0.0.1", port, std::process::id())
             .await
             .map_err(|e| e.to_string())?;
+        tokio::spawn(router.clone().poll_catalog());
         tokio::spawn(shard_router::recovery::recovery_loop(
             router.clone(),
             std::time::Duration::from_millis(cfg.recovery_interval_ms.max(100)),

@@ -10,10 +10,12 @@ use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use futures::stream;
+use futures::{SinkExt, StreamExt};
 use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{AuthSource, DefaultServerParameterProvider, LoginInfo, Password};
 use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::portal::PortalExecutionState;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
@@ -21,9 +23,15 @@ use pgwire::api::results::{
     QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::store::Entry;
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, ConnectionManager, PgWireServerHandlers, Type};
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, ConnectionHandle, ConnectionManager, PgWireConnectionState,
+    PgWireServerHandlers, Type, DEFAULT_NAME,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::extendedquery::{Bind, BindComplete, Execute, Parse, ParseComplete};
+use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::PgWireBackendMessage;
 use shard_router::Router;
 
@@ -33,6 +41,8 @@ use crate::plan::{Plan, PlanKind, Planner};
 use crate::session::{Output, Session};
 
 pub const SCRAM_ITERATIONS: usize = 4096;
+
+static NEXT_PREPARED_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Stores a user's SCRAM verifier material in meta.
 pub async fn create_user(store: &meta::MetaStore, user: &str, password: &str) -> Result<()> {
@@ -88,6 +98,8 @@ impl AuthSource for MetaAuth {
 /// version moves).
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    /// Unique per prepared statement (0: one-shot simple query).
+    pub id: u64,
     pub sql: String,
     pub stmt: Statement,
     pub plan: Plan,
@@ -138,17 +150,47 @@ pub async fn plan_statement(
         schema,
         client_types,
     };
-    let mut plan = planner.plan(stmt)?;
+    let mut plan = match planner.plan(stmt.clone()) {
+        // A table created elsewhere a moment ago: ask meta before failing.
+        Err(Error::TableNotFound { .. }) => {
+            let catalog = router.check_version().await?;
+            Planner {
+                catalog: &catalog,
+                schema,
+                client_types,
+            }
+            .plan(stmt)?
+        }
+        other => other?,
+    };
     if let PlanKind::DataFusion(s, _) = &plan.kind {
         let ctx = df::context_for(
             router,
-            shard_router::txn::ShardAccess::Autocommit,
+            Arc::new(parking_lot::RwLock::new(
+                shard_router::txn::ShardAccess::Autocommit,
+            )),
             schema.to_string(),
             "tessera",
             "tessera",
             None,
         )?;
-        let lp = df::logical_plan(&ctx, s).await?;
+        let lp = match df::logical_plan(&ctx, s).await {
+            Err(Error::TableNotFound { .. }) => {
+                router.check_version().await?;
+                let ctx = df::context_for(
+                    router,
+                    Arc::new(parking_lot::RwLock::new(
+                        shard_router::txn::ShardAccess::Autocommit,
+                    )),
+                    schema.to_string(),
+                    "tessera",
+                    "tessera",
+                    None,
+                )?;
+                df::logical_plan(&ctx, s).await?
+            }
+            other => other?,
+        };
         let (ptypes, fields) = df::describe(&lp)?;
         plan.param_types = ptypes
             .iter()
@@ -243,6 +285,7 @@ impl QueryParser for TesseraParser {
             .await
             .map_err(|e| to_pg_error(&e))?;
         Ok(Some(Arc::new(Prepared {
+            id: NEXT_PREPARED_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             sql: sql.to_string(),
             stmt,
             plan,
@@ -337,8 +380,29 @@ impl ConnHandlers {
             if session.failed {
                 return Err(Error::InFailedTransaction);
             }
-            let ctx = df::context(session, *lock)?;
-            let lp = df::logical_plan(&ctx, stmt).await;
+            *session.access_cell.write() = session.access();
+            let version = self.router.catalog().version;
+            let schema = session.current_schema();
+            let reuse = matches!(&session.df_ctx, Some((v, s, l, _)) if *v == version && *s == schema && l == lock);
+            if !reuse {
+                session.df_ctx = Some((version, schema, *lock, df::context(session, *lock)?));
+                session.df_plans.clear();
+            }
+            let ctx = match &session.df_ctx {
+                Some((.., c)) => c.clone(),
+                None => return Err(Error::internal("no DataFusion context")),
+            };
+            let cached = session.df_plans.get(&prepared.id).map(|(_, lp)| lp.clone());
+            let lp = match cached {
+                Some(lp) => Ok(lp),
+                None => df::logical_plan(&ctx, stmt).await,
+            };
+            if let (Ok(lp), true) = (&lp, prepared.id != 0) {
+                if session.df_plans.len() > 1000 {
+                    session.df_plans.clear();
+                }
+                session.df_plans.insert(prepared.id, (version, lp.clone()));
+            }
             let res = match lp {
                 Ok(lp) => df::run(&ctx, lp, params).await,
                 Err(e) => Err(e),
@@ -450,6 +514,7 @@ impl SimpleQueryHandler for ConnHandlers {
                 }
                 let plan = plan_statement(&self.router, &schema, stmt.clone(), &[]).await?;
                 let prepared = Prepared {
+                    id: 0,
                     sql: String::new(),
                     stmt,
                     plan,
@@ -491,6 +556,182 @@ impl ExtendedQueryHandler for ConnHandlers {
 
     fn query_parser(&self) -> Arc<TesseraParser> {
         self.parser.clone()
+    }
+
+    // Parse, Bind and Execute answers are buffered and flushed once, at
+    // Sync: a sysbench execution (Bind + Describe + Execute + Sync in one
+    // packet) gets one write instead of three.
+
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo
+            + ClientPortalStore
+            + futures::Sink<PgWireBackendMessage>
+            + Unpin
+            + Send
+            + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message
+            .name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+            Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
+        client
+            .feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo
+            + ClientPortalStore
+            + futures::Sink<PgWireBackendMessage>
+            + Unpin
+            + Send
+            + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let stmt_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
+        match client.portal_store().get_statement(stmt_name) {
+            Some(Entry::Value(stmt)) => {
+                if message.parameters.len() != stmt.statement.plan.param_types.len() {
+                    return Err(to_pg_error(&Error::TxnState {
+                        state: common::SqlState::PROTOCOL_VIOLATION,
+                        message: format!(
+                            "bind message supplies {} parameters, but prepared statement requires {}",
+                            message.parameters.len(),
+                            stmt.statement.plan.param_types.len()
+                        ),
+                    }));
+                }
+                let portal = Portal::try_new(&message, stmt)?;
+                client.portal_store().put_portal(Arc::new(portal));
+            }
+            Some(Entry::Empty) => {
+                let portal_name = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
+                client.portal_store().put_empty_portal(portal_name);
+            }
+            None => return Err(PgWireError::StatementNotFound(stmt_name.to_owned())),
+        }
+        client
+            .feed(PgWireBackendMessage::BindComplete(BindComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo
+            + ClientPortalStore
+            + futures::Sink<PgWireBackendMessage>
+            + Unpin
+            + Send
+            + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        // Row limits (portal suspension) and re-executed portals take
+        // pgwire's general path.
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let portal = match client.portal_store().get_portal(name) {
+            Some(Entry::Value(p)) if message.max_rows == 0 => p,
+            _ => return self._on_execute(client, message).await,
+        };
+        if !matches!(*portal.state().lock().await, PortalExecutionState::Initial)
+            || !matches!(client.state(), PgWireConnectionState::ReadyForQuery)
+        {
+            return self._on_execute(client, message).await;
+        }
+        let mut status = client.transaction_status();
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let handle = client.session_extensions().get::<Arc<ConnectionHandle>>();
+        let resp = match handle {
+            Some(h) => {
+                let cancel = h.start_query().await;
+                match futures::future::select(
+                    Box::pin(ExtendedQueryHandler::do_query(self, client, &portal, 0)),
+                    cancel,
+                )
+                .await
+                {
+                    futures::future::Either::Left((r, _)) => r,
+                    futures::future::Either::Right(_) => Err(PgWireError::QueryCanceled),
+                }
+            }
+            None => ExtendedQueryHandler::do_query(self, client, &portal, 0).await,
+        };
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return Err(e);
+            }
+        };
+        match resp {
+            Response::Query(mut q) => {
+                let tag = q.command_tag().to_string();
+                let mut n = 0;
+                while let Some(row) = q.data_rows().next().await {
+                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                    n += 1;
+                }
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(
+                        Tag::new(&tag).with_rows(n).into(),
+                    ))
+                    .await?;
+            }
+            Response::Execution(tag) => {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                    .await?;
+            }
+            Response::TransactionStart(tag) => {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                    .await?;
+                status = status.to_in_transaction_state();
+            }
+            Response::TransactionEnd(tag) => {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                    .await?;
+                status = status.to_idle_state();
+                client.portal_store().rm_portal(DEFAULT_NAME);
+            }
+            Response::EmptyQuery => {
+                client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await?;
+            }
+            Response::Error(e) => {
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse((*e).into()))
+                    .await?;
+                status = status.to_error_state();
+            }
+            Response::CopyIn(_) | Response::CopyOut(_) | Response::CopyBoth(_) => {
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return Err(to_pg_error(&Error::unsupported(
+                    "COPY over the extended protocol",
+                )));
+            }
+        }
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        client.set_transaction_status(status);
+        Ok(())
     }
 
     async fn do_describe_statement<C>(

@@ -39,6 +39,17 @@ pub struct Session {
     pub settings: BTreeMap<String, String>,
     pub database: String,
     pub user: String,
+    /// The access DataFusion scans use; set from `txn` before each run.
+    pub access_cell: shard_router::txn::SharedAccess,
+    /// DataFusion context for this session: (catalog version, schema, lock).
+    pub df_ctx: Option<(
+        u64,
+        String,
+        Option<&'static str>,
+        datafusion::execution::context::SessionContext,
+    )>,
+    /// Logical plans of prepared statements, by statement id.
+    pub df_plans: std::collections::HashMap<u64, (u64, datafusion::logical_expr::LogicalPlan)>,
 }
 
 impl Drop for Session {
@@ -88,6 +99,9 @@ impl Session {
             settings: default_settings(),
             database,
             user,
+            access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
+            df_ctx: None,
+            df_plans: std::collections::HashMap::new(),
         }
     }
 

@@ -16,6 +16,7 @@ pub mod txn;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use common::{Error, Result, ShardId};
 use meta::{Catalog, MetaStore};
@@ -34,7 +35,11 @@ pub struct Router {
     sequences: Mutex<HashMap<String, (i64, i64)>>,
     sequence_cache: i64,
     refresh: tokio::sync::Mutex<()>,
+    last_confirmed: Mutex<Option<Instant>>,
 }
+
+/// How often each node polls meta for the catalog version.
+pub const CATALOG_POLL: Duration = Duration::from_millis(100);
 
 impl Router {
     pub async fn new(
@@ -53,6 +58,7 @@ impl Router {
             sequences: Mutex::new(HashMap::new()),
             sequence_cache: sequence_cache.max(1),
             refresh: tokio::sync::Mutex::new(()),
+            last_confirmed: Mutex::new(None),
         };
         router.install(catalog)?;
         Ok(Arc::new(router))
@@ -76,10 +82,22 @@ impl Router {
         self.catalog.read().clone()
     }
 
-    /// Makes sure the cached catalog is at least as new as the one in meta,
-    /// reloading it if DDL happened elsewhere. Called before each statement
-    /// that reads the catalog.
+    /// The cached catalog, guaranteed to include every DDL acknowledged to
+    /// a client before this call: either the background poller confirmed
+    /// the version less than `2 * CATALOG_POLL` ago (and DDL waits that long
+    /// before answering, see [`Router::reload`]), or this call asks meta.
     pub async fn ensure_fresh(&self) -> Result<Arc<Catalog>> {
+        if let Some(t) = *self.last_confirmed.lock() {
+            if t.elapsed() < 2 * CATALOG_POLL {
+                return Ok(self.catalog());
+            }
+        }
+        self.check_version().await
+    }
+
+    /// Asks meta for the catalog version and reloads when it moved.
+    pub async fn check_version(&self) -> Result<Arc<Catalog>> {
+        let started = Instant::now();
         let version = self.meta.catalog_version().await?;
         if self.catalog().version < version {
             let _guard = self.refresh.lock().await;
@@ -88,13 +106,31 @@ impl Router {
                 self.install(fresh)?;
             }
         }
+        let mut last = self.last_confirmed.lock();
+        if last.is_none_or(|t| t < started) {
+            *last = Some(started);
+        }
         Ok(self.catalog())
     }
 
-    /// Reloads the catalog unconditionally (after our own DDL).
+    /// Polls meta's catalog version every `CATALOG_POLL` until the process
+    /// ends.
+    pub async fn poll_catalog(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(CATALOG_POLL).await;
+            if let Err(e) = self.check_version().await {
+                tracing::debug!("catalog poll failed: {e}");
+            }
+        }
+    }
+
+    /// Reloads the catalog after this node's own DDL, then waits until every
+    /// healthy node's poller must have seen the new version, so that a
+    /// statement sent anywhere after the DDL is acknowledged sees it.
     pub async fn reload(&self) -> Result<Arc<Catalog>> {
         let fresh = self.meta.load_catalog().await?;
         self.install(fresh)?;
+        tokio::time::sleep(2 * CATALOG_POLL + Duration::from_millis(20)).await;
         Ok(self.catalog())
     }
 

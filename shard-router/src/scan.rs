@@ -30,7 +30,7 @@ use meta::{Catalog, Distribution, TableDef};
 use storage_adapter::{convert::from_mysql, map_error, quote_ident, quote_str};
 
 use crate::render::physical_object;
-use crate::txn::ShardAccess;
+use crate::txn::{ShardAccess, SharedAccess};
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
@@ -73,7 +73,7 @@ fn df_err(e: common::Error) -> DataFusionError {
 pub struct TesseraCatalog {
     pub catalog: Arc<Catalog>,
     pub router: Arc<Router>,
-    pub access: ShardAccess,
+    pub access: SharedAccess,
     /// Appended to every shard scan (`FOR UPDATE`, `LOCK IN SHARE MODE`).
     pub lock: Option<&'static str>,
 }
@@ -106,7 +106,7 @@ pub struct TesseraSchema {
     name: String,
     catalog: Arc<Catalog>,
     router: Arc<Router>,
-    access: ShardAccess,
+    access: SharedAccess,
     lock: Option<&'static str>,
 }
 
@@ -147,7 +147,7 @@ pub struct ShardTableProvider {
     table: Arc<TableDef>,
     schema: SchemaRef,
     router: Arc<Router>,
-    access: ShardAccess,
+    access: SharedAccess,
     lock: Option<&'static str>,
 }
 
@@ -415,7 +415,7 @@ impl TableProvider for ShardTableProvider {
 /// One partition's shard query, streamed as Arrow batches.
 pub struct ShardPartitionStream {
     router: Arc<Router>,
-    access: ShardAccess,
+    access: SharedAccess,
     shard: common::ShardId,
     pub sql: String,
     schema: SchemaRef,
@@ -436,7 +436,9 @@ impl PartitionStream for ShardPartitionStream {
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch, DataFusionError>>(2);
         let router = self.router.clone();
-        let access = self.access.clone();
+        // Read at execution: a cached plan runs in whatever transaction
+        // the session is in now.
+        let access = self.access.read().clone();
         let shard = self.shard;
         let sql = self.sql.clone();
         let schema = self.schema.clone();

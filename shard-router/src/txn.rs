@@ -255,6 +255,10 @@ impl Participant for XaBranch {
     }
 }
 
+/// A session's current `ShardAccess`, shared with the DataFusion providers
+/// of its cached plans.
+pub type SharedAccess = Arc<parking_lot::RwLock<ShardAccess>>;
+
 /// Where a statement's shard work runs.
 #[derive(Clone)]
 pub enum ShardAccess {
