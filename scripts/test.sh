@@ -7,3 +7,13 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --workspace --all-targets
 cargo test --workspace -- --nocapture
+# TPC-H at a small scale factor: all 22 answers checked against plain
+# DataFusion over the same generated data.
+"$CARGO_TARGET_DIR/debug/tpch" --sf 0.01 --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --work "${TMPDIR:-/tmp}/tessera-ci-tpch" --out "${TMPDIR:-/tmp}/tessera-ci-results"
+# sysbench, every workload in both ps modes through haproxy: correctness only
+# (zero errors and reconnects), no timing thresholds.
+"$CARGO_TARGET_DIR/debug/sysbench-compare" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --tables 2 --table-size 2000 --threads 4 --time 3 --ps-modes auto,disable \
+  --distributions hash --no-baselines \
+  --work "${TMPDIR:-/tmp}/tessera-ci-sysbench" --out "${TMPDIR:-/tmp}/tessera-ci-results"

@@ -94,7 +94,7 @@ fn default_meta_db() -> String {
     "tessera_meta".into()
 }
 fn default_pool_max() -> usize {
-    64
+    200
 }
 fn default_seq_cache() -> i64 {
     1000

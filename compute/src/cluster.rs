@@ -27,6 +27,9 @@ pub struct ClusterFile {
     pub pg_password: String,
     #[serde(default)]
     pub default_distribution: DefaultDistribution,
+    /// Whether a haproxy (round robin over the compute nodes) runs too.
+    #[serde(default)]
+    pub haproxy: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,7 @@ pub enum Role {
     Meta,
     Shard,
     Compute,
+    Haproxy,
 }
 
 impl Role {
@@ -42,6 +46,7 @@ impl Role {
             Role::Meta => "meta",
             Role::Shard => "shard",
             Role::Compute => "compute",
+            Role::Haproxy => "haproxy",
         }
     }
 }
@@ -62,6 +67,9 @@ impl ClusterFile {
     }
     pub fn compute_port(&self, i: u32) -> u16 {
         self.base_port + i as u16 - 1
+    }
+    pub fn haproxy_port(&self) -> u16 {
+        self.base_port + 20
     }
 
     pub fn nodes(&self, dir: &Path) -> Vec<Node> {
@@ -85,6 +93,14 @@ impl ClusterFile {
                 name: format!("compute{i}"),
                 port: self.compute_port(i),
                 dir: dir.join(format!("compute{i}")),
+            });
+        }
+        if self.haproxy {
+            v.push(Node {
+                role: Role::Haproxy,
+                name: "haproxy".into(),
+                port: self.haproxy_port(),
+                dir: dir.join("haproxy"),
             });
         }
         v
@@ -174,6 +190,7 @@ pub struct UpArgs {
     pub compute: u32,
     pub base_port: u16,
     pub default_distribution: DefaultDistribution,
+    pub haproxy: bool,
 }
 
 fn spawn_daemon(cmd: &mut Command, log: &Path, pid_file: &Path) -> AnyResult<u32> {
@@ -330,7 +347,7 @@ fn start_compute(cf: &ClusterFile, node: &Node, index: u32, exe: &Path) -> AnyRe
         listen: format!("127.0.0.1:{}", node.port),
         meta: cf.endpoint(cf.meta_port()),
         meta_database: "tessera_meta".into(),
-        shard_pool_max: 64,
+        shard_pool_max: 200,
         default_distribution: cf.default_distribution,
         sequence_cache: 1000,
         query_memory_mb: 1024,
@@ -363,6 +380,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 pg_user: "tessera".into(),
                 pg_password: random_token(12),
                 default_distribution: args.default_distribution,
+                haproxy: args.haproxy,
             };
             std::fs::write(
                 dir.join("cluster.toml"),
@@ -372,6 +390,15 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
             cf
         }
     };
+    let mut cf = cf;
+    if args.haproxy && !cf.haproxy {
+        cf.haproxy = true;
+        std::fs::write(
+            dir.join("cluster.toml"),
+            toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+    }
     let nodes = cf.nodes(&dir);
     let running: Vec<bool> = nodes.iter().map(|n| node_pid(n).is_some()).collect();
     if running.iter().all(|r| *r) {
@@ -392,7 +419,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     for (n, r) in nodes.iter().zip(&running) {
-        if *r || n.role == Role::Compute {
+        if *r || n.role == Role::Compute || n.role == Role::Haproxy {
             continue;
         }
         println!("starting {} on port {}", n.name, n.port);
@@ -441,6 +468,12 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         println!("starting {} on port {}", n.name, n.port);
         start_compute(&cf, n, index, &exe)?;
     }
+    for (n, r) in nodes.iter().zip(&running) {
+        if !*r && n.role == Role::Haproxy {
+            println!("starting haproxy on port {}", n.port);
+            start_haproxy(&cf, n)?;
+        }
+    }
     println!(
         "Tessera cluster is up ({} shards, {} compute nodes) in {}",
         cf.shards,
@@ -451,8 +484,39 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
     Ok(())
 }
 
+fn start_haproxy(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
+    let bin = find_binary("haproxy")
+        .ok_or("haproxy is not installed. Install it with: apt-get install -y haproxy")?;
+    std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
+    let mut cfg = String::from(
+        "# Written by tessera cluster up: round robin over the compute nodes.\n\
+         global\n    maxconn 4000\n\n\
+         defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\n",
+    );
+    cfg.push_str(&format!(
+        "listen tessera\n    bind 127.0.0.1:{}\n    balance roundrobin\n    option tcp-check\n",
+        node.port
+    ));
+    for i in 1..=cf.compute {
+        cfg.push_str(&format!(
+            "    server compute{i} 127.0.0.1:{} check inter 2s fall 2 rise 1\n",
+            cf.compute_port(i)
+        ));
+    }
+    let cfg_path = node.dir.join("haproxy.cfg");
+    std::fs::write(&cfg_path, cfg).map_err(|e| e.to_string())?;
+    let log = node.dir.join("node.log");
+    let mut cmd = Command::new(bin);
+    cmd.arg("-db").arg("-f").arg(&cfg_path);
+    let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
+    wait_port(node.port, pid, &node.name, &log)
+}
+
 fn print_connect(cf: &ClusterFile) {
     println!("Connect with:");
+    if cf.haproxy {
+        println!("  psql \"{}\"    (haproxy)", cf.psql_url(cf.haproxy_port()));
+    }
     for i in 1..=cf.compute {
         println!("  psql \"{}\"", cf.psql_url(cf.compute_port(i)));
     }
@@ -473,7 +537,7 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
             "running": pid.is_some(),
             "answers": answers,
         });
-        if n.role == Role::Compute {
+        if n.role == Role::Compute || n.role == Role::Haproxy {
             obj["user"] = cf.pg_user.clone().into();
             obj["password"] = cf.pg_password.clone().into();
         } else {

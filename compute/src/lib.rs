@@ -5,6 +5,7 @@
 //! management). See `ARCHITECTURE.md`.
 
 pub mod cluster;
+pub mod copy;
 pub mod df;
 pub mod pgtypes;
 pub mod plan;

@@ -46,6 +46,10 @@ enum ClusterCmd {
         /// Placement of tables without a distribution clause: hash or single.
         #[arg(long, default_value = "hash")]
         default_distribution: String,
+        /// Also run haproxy (TCP, round robin, health checks) in front of the
+        /// compute nodes, on base port + 20.
+        #[arg(long)]
+        haproxy: bool,
     },
     /// Show every node, its role, pid, address and login.
     Status {
@@ -71,6 +75,7 @@ fn main() {
                 compute,
                 base_port,
                 default_distribution,
+                haproxy,
             } => {
                 let dd = match default_distribution.as_str() {
                     "hash" => DefaultDistribution::Hash,
@@ -92,6 +97,7 @@ fn main() {
                     compute,
                     base_port,
                     default_distribution: dd,
+                    haproxy,
                 })
             }
             ClusterCmd::Status { data_dir, json } => compute::cluster::status(&data_dir, json),

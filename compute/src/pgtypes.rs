@@ -249,6 +249,54 @@ pub fn encode_arrow(
     }
 }
 
+/// PostgreSQL text form of an Arrow value (COPY TO), or None for NULL.
+pub fn arrow_text(col: &ArrayRef, row: usize) -> Option<String> {
+    if col.is_null(row) {
+        return None;
+    }
+    Some(match col.data_type() {
+        DataType::Boolean => {
+            let v = col
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .map(|a| a.value(row))
+                .unwrap_or(false);
+            if v {
+                "t".into()
+            } else {
+                "f".into()
+            }
+        }
+        DataType::Binary => {
+            let v = col
+                .as_any()
+                .downcast_ref::<BinaryArray>()
+                .map(|a| a.value(row).to_vec())
+                .unwrap_or_default();
+            let mut s = String::from("\\x");
+            for b in v {
+                s.push_str(&format!("{b:02x}"));
+            }
+            s
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+            let micros = col
+                .as_any()
+                .downcast_ref::<TimestampMicrosecondArray>()
+                .map(|a| a.value(row))
+                .unwrap_or_default();
+            let dt = DateTime::from_timestamp_micros(micros).unwrap_or_default();
+            timestamp_text(&dt.naive_utc(), tz.is_some())
+        }
+        _ => {
+            let fo = ArrowFormat::default();
+            ArrayFormatter::try_new(col.as_ref(), &fo)
+                .map(|f| f.value(row).to_string())
+                .unwrap_or_default()
+        }
+    })
+}
+
 /// Decodes parameter `idx` of a portal to a Datum of the given wire type.
 pub fn decode_param<S: Clone>(portal: &Portal<S>, idx: usize, ty: &Type) -> Result<Datum> {
     let bad = |e: pgwire::error::PgWireError| Error::InvalidText {

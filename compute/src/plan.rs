@@ -43,6 +43,10 @@ pub enum PlanKind {
     /// Planned by DataFusion; the lock clause (`FOR UPDATE`) each shard
     /// scan appends, taken off the statement DataFusion sees.
     DataFusion(Arc<Statement>, Option<&'static str>),
+    /// COPY FROM STDIN.
+    CopyIn(Arc<crate::copy::CopyInPlan>),
+    /// COPY TO STDOUT: the query DataFusion runs and the output format.
+    CopyOut(Arc<Statement>, Arc<crate::copy::CopyFormat>),
 }
 
 impl PlanKind {
@@ -315,6 +319,14 @@ impl Planner<'_> {
             Statement::Insert(ins) => self.plan_insert(&ins)?,
             s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s)?,
             Statement::Query(q) => self.plan_query(q)?,
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                values,
+            } => self.plan_copy(source, to, target, &options, &legacy_options, &values)?,
             s @ Statement::Explain { .. } => {
                 self.plan_of(PlanKind::DataFusion(Arc::new(s), None), "EXPLAIN")
             }
@@ -328,6 +340,91 @@ impl Planner<'_> {
                 return Err(Error::unsupported(format!("statement {word}")));
             }
         })
+    }
+
+    fn plan_copy(
+        &self,
+        source: datafusion::sql::sqlparser::ast::CopySource,
+        to: bool,
+        target: datafusion::sql::sqlparser::ast::CopyTarget,
+        options: &[datafusion::sql::sqlparser::ast::CopyOption],
+        legacy: &[datafusion::sql::sqlparser::ast::CopyLegacyOption],
+        values: &[Option<String>],
+    ) -> Result<Plan> {
+        use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget};
+        let format = crate::copy::CopyFormat::from_options(options, legacy)?;
+        if !values.is_empty() {
+            return Err(Error::unsupported("COPY with inline data"));
+        }
+        match (source, to, target) {
+            (
+                CopySource::Table {
+                    table_name,
+                    columns,
+                },
+                false,
+                CopyTarget::Stdin,
+            ) => {
+                let table = resolve_table(self.catalog, &table_name, self.schema)?;
+                let names: Vec<String> = if columns.is_empty() {
+                    table.columns.iter().map(|c| c.name.clone()).collect()
+                } else {
+                    columns.iter().map(normalize_ident).collect()
+                };
+                let mut column_map = vec![None; table.columns.len()];
+                for (j, c) in names.iter().enumerate() {
+                    let i = table
+                        .column_index(c)
+                        .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
+                    column_map[i] = Some(j);
+                }
+                Ok(self.plan_of(
+                    PlanKind::CopyIn(Arc::new(crate::copy::CopyInPlan {
+                        table,
+                        column_map,
+                        fields: names.len(),
+                        format,
+                    })),
+                    "COPY",
+                ))
+            }
+            (source, true, CopyTarget::Stdout) => {
+                let query = match source {
+                    CopySource::Query(q) => Statement::Query(q),
+                    CopySource::Table {
+                        table_name,
+                        columns,
+                    } => {
+                        let table = resolve_table(self.catalog, &table_name, self.schema)?;
+                        let cols: Vec<String> = if columns.is_empty() {
+                            table.columns.iter().map(|c| c.name.clone()).collect()
+                        } else {
+                            columns.iter().map(normalize_ident).collect()
+                        };
+                        let sql = format!(
+                            "SELECT {} FROM \"{}\".\"{}\"",
+                            cols.iter()
+                                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            table.schema.replace('"', "\"\""),
+                            table.name.replace('"', "\"\"")
+                        );
+                        datafusion::sql::sqlparser::parser::Parser::parse_sql(
+                            &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                            &sql,
+                        )
+                        .map_err(Error::internal)?
+                        .pop()
+                        .ok_or_else(|| Error::internal("empty COPY query"))?
+                    }
+                };
+                Ok(self.plan_of(PlanKind::CopyOut(Arc::new(query), Arc::new(format)), "COPY"))
+            }
+            _ => Err(Error::unsupported(
+                "COPY to or from a file on the server (use STDIN/STDOUT)",
+            )),
+        }
     }
 
     fn plan_set(&self, set: datafusion::sql::sqlparser::ast::Set) -> Result<Plan> {

@@ -347,6 +347,52 @@ impl ConnHandlers {
         guard
     }
 
+    /// Plans (or reuses the cached plan of) and runs a DataFusion statement
+    /// in the session's context.
+    async fn run_datafusion(
+        &self,
+        session: &mut Session,
+        prepared_id: u64,
+        stmt: &Statement,
+        lock: Option<&'static str>,
+        params: &[Datum],
+    ) -> Result<Vec<datafusion::arrow::array::RecordBatch>> {
+        if session.failed {
+            return Err(Error::InFailedTransaction);
+        }
+        *session.access_cell.write() = session.access();
+        let version = self.router.catalog().version;
+        let schema = session.current_schema();
+        let reuse = matches!(&session.df_ctx, Some((v, s, l, _)) if *v == version && *s == schema && *l == lock);
+        if !reuse {
+            session.df_ctx = Some((version, schema, lock, df::context(session, lock)?));
+            session.df_plans.clear();
+        }
+        let ctx = match &session.df_ctx {
+            Some((.., c)) => c.clone(),
+            None => return Err(Error::internal("no DataFusion context")),
+        };
+        let cached = session.df_plans.get(&prepared_id).map(|(_, lp)| lp.clone());
+        let lp = match cached {
+            Some(lp) => Ok(lp),
+            None => df::logical_plan(&ctx, stmt).await,
+        };
+        if let (Ok(lp), true) = (&lp, prepared_id != 0) {
+            if session.df_plans.len() > 1000 {
+                session.df_plans.clear();
+            }
+            session.df_plans.insert(prepared_id, (version, lp.clone()));
+        }
+        let res = match lp {
+            Ok(lp) => df::run(&ctx, lp, params).await,
+            Err(e) => Err(e),
+        };
+        if res.is_err() && session.in_txn() {
+            session.failed = true;
+        }
+        res
+    }
+
     /// Executes one planned statement and shapes the wire response.
     async fn run(
         &self,
@@ -376,46 +422,34 @@ impl ConnHandlers {
                 .await?;
             }
         }
+        if let PlanKind::CopyOut(stmt, fmt) = &plan.kind {
+            let batches = self
+                .run_datafusion(session, prepared.id, stmt, None, params)
+                .await?;
+            let ncols = batches.first().map(|b| b.num_columns()).unwrap_or(0);
+            let mut chunks = vec![];
+            for b in &batches {
+                for r in 0..b.num_rows() {
+                    let fields: Vec<Option<String>> = b
+                        .columns()
+                        .iter()
+                        .map(|c| crate::pgtypes::arrow_text(c, r))
+                        .collect();
+                    chunks.push(Ok(pgwire::messages::copy::CopyData::new(
+                        bytes::Bytes::from(fmt.render(&fields)),
+                    )));
+                }
+            }
+            return Ok(Response::CopyOut(pgwire::api::results::CopyResponse::new(
+                0,
+                ncols,
+                stream::iter(chunks),
+            )));
+        }
         if let PlanKind::DataFusion(stmt, lock) = &plan.kind {
-            if session.failed {
-                return Err(Error::InFailedTransaction);
-            }
-            *session.access_cell.write() = session.access();
-            let version = self.router.catalog().version;
-            let schema = session.current_schema();
-            let reuse = matches!(&session.df_ctx, Some((v, s, l, _)) if *v == version && *s == schema && l == lock);
-            if !reuse {
-                session.df_ctx = Some((version, schema, *lock, df::context(session, *lock)?));
-                session.df_plans.clear();
-            }
-            let ctx = match &session.df_ctx {
-                Some((.., c)) => c.clone(),
-                None => return Err(Error::internal("no DataFusion context")),
-            };
-            let cached = session.df_plans.get(&prepared.id).map(|(_, lp)| lp.clone());
-            let lp = match cached {
-                Some(lp) => Ok(lp),
-                None => df::logical_plan(&ctx, stmt).await,
-            };
-            if let (Ok(lp), true) = (&lp, prepared.id != 0) {
-                if session.df_plans.len() > 1000 {
-                    session.df_plans.clear();
-                }
-                session.df_plans.insert(prepared.id, (version, lp.clone()));
-            }
-            let res = match lp {
-                Ok(lp) => df::run(&ctx, lp, params).await,
-                Err(e) => Err(e),
-            };
-            let batches = match res {
-                Ok(b) => b,
-                Err(e) => {
-                    if session.in_txn() {
-                        session.failed = true;
-                    }
-                    return Err(e);
-                }
-            };
+            let batches = self
+                .run_datafusion(session, prepared.id, stmt, *lock, params)
+                .await?;
             let fields = Arc::new(fields_of(&plan.fields, Some(format)));
             let mut rows = vec![];
             let mut enc = DataRowEncoder::new(fields.clone());
@@ -466,6 +500,11 @@ impl ConnHandlers {
                 Response::Query(q)
             }
             Output::Batches(_) => return Err(Error::internal("unexpected batches")),
+            Output::CopyIn(n) => Response::CopyIn(pgwire::api::results::CopyResponse::new(
+                0,
+                n,
+                stream::empty(),
+            )),
         })
     }
 }
@@ -644,7 +683,15 @@ impl ExtendedQueryHandler for ConnHandlers {
         // pgwire's general path.
         let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
         let portal = match client.portal_store().get_portal(name) {
-            Some(Entry::Value(p)) if message.max_rows == 0 => p,
+            Some(Entry::Value(p))
+                if message.max_rows == 0
+                    && !matches!(
+                        p.statement.statement.plan.kind,
+                        PlanKind::CopyIn(_) | PlanKind::CopyOut(..)
+                    ) =>
+            {
+                p
+            }
             _ => return self._on_execute(client, message).await,
         };
         if !matches!(*portal.state().lock().await, PortalExecutionState::Initial)
@@ -826,6 +873,91 @@ impl ExtendedQueryHandler for ConnHandlers {
     }
 }
 
+#[async_trait]
+impl pgwire::api::copy::CopyHandler for ConnHandlers {
+    async fn on_copy_data<C>(
+        &self,
+        _client: &mut C,
+        data: pgwire::messages::copy::CopyData,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + futures::Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut guard = self.session.lock().await;
+        if let Some(session) = guard.as_mut() {
+            if let Some(c) = session.copy_in.as_mut() {
+                c.data(&self.router, &data.data).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn on_copy_done<C>(
+        &self,
+        client: &mut C,
+        _done: pgwire::messages::copy::CopyDone,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + futures::Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut guard = self.session.lock().await;
+        let Some(session) = guard.as_mut() else {
+            return Err(PgWireError::ApiError("no session".into()));
+        };
+        let Some(copy) = session.copy_in.take() else {
+            return Err(to_pg_error(&Error::TxnState {
+                state: common::SqlState::PROTOCOL_VIOLATION,
+                message: "CopyDone without COPY in progress".into(),
+            }));
+        };
+        match copy.finish(&self.router).await {
+            Ok(n) => {
+                client
+                    .send(PgWireBackendMessage::CommandComplete(
+                        Tag::new("COPY").with_rows(n as usize).into(),
+                    ))
+                    .await?;
+                Ok(())
+            }
+            Err(e) => {
+                if session.in_txn() {
+                    session.failed = true;
+                }
+                Err(to_pg_error(&e))
+            }
+        }
+    }
+
+    async fn on_copy_fail<C>(
+        &self,
+        _client: &mut C,
+        fail: pgwire::messages::copy::CopyFail,
+    ) -> PgWireError
+    where
+        C: ClientInfo + futures::Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut guard = self.session.lock().await;
+        if let Some(session) = guard.as_mut() {
+            if let Some(copy) = session.copy_in.take() {
+                copy.abort(&self.router).await;
+            }
+            if session.in_txn() {
+                session.failed = true;
+            }
+        }
+        to_pg_error(&Error::TxnState {
+            state: common::SqlState::QUERY_CANCELED,
+            message: format!("COPY from stdin failed: {}", fail.message),
+        })
+    }
+}
+
 pub struct Factory {
     handlers: Arc<ConnHandlers>,
     router: Arc<Router>,
@@ -852,6 +984,9 @@ impl PgWireServerHandlers for Factory {
                 .with_scram(scram)
                 .with_connection_manager(self.handlers.manager.clone()),
         )
+    }
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        self.handlers.clone()
     }
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         Arc::new(DefaultCancelHandler::new(self.handlers.manager.clone()))

@@ -30,6 +30,8 @@ pub enum Output {
     /// Rows as Datums (fast path, RETURNING, SHOW) with their catalog types.
     Rows(Vec<Vec<Datum>>),
     Batches(Vec<RecordBatch>),
+    /// COPY FROM STDIN started, with this many columns.
+    CopyIn(usize),
 }
 
 pub struct Session {
@@ -48,6 +50,8 @@ pub struct Session {
         Option<&'static str>,
         datafusion::execution::context::SessionContext,
     )>,
+    /// A COPY FROM STDIN in progress.
+    pub copy_in: Option<crate::copy::CopyIn>,
     /// Logical plans of prepared statements, by statement id.
     pub df_plans: std::collections::HashMap<u64, (u64, datafusion::logical_expr::LogicalPlan)>,
 }
@@ -101,6 +105,7 @@ impl Session {
             user,
             access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
             df_ctx: None,
+            copy_in: None,
             df_plans: std::collections::HashMap::new(),
         }
     }
@@ -290,7 +295,17 @@ impl Session {
                 })
             }
             PlanKind::FastSelect(p) => self.execute_fast_select(p, params).await,
-            PlanKind::DataFusion(..) => Err(Error::internal("DataFusion plans run in the server")),
+            PlanKind::CopyIn(p) => {
+                self.copy_in = Some(crate::copy::CopyIn::new(
+                    p.clone(),
+                    self.txn.clone(),
+                    self.router.node_id,
+                ));
+                Ok(Output::CopyIn(p.fields))
+            }
+            PlanKind::DataFusion(..) | PlanKind::CopyOut(..) => {
+                Err(Error::internal("DataFusion plans run in the server"))
+            }
         }
     }
 

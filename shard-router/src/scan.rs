@@ -477,7 +477,15 @@ async fn stream_rows(
     while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {
         let values = row.unwrap();
         for ((b, v), ty) in builders.iter_mut().zip(values).zip(types) {
-            b.append(from_mysql(v, ty)?)?;
+            let d = match (ty, from_mysql(v, ty)?) {
+                // bpchar semantics in DataFusion: trailing blanks do not
+                // count (comparisons, joins, grouping).
+                (SqlType::Char(_), Datum::Text(s)) => {
+                    Datum::Text(s.trim_end_matches(' ').to_string())
+                }
+                (_, d) => d,
+            };
+            b.append(d)?;
         }
         rows += 1;
         if rows == BATCH_ROWS {

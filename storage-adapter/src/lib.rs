@@ -24,6 +24,9 @@ pub const SESSION_INIT: &[&str] = &[
     "SET SESSION div_precision_increment = 20",
 ];
 
+/// Longest wait for a pooled shard connection.
+pub const POOL_WAIT: Duration = Duration::from_secs(10);
+
 /// Handle to one shard: a bounded connection pool.
 #[derive(Clone)]
 pub struct ShardClient {
@@ -60,11 +63,21 @@ impl ShardClient {
         })
     }
 
+    /// Borrows a connection. Waiting is bounded: sessions in transactions
+    /// hold connections to several shards, so a saturated pool must not
+    /// wait forever (that could deadlock two transactions on pool slots).
     pub async fn conn(&self) -> Result<Conn> {
-        self.pool
-            .get_conn()
-            .await
-            .map_err(|e| map_error(self.id, e))
+        match tokio::time::timeout(POOL_WAIT, self.pool.get_conn()).await {
+            Ok(r) => r.map_err(|e| map_error(self.id, e)),
+            Err(_) => Err(Error::TxnState {
+                state: common::SqlState::SERIALIZATION_FAILURE,
+                message: format!(
+                    "no connection to {} became free within {} s; retry the transaction",
+                    self.id,
+                    POOL_WAIT.as_secs()
+                ),
+            }),
+        }
     }
 
     pub async fn disconnect(self) {

@@ -535,6 +535,143 @@ async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
         .ok();
 }
 
+/// sysbench's statements give the same answers through Tessera as straight
+/// on one MariaDB holding the same rows (a database of its own on shard 1's
+/// server), and leave the same rows behind.
+async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
+    const N: i64 = 2000;
+    let pg = cluster.connect(0).await;
+    pg.batch_execute(
+        "DROP TABLE IF EXISTS sbtest1;
+         CREATE TABLE sbtest1 (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id));
+         CREATE INDEX k_1 ON sbtest1(k)",
+    )
+    .await
+    .unwrap();
+    let mut my = cluster.shard_conn(1).await;
+    my.query_drop("DROP DATABASE IF EXISTS sb_oracle")
+        .await
+        .unwrap();
+    my.query_drop("CREATE DATABASE sb_oracle").await.unwrap();
+    my.query_drop("CREATE TABLE sb_oracle.sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id), KEY k_1 (k))")
+        .await
+        .unwrap();
+    let mut rng = Rng(42);
+    let mut values = vec![];
+    for i in 1..=N {
+        let k = rng.next(N as u64) as i64;
+        values.push(format!(
+            "({i}, {k}, 'c-{}-{}', 'pad{}')",
+            i,
+            rng.next(1000),
+            i % 7
+        ));
+    }
+    for chunk in values.chunks(500) {
+        let v = chunk.join(",");
+        pg.batch_execute(&format!("INSERT INTO sbtest1 (id, k, c, pad) VALUES {v}"))
+            .await
+            .unwrap();
+        my.query_drop(format!(
+            "INSERT INTO sb_oracle.sbtest1 (id, k, c, pad) VALUES {v}"
+        ))
+        .await
+        .unwrap();
+    }
+    fn norm(v: &str) -> String {
+        match v.parse::<f64>() {
+            Ok(f) => format!("{f}"),
+            Err(_) => v.trim_end().to_string(),
+        }
+    }
+    async fn tessera_rows(c: &tokio_postgres::Client, sql: &str) -> Vec<Vec<String>> {
+        c.simple_query(sql)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                    (0..r.len())
+                        .map(|i| norm(r.get(i).unwrap_or("NULL")))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect()
+    }
+    async fn maria_rows(c: &mut mysql_async::Conn, sql: &str) -> Vec<Vec<String>> {
+        let rows: Vec<mysql_async::Row> = c.query(sql).await.unwrap();
+        rows.into_iter()
+            .map(|r| {
+                r.unwrap()
+                    .into_iter()
+                    .map(|v| match v {
+                        mysql_async::Value::NULL => "NULL".to_string(),
+                        mysql_async::Value::Bytes(b) => norm(&String::from_utf8_lossy(&b)),
+                        mysql_async::Value::Int(i) => norm(&i.to_string()),
+                        other => norm(other.as_sql(true).trim_matches('\'')),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+    for round in 0..60 {
+        let id = 1 + rng.next(N as u64) as i64;
+        let hi = id + 99;
+        let stmts: Vec<(String, bool)> = vec![
+            (format!("SELECT c FROM sbtest1 WHERE id={id}"), true),
+            (format!("SELECT c FROM sbtest1 WHERE id BETWEEN {id} AND {hi}"), false),
+            (format!("SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN {id} AND {hi}"), true),
+            (format!("SELECT c FROM sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c"), true),
+            (format!("SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c"), true),
+            (format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({}, {}, {})", rng.next(N as u64), rng.next(N as u64), id), false),
+            (format!("SELECT count(k) FROM sbtest1 WHERE k BETWEEN {id} AND {hi} OR k BETWEEN {} AND {}", id / 2, id / 2 + 5), true),
+        ];
+        for (sql, ordered) in stmts {
+            let mut a = tessera_rows(&pg, &sql).await;
+            let mut b = maria_rows(&mut my, &sql.replace("sbtest1", "sb_oracle.sbtest1")).await;
+            if !ordered {
+                a.sort();
+                b.sort();
+            }
+            assert_eq!(a, b, "round {round}: {sql}");
+        }
+        let writes = [
+            format!("UPDATE sbtest1 SET k=k+1 WHERE id={id}"),
+            format!(
+                "UPDATE sbtest1 SET c='upd-{round}' WHERE id={}",
+                1 + rng.next(N as u64)
+            ),
+            format!("DELETE FROM sbtest1 WHERE id={hi}"),
+            format!(
+                "INSERT INTO sbtest1 (id, k, c, pad) VALUES ({hi}, {round}, 'ins-{round}', 'p')"
+            ),
+        ];
+        for w in writes {
+            let a = pg
+                .execute(w.as_str(), &[])
+                .await
+                .map(|n| n as i64)
+                .unwrap_or(-1);
+            let b = match my
+                .query_drop(w.replace("sbtest1", "sb_oracle.sbtest1"))
+                .await
+            {
+                Ok(()) => my.affected_rows() as i64,
+                Err(_) => -1,
+            };
+            assert_eq!(a, b, "round {round}: {w}");
+        }
+    }
+    let all = "SELECT id, k, c, pad FROM sbtest1 ORDER BY id";
+    assert_eq!(
+        tessera_rows(&pg, all).await,
+        maria_rows(&mut my, &all.replace("sbtest1", "sb_oracle.sbtest1")).await
+    );
+    pg.batch_execute("DROP TABLE sbtest1").await.unwrap();
+    my.query_drop("DROP DATABASE sb_oracle").await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
@@ -545,6 +682,7 @@ async fn cluster_suite() {
     disconnect_mid_transaction(&cluster).await;
     cancel_request(&cluster).await;
     for_update_locks(&cluster).await;
+    sysbench_statements_match_mariadb(&cluster).await;
     run_slt(&cluster).await;
     bank_under_faults(&cluster, Victim::Compute).await;
     bank_under_faults(&cluster, Victim::Shard).await;

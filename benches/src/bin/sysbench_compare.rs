@@ -1,0 +1,373 @@
+//! `sysbench-compare`: the same sysbench workloads, in one invocation,
+//! against a Tessera cluster through haproxy (hash-distributed and/or
+//! whole-table placement), one MariaDB and one PostgreSQL 15. Prints TPS,
+//! QPS, p95 and the ratios Tessera/MariaDB and Tessera/PostgreSQL; writes
+//! JSON, TSV and an SVG chart.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use benches::servers::{Endpoint, Mariadb, Postgres, Tessera};
+use benches::{parse_sysbench, svg, RunResult};
+use clap::Parser;
+
+const ALL: &[&str] = &[
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_delete",
+    "oltp_insert",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+];
+
+#[derive(Parser)]
+#[command(about = "sysbench: Tessera vs one MariaDB vs one PostgreSQL, side by side")]
+struct Args {
+    /// The tessera binary (a release build for real figures).
+    #[arg(long, default_value = "target/release/tessera")]
+    tessera: PathBuf,
+    /// Work folder for the clusters and servers.
+    #[arg(long, default_value = "/tmp/tessera-bench")]
+    work: PathBuf,
+    #[arg(long, default_value_t = 8)]
+    tables: u32,
+    #[arg(long, default_value_t = 100_000)]
+    table_size: u32,
+    /// Comma-separated thread counts.
+    #[arg(long, default_value = "16,64,256")]
+    threads: String,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 30)]
+    time: u32,
+    /// Comma-separated workloads (default: all the workloads).
+    #[arg(long)]
+    workloads: Option<String>,
+    /// Comma-separated: auto, disable.
+    #[arg(long, default_value = "auto")]
+    ps_modes: String,
+    /// Comma-separated Tessera placements: hash, single.
+    #[arg(long, default_value = "hash,single")]
+    distributions: String,
+    /// Skip the MariaDB and PostgreSQL baselines.
+    #[arg(long)]
+    no_baselines: bool,
+    /// Also run `prepare` with --auto_inc=off (explicit ids).
+    #[arg(long)]
+    auto_inc_off: bool,
+    /// Where results go.
+    #[arg(long, default_value = "benches/results")]
+    out: PathBuf,
+    #[arg(long, default_value_t = 25000)]
+    base_port: u16,
+}
+
+fn sysbench(ep: &Endpoint, workload: &str, cmd: &str, extra: &[String]) -> (bool, String) {
+    let mut c = Command::new("sysbench");
+    c.arg(workload)
+        .args(ep.sysbench_args())
+        .args(extra)
+        .arg(cmd);
+    match c.output() {
+        Ok(o) => {
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            (o.status.success(), text)
+        }
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+fn main() {
+    let a = Args::parse();
+    let threads: Vec<u32> = a
+        .threads
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    let workloads: Vec<String> = match &a.workloads {
+        Some(w) => w.split(',').map(|s| s.trim().to_string()).collect(),
+        None => ALL.iter().map(|s| s.to_string()).collect(),
+    };
+    let ps_modes: Vec<String> = a
+        .ps_modes
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    let _ = std::fs::create_dir_all(&a.work);
+    let _ = std::fs::create_dir_all(&a.out);
+    let mut results: Vec<RunResult> = vec![];
+    let mut targets: Vec<String> = vec![];
+
+    let run_target = |ep: &Endpoint, results: &mut Vec<RunResult>| {
+        let common = |t: u32, ps: &str| -> Vec<String> {
+            vec![
+                format!("--tables={}", a.tables),
+                format!("--table-size={}", a.table_size),
+                "--rand-type=uniform".into(),
+                format!("--threads={t}"),
+                format!("--time={}", a.time),
+                format!("--db-ps-mode={ps}"),
+                "--report-interval=0".into(),
+            ]
+        };
+        let oltp: Vec<&String> = workloads.iter().filter(|w| *w != "bulk_insert").collect();
+        if !oltp.is_empty() {
+            eprintln!(
+                "[{}] prepare {} tables x {} rows",
+                ep.name, a.tables, a.table_size
+            );
+            let mut prep = common(a.tables.min(8), "disable");
+            if a.auto_inc_off {
+                prep.push("--auto_inc=off".into());
+            }
+            let (_, _) = sysbench(ep, "oltp_common", "cleanup", &common(1, "disable"));
+            let (ok, out) = sysbench(ep, "oltp_common", "prepare", &prep);
+            if !ok {
+                eprintln!("[{}] prepare failed:\n{out}", ep.name);
+                return;
+            }
+            for ps in &ps_modes {
+                for w in &oltp {
+                    for t in &threads {
+                        let (ok, out) = sysbench(ep, w, "run", &common(*t, ps));
+                        let mut r = RunResult {
+                            target: ep.name.clone(),
+                            workload: w.to_string(),
+                            ps_mode: ps.clone(),
+                            threads: *t,
+                            ok,
+                            ..Default::default()
+                        };
+                        match parse_sysbench(&out) {
+                            Some((tps, qps, p95, e, rc)) if ok => {
+                                r.tps = tps;
+                                r.qps = qps;
+                                r.p95_ms = p95;
+                                r.errors = e;
+                                r.reconnects = rc;
+                            }
+                            _ => {
+                                r.ok = false;
+                                r.note = out
+                                    .lines()
+                                    .filter(|l| l.contains("FATAL") || l.contains("error"))
+                                    .take(3)
+                                    .collect::<Vec<_>>()
+                                    .join(" | ");
+                            }
+                        }
+                        eprintln!(
+                            "[{}] {w} ps={ps} threads={t}: tps {:.1} qps {:.1} p95 {:.2} ms errors {} {}",
+                            ep.name, r.tps, r.qps, r.p95_ms, r.errors, r.note
+                        );
+                        results.push(r);
+                    }
+                }
+            }
+            let _ = sysbench(
+                ep,
+                "oltp_common",
+                "cleanup",
+                &common(a.tables.min(8), "disable"),
+            );
+        }
+        if workloads.iter().any(|w| w == "bulk_insert") {
+            for ps in &ps_modes {
+                for t in &threads {
+                    let c = common(*t, ps);
+                    let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
+                    let _ = sysbench(ep, "bulk_insert", "prepare", &c);
+                    let (ok, out) = sysbench(ep, "bulk_insert", "run", &c);
+                    let mut r = RunResult {
+                        target: ep.name.clone(),
+                        workload: "bulk_insert".into(),
+                        ps_mode: ps.clone(),
+                        threads: *t,
+                        ok,
+                        ..Default::default()
+                    };
+                    if let (true, Some((tps, qps, p95, e, rc))) = (ok, parse_sysbench(&out)) {
+                        r.tps = tps;
+                        r.qps = qps;
+                        r.p95_ms = p95;
+                        r.errors = e;
+                        r.reconnects = rc;
+                    } else {
+                        r.ok = false;
+                        r.note = out
+                            .lines()
+                            .filter(|l| l.contains("FATAL"))
+                            .take(2)
+                            .collect::<Vec<_>>()
+                            .join(" | ");
+                    }
+                    eprintln!(
+                        "[{}] bulk_insert ps={ps} threads={t}: tps {:.1}",
+                        ep.name, r.tps
+                    );
+                    results.push(r);
+                    let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
+                }
+            }
+        }
+    };
+
+    for (i, dist) in a
+        .distributions
+        .split(',')
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .enumerate()
+    {
+        let dir = a.work.join(format!("tessera-{dist}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        match Tessera::start(&a.tessera, &dir, a.base_port + 100 * i as u16, dist) {
+            Ok((cluster, ep)) => {
+                targets.push(ep.name.clone());
+                run_target(&ep, &mut results);
+                drop(cluster);
+            }
+            Err(e) => eprintln!("tessera ({dist}) did not start: {e}"),
+        }
+    }
+    if !a.no_baselines {
+        match Mariadb::start(&a.work.join("mariadb"), a.base_port + 300) {
+            Ok((m, ep)) => {
+                targets.push(ep.name.clone());
+                run_target(&ep, &mut results);
+                drop(m);
+            }
+            Err(e) => eprintln!("mariadb baseline did not start: {e}"),
+        }
+        match Postgres::start(&a.work.join("postgres"), a.base_port + 301) {
+            Ok((p, ep)) => {
+                targets.push(ep.name.clone());
+                run_target(&ep, &mut results);
+                drop(p);
+            }
+            Err(e) => eprintln!("postgres baseline did not start: {e}"),
+        }
+    }
+
+    // The table: one row per workload x ps mode x threads.
+    let find = |t: &str, w: &str, ps: &str, th: u32| {
+        results
+            .iter()
+            .find(|r| r.target == t && r.workload == w && r.ps_mode == ps && r.threads == th)
+    };
+    let mut tsv = String::from("workload\tps_mode\tthreads\ttarget\ttps\tqps\tp95_ms\terrors\treconnects\tok\tvs_mariadb\tvs_postgres\n");
+    println!(
+        "{:<22} {:<7} {:>7} {:<16} {:>10} {:>10} {:>9} {:>6} {:>9} {:>9}",
+        "workload",
+        "ps",
+        "threads",
+        "target",
+        "tps",
+        "qps",
+        "p95 ms",
+        "errors",
+        "vs maria",
+        "vs pg"
+    );
+    for w in &workloads {
+        for ps in &ps_modes {
+            for th in &threads {
+                for t in &targets {
+                    let Some(r) = find(t, w, ps, *th) else {
+                        continue;
+                    };
+                    let ratio = |base: &str| {
+                        find(base, w, ps, *th)
+                            .filter(|b| b.tps > 0.0 && r.ok)
+                            .map(|b| r.tps / b.tps)
+                    };
+                    let (vm, vp) = if t.starts_with("tessera") {
+                        (ratio("mariadb"), ratio("postgres"))
+                    } else {
+                        (None, None)
+                    };
+                    let fmt = |x: Option<f64>| {
+                        x.map(|v| format!("{v:.2}x")).unwrap_or_else(|| "-".into())
+                    };
+                    println!(
+                        "{:<22} {:<7} {:>7} {:<16} {:>10.1} {:>10.1} {:>9.2} {:>6} {:>9} {:>9}{}",
+                        w,
+                        ps,
+                        th,
+                        t,
+                        r.tps,
+                        r.qps,
+                        r.p95_ms,
+                        r.errors,
+                        fmt(vm),
+                        fmt(vp),
+                        if r.ok {
+                            String::new()
+                        } else {
+                            format!("  FAILED {}", r.note)
+                        }
+                    );
+                    tsv.push_str(&format!(
+                        "{w}\t{ps}\t{th}\t{t}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{}\t{}\n",
+                        r.tps,
+                        r.qps,
+                        r.p95_ms,
+                        r.errors,
+                        r.reconnects,
+                        r.ok,
+                        fmt(vm),
+                        fmt(vp)
+                    ));
+                }
+            }
+        }
+    }
+    let _ = std::fs::write(a.out.join("sysbench.tsv"), tsv);
+    let _ = std::fs::write(
+        a.out.join("sysbench.json"),
+        serde_json::to_string_pretty(&results).unwrap_or_default(),
+    );
+    // Chart: TPS per workload at the highest thread count, first ps mode.
+    if let (Some(th), Some(ps)) = (threads.iter().max(), ps_modes.first()) {
+        let series: Vec<svg::Series> = targets
+            .iter()
+            .map(|t| svg::Series {
+                name: t.clone(),
+                values: workloads
+                    .iter()
+                    .map(|w| find(t, w, ps, *th).map(|r| r.tps).unwrap_or(0.0))
+                    .collect(),
+            })
+            .collect();
+        let chart = svg::bar_chart(
+            &format!(
+                "sysbench TPS, {th} threads, ps-mode {ps}, {} tables x {} rows",
+                a.tables, a.table_size
+            ),
+            "transactions per second",
+            &workloads,
+            &series,
+        );
+        let _ = std::fs::write(a.out.join("sysbench.svg"), chart);
+    }
+    let failed = results
+        .iter()
+        .filter(|r| !r.ok || r.errors > 0 || r.reconnects > 0)
+        .count();
+    eprintln!(
+        "results in {}; {} runs, {failed} with failures, errors or reconnects",
+        a.out.display(),
+        results.len()
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,275 @@
+//! The servers a benchmark compares: a Tessera cluster (through the
+//! `tessera` binary), one plain MariaDB with the shards' settings, and one
+//! plain PostgreSQL 15, all on loopback under one work folder.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How sysbench (or psql) reaches a server.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub name: String,
+    /// "pgsql" or "mysql"
+    pub driver: &'static str,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    pub db: String,
+}
+
+impl Endpoint {
+    pub fn sysbench_args(&self) -> Vec<String> {
+        let d = self.driver;
+        vec![
+            format!("--db-driver={d}"),
+            format!("--{d}-host=127.0.0.1"),
+            format!("--{d}-port={}", self.port),
+            format!("--{d}-user={}", self.user),
+            format!("--{d}-password={}", self.password),
+            format!("--{d}-db={}", self.db),
+        ]
+    }
+}
+
+fn wait_port(port: u16, what: &str) -> Result<(), String> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!("{what} did not come up on port {port}"))
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+/// A Tessera cluster started with `tessera cluster up --haproxy`.
+pub struct Tessera {
+    pub bin: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Tessera {
+    pub fn start(
+        bin: &Path,
+        dir: &Path,
+        base_port: u16,
+        distribution: &str,
+    ) -> Result<(Tessera, Endpoint), String> {
+        run(Command::new(bin)
+            .args(["cluster", "up", "--haproxy", "--data-dir"])
+            .arg(dir)
+            .args([
+                "--base-port",
+                &base_port.to_string(),
+                "--default-distribution",
+                distribution,
+            ]))?;
+        let status = run(Command::new(bin)
+            .args(["cluster", "status", "--json", "--data-dir"])
+            .arg(dir))?;
+        let v: serde_json::Value = serde_json::from_str(&status).map_err(|e| e.to_string())?;
+        let hp = v
+            .as_array()
+            .and_then(|a| a.iter().find(|n| n["role"] == "haproxy"))
+            .ok_or("no haproxy in cluster status")?;
+        let ep = Endpoint {
+            name: format!("tessera-{distribution}"),
+            driver: "pgsql",
+            port: hp["port"].as_u64().unwrap_or(0) as u16,
+            user: hp["user"].as_str().unwrap_or_default().into(),
+            password: hp["password"].as_str().unwrap_or_default().into(),
+            db: "tessera".into(),
+        };
+        Ok((
+            Tessera {
+                bin: bin.into(),
+                dir: dir.into(),
+            },
+            ep,
+        ))
+    }
+}
+
+impl Drop for Tessera {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.bin)
+            .args(["cluster", "down", "--data-dir"])
+            .arg(&self.dir)
+            .output();
+    }
+}
+
+/// One MariaDB with the shards' settings.
+pub struct Mariadb {
+    pid: u32,
+}
+
+impl Mariadb {
+    pub fn start(dir: &Path, port: u16) -> Result<(Mariadb, Endpoint), String> {
+        let data = dir.join("data");
+        let fresh = !data.join("mysql").exists();
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        if fresh {
+            run(Command::new("mariadb-install-db")
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .args([
+                    "--user=root",
+                    "--auth-root-authentication-method=normal",
+                    "--skip-test-db",
+                ]))?;
+        }
+        let sock = dir.join("mysqld.sock");
+        let log = std::fs::File::create(dir.join("mariadb.log")).map_err(|e| e.to_string())?;
+        let child = Command::new("mariadbd")
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--port={port}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--socket={}", sock.display()))
+            .args([
+                "--user=root",
+                "--skip-name-resolve",
+                "--innodb-flush-log-at-trx-commit=2",
+                "--sync-binlog=0",
+                "--innodb-buffer-pool-size=256M",
+                "--innodb-log-file-size=128M",
+                "--max-connections=4000",
+                "--max-prepared-stmt-count=1000000",
+                "--innodb-lock-wait-timeout=20",
+                "--performance-schema=OFF",
+            ])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let m = Mariadb { pid: child.id() };
+        wait_port(port, "mariadb")?;
+        run(Command::new("mariadb")
+            .arg(format!("--socket={}", sock.display()))
+            .args(["-uroot", "-e"])
+            .arg("CREATE DATABASE IF NOT EXISTS sbtest; CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO 'sbtest'@'%';"))?;
+        Ok((
+            m,
+            Endpoint {
+                name: "mariadb".into(),
+                driver: "mysql",
+                port,
+                user: "sbtest".into(),
+                password: "sbtest".into(),
+                db: "sbtest".into(),
+            },
+        ))
+    }
+}
+
+impl Drop for Mariadb {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).output();
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+/// One PostgreSQL 15 (Debian's binaries), run as the `postgres` user.
+pub struct Postgres {
+    dir: PathBuf,
+    bin: PathBuf,
+}
+
+impl Postgres {
+    pub fn start(dir: &Path, port: u16) -> Result<(Postgres, Endpoint), String> {
+        let bin = PathBuf::from("/usr/lib/postgresql/15/bin");
+        if !bin.join("postgres").exists() {
+            return Err("PostgreSQL 15 is not installed (apt-get install -y postgresql-15)".into());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        run(Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(dir))?;
+        let data = dir.join("data");
+        if !data.join("PG_VERSION").exists() {
+            run(Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(bin.join("initdb"))
+                .args(["-A", "trust", "-U", "postgres", "-D"])
+                .arg(&data))?;
+        }
+        run(Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("postgres.log"))
+            .arg("-o")
+            .arg(format!(
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=1100 -c shared_buffers=256MB -c synchronous_commit=off",
+                dir.display()
+            ))
+            .args(["-w", "start"]))?;
+        let pg = Postgres {
+            dir: data,
+            bin: bin.clone(),
+        };
+        wait_port(port, "postgres")?;
+        let _ = run(Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "-c",
+            ])
+            .arg("CREATE ROLE sbtest LOGIN SUPERUSER PASSWORD 'sbtest'"));
+        let _ = run(Command::new("psql")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port.to_string(),
+                "-U",
+                "postgres",
+                "-c",
+            ])
+            .arg("CREATE DATABASE sbtest OWNER sbtest"));
+        Ok((
+            pg,
+            Endpoint {
+                name: "postgres".into(),
+                driver: "pgsql",
+                port,
+                user: "sbtest".into(),
+                password: "sbtest".into(),
+                db: "sbtest".into(),
+            },
+        ))
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = Command::new("runuser")
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(&self.dir)
+            .args(["-m", "fast", "-w", "stop"])
+            .output();
+    }
+}
