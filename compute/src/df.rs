@@ -34,6 +34,24 @@ fn const_udf(ctx: &SessionContext, name: &str, value: String) {
     ));
 }
 
+static RUNTIME: std::sync::OnceLock<Arc<datafusion::execution::runtime_env::RuntimeEnv>> =
+    std::sync::OnceLock::new();
+
+/// The node's DataFusion runtime: one memory pool of `query_memory_mb`.
+fn runtime() -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    if let Some(r) = RUNTIME.get() {
+        return Ok(r.clone());
+    }
+    let mb = crate::QUERY_MEMORY_MB
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(16);
+    let r = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_limit(mb * 1024 * 1024, 1.0)
+        .build_arc()
+        .map_err(map_df_error)?;
+    Ok(RUNTIME.get_or_init(|| r).clone())
+}
+
 /// A DataFusion context bound to this session's catalog snapshot and shard
 /// access (autocommit or the open transaction's branches).
 pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionContext> {
@@ -44,6 +62,7 @@ pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionC
         &session.database,
         &session.user,
         lock,
+        session.scan_log.clone(),
     )
 }
 
@@ -54,6 +73,7 @@ pub fn context_for(
     database: &str,
     user: &str,
     lock: Option<&'static str>,
+    log: shard_router::scan::ScanLog,
 ) -> Result<SessionContext> {
     let mut config = SessionConfig::new();
     // PostgreSQL reads 1.5 as numeric, not double precision.
@@ -63,7 +83,9 @@ pub fn context_for(
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(false)
         .with_target_partitions(4);
-    let ctx = SessionContext::new_with_config(config);
+    // Memory is bounded by a pool shared by the node's queries; operators
+    // that can spill (sorts, aggregates, joins) spill to disk at the limit.
+    let ctx = SessionContext::new_with_config_rt(config, runtime()?);
     ctx.register_catalog(
         CATALOG_NAME,
         Arc::new(TesseraCatalog {
@@ -71,6 +93,7 @@ pub fn context_for(
             router: router.clone(),
             access,
             lock,
+            log,
         }),
     );
     const_udf(
@@ -261,7 +284,9 @@ pub async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
+    log: &shard_router::scan::ScanLog,
 ) -> Result<Vec<RecordBatch>> {
+    log.lock().clear();
     let (types, _) = describe(&plan)?;
     let plan = if types.is_empty() {
         plan
@@ -293,6 +318,23 @@ pub async fn run(
                         lines.push(format!("  {l}"));
                     }
                 }
+            }
+        }
+        // The SQL each shard receives (and, under ANALYZE, what it returned).
+        let scans = log.lock().clone();
+        if !scans.is_empty() {
+            lines.push("shard_scans:".to_string());
+            for s in scans {
+                let mut l = format!("  {}: {}", s.shard, s.sql);
+                if s.done {
+                    l.push_str(&format!(
+                        "  [rows={} bytes={} time={:.3} ms]",
+                        s.rows,
+                        s.bytes,
+                        s.micros as f64 / 1000.0
+                    ));
+                }
+                lines.push(l);
             }
         }
         let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![

@@ -20,3 +20,7 @@ pub const SERVER_VERSION: &str = "15.0";
 /// Whether tables without a distribution clause are hash-distributed on
 /// their primary key (config `default_distribution`).
 pub static DEFAULT_HASH: AtomicBool = AtomicBool::new(true);
+
+/// DataFusion memory pool size of this node, MiB (config `query_memory_mb`).
+pub static QUERY_MEMORY_MB: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1024);

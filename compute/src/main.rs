@@ -120,6 +120,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
         .init();
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let cfg = ComputeConfig::from_toml(&text).map_err(|e| e.to_string())?;
+    compute::QUERY_MEMORY_MB.store(cfg.query_memory_mb, Ordering::Relaxed);
     compute::DEFAULT_HASH.store(
         cfg.default_distribution == DefaultDistribution::Hash,
         Ordering::Relaxed,

@@ -173,6 +173,7 @@ pub async fn plan_statement(
             "tessera",
             "tessera",
             None,
+            Default::default(),
         )?;
         let lp = match df::logical_plan(&ctx, s).await {
             Err(Error::TableNotFound { .. }) => {
@@ -186,6 +187,7 @@ pub async fn plan_statement(
                     "tessera",
                     "tessera",
                     None,
+                    Default::default(),
                 )?;
                 df::logical_plan(&ctx, s).await?
             }
@@ -384,7 +386,7 @@ impl ConnHandlers {
             session.df_plans.insert(prepared_id, (version, lp.clone()));
         }
         let res = match lp {
-            Ok(lp) => df::run(&ctx, lp, params).await,
+            Ok(lp) => df::run(&ctx, lp, params, &session.scan_log).await,
             Err(e) => Err(e),
         };
         if res.is_err() && session.in_txn() {

@@ -50,6 +50,8 @@ pub struct Session {
         Option<&'static str>,
         datafusion::execution::context::SessionContext,
     )>,
+    /// Shard scans of the current DataFusion statement (EXPLAIN output).
+    pub scan_log: shard_router::scan::ScanLog,
     /// A COPY FROM STDIN in progress.
     pub copy_in: Option<crate::copy::CopyIn>,
     /// Logical plans of prepared statements, by statement id.
@@ -106,6 +108,7 @@ impl Session {
             access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
             df_ctx: None,
             copy_in: None,
+            scan_log: Default::default(),
             df_plans: std::collections::HashMap::new(),
         }
     }

@@ -34,6 +34,20 @@ use crate::txn::{ShardAccess, SharedAccess};
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
+
+/// What one partition scan sent to its shard and, once run, what came back.
+#[derive(Debug, Clone)]
+pub struct ScanRecord {
+    pub shard: common::ShardId,
+    pub sql: String,
+    pub rows: u64,
+    pub bytes: u64,
+    pub micros: u64,
+    pub done: bool,
+}
+
+/// The scans of a session's current statement (for EXPLAIN [ANALYZE]).
+pub type ScanLog = Arc<parking_lot::Mutex<Vec<ScanRecord>>>;
 const BATCH_ROWS: usize = 8192;
 
 /// Arrow type of a column type.
@@ -76,6 +90,7 @@ pub struct TesseraCatalog {
     pub access: SharedAccess,
     /// Appended to every shard scan (`FOR UPDATE`, `LOCK IN SHARE MODE`).
     pub lock: Option<&'static str>,
+    pub log: ScanLog,
 }
 
 impl fmt::Debug for TesseraCatalog {
@@ -98,6 +113,7 @@ impl CatalogProvider for TesseraCatalog {
             router: self.router.clone(),
             access: self.access.clone(),
             lock: self.lock,
+            log: self.log.clone(),
         }))
     }
 }
@@ -108,6 +124,7 @@ pub struct TesseraSchema {
     router: Arc<Router>,
     access: SharedAccess,
     lock: Option<&'static str>,
+    log: ScanLog,
 }
 
 impl fmt::Debug for TesseraSchema {
@@ -134,6 +151,7 @@ impl SchemaProvider for TesseraSchema {
                 router: self.router.clone(),
                 access: self.access.clone(),
                 lock: self.lock,
+                log: self.log.clone(),
             }) as Arc<dyn TableProvider>
         }))
     }
@@ -149,6 +167,7 @@ pub struct ShardTableProvider {
     router: Arc<Router>,
     access: SharedAccess,
     lock: Option<&'static str>,
+    log: ScanLog,
 }
 
 impl fmt::Debug for ShardTableProvider {
@@ -392,13 +411,28 @@ impl TableProvider for ShardTableProvider {
             if let Some(l) = self.lock {
                 sql.push_str(l);
             }
+            let shard = self.table.partition_shards[p as usize];
+            let slot = {
+                let mut log = self.log.lock();
+                log.push(ScanRecord {
+                    shard,
+                    sql: sql.clone(),
+                    rows: 0,
+                    bytes: 0,
+                    micros: 0,
+                    done: false,
+                });
+                log.len() - 1
+            };
             streams.push(Arc::new(ShardPartitionStream {
                 router: self.router.clone(),
                 access: self.access.clone(),
-                shard: self.table.partition_shards[p as usize],
+                shard,
                 sql,
                 schema: projected.clone(),
                 types: types.clone(),
+                log: self.log.clone(),
+                slot,
             }));
         }
         Ok(Arc::new(StreamingTableExec::try_new(
@@ -420,6 +454,8 @@ pub struct ShardPartitionStream {
     pub sql: String,
     schema: SchemaRef,
     types: Vec<SqlType>,
+    log: ScanLog,
+    slot: usize,
 }
 
 impl fmt::Debug for ShardPartitionStream {
@@ -443,10 +479,23 @@ impl PartitionStream for ShardPartitionStream {
         let sql = self.sql.clone();
         let schema = self.schema.clone();
         let types = self.types.clone();
+        let log = self.log.clone();
+        let slot = self.slot;
         tokio::spawn(async move {
+            let start = std::time::Instant::now();
             let res = stream_rows(&router, &access, shard, &sql, schema, &types, &tx).await;
-            if let Err(e) = res {
-                let _ = tx.send(Err(df_err(e))).await;
+            match res {
+                Ok((rows, bytes)) => {
+                    if let Some(r) = log.lock().get_mut(slot) {
+                        r.rows = rows;
+                        r.bytes = bytes;
+                        r.micros = start.elapsed().as_micros() as u64;
+                        r.done = true;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(df_err(e))).await;
+                }
             }
         });
         let stream = futures::stream::unfold(rx, |mut rx| async move {
@@ -464,8 +513,10 @@ async fn stream_rows(
     schema: SchemaRef,
     types: &[SqlType],
     tx: &tokio::sync::mpsc::Sender<Result<RecordBatch, DataFusionError>>,
-) -> TResult<()> {
+) -> TResult<(u64, u64)> {
     use mysql_async::prelude::Queryable;
+    let mut total_rows = 0u64;
+    let mut total_bytes = 0u64;
     let mut lease = access.lease(router, shard, false).await?;
     let conn = lease.conn()?;
     let mut result = conn
@@ -476,6 +527,13 @@ async fn stream_rows(
     let mut rows = 0usize;
     while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {
         let values = row.unwrap();
+        total_rows += 1;
+        for v in &values {
+            total_bytes += match v {
+                mysql_async::Value::Bytes(b) => b.len() as u64,
+                _ => 8,
+            };
+        }
         for ((b, v), ty) in builders.iter_mut().zip(values).zip(types) {
             let d = match (ty, from_mysql(v, ty)?) {
                 // bpchar semantics in DataFusion: trailing blanks do not
@@ -500,7 +558,7 @@ async fn stream_rows(
                     .map_err(|e| map_error(shard, e))?
                     .is_some()
                 {}
-                return Ok(());
+                return Ok((total_rows, total_bytes));
             }
         }
     }
@@ -508,7 +566,7 @@ async fn stream_rows(
         let batch = finish(&schema, &mut builders, rows)?;
         let _ = tx.send(Ok(batch)).await;
     }
-    Ok(())
+    Ok((total_rows, total_bytes))
 }
 
 fn finish(schema: &SchemaRef, builders: &mut [ColumnBuilder], rows: usize) -> TResult<RecordBatch> {
