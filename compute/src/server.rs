@@ -30,7 +30,11 @@ use pgwire::api::{
     PgWireServerHandlers, Type, DEFAULT_NAME,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::extendedquery::{Bind, BindComplete, Execute, Parse, ParseComplete};
+use pgwire::messages::data::{NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Describe, Execute, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL,
+    TARGET_TYPE_BYTE_STATEMENT,
+};
 use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::PgWireBackendMessage;
 use shard_router::Router;
@@ -599,7 +603,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         self.parser.clone()
     }
 
-    // Parse, Bind and Execute answers are buffered and flushed once, at
+    // Parse, Bind, Describe and Execute answers are buffered and flushed once, at
     // Sync: a sysbench execution (Bind + Describe + Execute + Sync in one
     // packet) gets one write instead of three.
 
@@ -666,6 +670,62 @@ impl ExtendedQueryHandler for ConnHandlers {
         client
             .feed(PgWireBackendMessage::BindComplete(BindComplete::new()))
             .await?;
+        Ok(())
+    }
+
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo
+            + ClientPortalStore
+            + futures::Sink<PgWireBackendMessage>
+            + Unpin
+            + Send
+            + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: std::fmt::Debug,
+        PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let (params, fields) = match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
+                Some(Entry::Value(s)) => (
+                    Some(s.statement.plan.param_types.clone()),
+                    fields_of(&s.statement.plan.fields, None),
+                ),
+                Some(Entry::Empty) => (Some(vec![]), vec![]),
+                None => return Err(PgWireError::StatementNotFound(name.to_owned())),
+            },
+            TARGET_TYPE_BYTE_PORTAL => match client.portal_store().get_portal(name) {
+                Some(Entry::Value(p)) => (
+                    None,
+                    fields_of(
+                        &p.statement.statement.plan.fields,
+                        Some(&p.result_column_format),
+                    ),
+                ),
+                Some(Entry::Empty) => (None, vec![]),
+                None => return Err(PgWireError::PortalNotFound(name.to_owned())),
+            },
+            other => return Err(PgWireError::InvalidTargetType(other)),
+        };
+        if let Some(p) = params {
+            client
+                .feed(PgWireBackendMessage::ParameterDescription(
+                    ParameterDescription::new(p.iter().map(|t| t.oid()).collect()),
+                ))
+                .await?;
+        }
+        if fields.is_empty() {
+            client
+                .feed(PgWireBackendMessage::NoData(NoData::new()))
+                .await?;
+        } else {
+            client
+                .feed(PgWireBackendMessage::RowDescription(RowDescription::new(
+                    fields.iter().map(Into::into).collect(),
+                )))
+                .await?;
+        }
         Ok(())
     }
 

@@ -358,12 +358,16 @@ fn main() {
         );
         let _ = std::fs::write(a.out.join("sysbench.svg"), chart);
     }
+    // Baselines' ignored errors (PostgreSQL's deadlock retries) are theirs;
+    // Tessera must run clean.
     let failed = results
         .iter()
-        .filter(|r| !r.ok || r.errors > 0 || r.reconnects > 0)
+        .filter(|r| {
+            !r.ok || (r.target.starts_with("tessera") && (r.errors > 0 || r.reconnects > 0))
+        })
         .count();
     eprintln!(
-        "results in {}; {} runs, {failed} with failures, errors or reconnects",
+        "results in {}; {} runs, {failed} Tessera runs with failures, errors or reconnects",
         a.out.display(),
         results.len()
     );
