@@ -522,6 +522,29 @@ fn print_connect(cf: &ClusterFile) {
     }
 }
 
+/// (Threads_connected, Threads_running) of a MariaDB server.
+fn mysql_connections(ep: &MysqlEndpoint) -> Option<(u64, u64)> {
+    use mysql_async::prelude::*;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        let opts = mysql_async::Opts::from_url(&ep.url(None)).ok()?;
+        let mut conn = mysql_async::Conn::new(mysql_async::OptsBuilder::from_opts(opts).prefer_socket(false))
+            .await
+            .ok()?;
+        let rows: Vec<(String, String)> = conn
+            .query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Threads_running')")
+            .await
+            .ok()?;
+        let _ = conn.disconnect().await;
+        let get = |k: &str| rows.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.parse::<u64>().ok());
+        // Minus this status connection itself.
+        Some((get("Threads_connected")?.saturating_sub(1), get("Threads_running")?.saturating_sub(1)))
+    })
+}
+
 pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
     let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
     let mut out = vec![];
@@ -543,6 +566,14 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
         } else {
             obj["user"] = cf.mysql_user.clone().into();
             obj["password"] = cf.mysql_password.clone().into();
+            // Pool use as the shard sees it: connections open to it (from
+            // every compute node) and how many are running a statement.
+            if answers {
+                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.port)) {
+                    obj["connections"] = open.into();
+                    obj["running_statements"] = busy.into();
+                }
+            }
         }
         out.push(obj);
     }
@@ -550,12 +581,16 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
         println!("{}", serde_json::Value::Array(out));
     } else {
         println!(
-            "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} login",
-            "node", "role", "pid", "address", "running", "answers"
+            "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {:<12} login",
+            "node", "role", "pid", "address", "running", "answers", "conns/busy"
         );
         for o in &out {
+            let conns = match (o["connections"].as_u64(), o["running_statements"].as_u64()) {
+                (Some(c), Some(b)) => format!("{c}/{b}"),
+                _ => "-".to_string(),
+            };
             println!(
-                "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {}/{}",
+                "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {:<12} {}/{}",
                 o["name"].as_str().unwrap_or(""),
                 o["role"].as_str().unwrap_or(""),
                 o["pid"]
@@ -565,6 +600,7 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
                 format!("127.0.0.1:{}", o["port"]),
                 o["running"],
                 o["answers"],
+                conns,
                 o["user"].as_str().unwrap_or(""),
                 o["password"].as_str().unwrap_or(""),
             );

@@ -169,9 +169,10 @@ async fn load(
             sink.send(bytes::Bytes::from(copy_text(b)))
                 .await
                 .map_err(|e| format!("COPY {t}: {e}"))?;
+            let before = done * 10 / rows.max(1);
             done += b.num_rows();
-            if rows > 100_000 {
-                eprint!("\r  loading {t} ({done}/{rows} rows) ...");
+            if rows > 100_000 && done * 10 / rows.max(1) > before {
+                eprint!(" {}%", done * 100 / rows.max(1));
             }
         }
         let n = sink.finish().await.map_err(|e| format!("COPY {t}: {e}"))?;
@@ -179,7 +180,7 @@ async fn load(
             return Err(format!("COPY {t} reported {n} rows, sent {rows}"));
         }
         eprintln!(
-            "\r  loaded {t}: {rows} rows in {:.1} s            ",
+            " loaded {t}: {rows} rows in {:.1} s",
             t0.elapsed().as_secs_f64()
         );
     }
