@@ -62,10 +62,17 @@ impl Drop for Session {
     fn drop(&mut self) {
         // A client that disconnects mid-transaction: roll every branch back
         // so the shard connections go back to the pool clean.
-        if let Some(txn) = self.txn.take() {
-            let router = self.router.clone();
+        let router = self.router.clone();
+        let txn = self.txn.take();
+        let copy = self.copy_in.take();
+        if txn.is_some() || copy.is_some() {
             tokio::spawn(async move {
-                let _ = txn.finish(&router, false).await;
+                if let Some(c) = copy {
+                    c.abort(&router).await;
+                }
+                if let Some(t) = txn {
+                    let _ = t.finish(&router, false).await;
+                }
             });
         }
     }

@@ -46,7 +46,6 @@ pub fn new_gtrid(node_id: u32) -> String {
 /// The branches of one open transaction. Every branch is an XA branch
 /// (`XA START` on first touch), so a transaction may turn into a
 /// multi-shard one at any statement.
-#[derive(Default)]
 pub struct Branches {
     pub gtrid: String,
     slots: parking_lot::Mutex<HashMap<ShardId, BranchSlot>>,
@@ -62,7 +61,9 @@ impl Branches {
             gtrid: new_gtrid(node_id),
             isolation,
             read_only,
-            ..Default::default()
+            slots: Default::default(),
+            written: Default::default(),
+            savepoints: Default::default(),
         }
     }
 
@@ -177,6 +178,33 @@ impl Branches {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Branches {
+    /// A transaction dropped without COMMIT/ROLLBACK (its statement was
+    /// canceled, its client vanished mid-COPY): roll every branch back on
+    /// its own connection, so none goes back to the pool inside an XA
+    /// transaction. A connection that cannot be cleaned is closed.
+    fn drop(&mut self) {
+        let gtrid = self.gtrid.clone();
+        for (id, slot) in self.slots.get_mut().drain() {
+            let Ok(mut guard) = slot.try_lock() else {
+                continue;
+            };
+            if let Some(b) = guard.take() {
+                let x = xid(&gtrid, id);
+                if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                    handle.spawn(async move {
+                        let mut conn = b.conn;
+                        let _ = conn.query_drop(format!("XA END {x}")).await;
+                        if conn.query_drop(format!("XA ROLLBACK {x}")).await.is_err() {
+                            let _ = conn.disconnect().await;
+                        }
+                    });
+                }
+            }
+        }
     }
 }
 
