@@ -10,14 +10,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{hash, Datum, Error, Result, SqlState};
+use common::{Datum, Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption};
-use meta::{Distribution, TableDef};
+use meta::TableDef;
 use mysql_async::prelude::*;
-use shard_router::render::physical_object;
 use shard_router::txn::{Branches, ShardAccess};
 use shard_router::Router;
-use storage_adapter::{convert, map_error, quote_ident};
+use storage_adapter::map_error;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyFormat {
@@ -400,51 +399,10 @@ impl CopyIn {
             return Ok(());
         }
         let rows = std::mem::take(&mut self.rows);
-        let t = &self.plan.table;
-        let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        match &t.distribution {
-            Distribution::Hash { .. } => {
-                let keys = t.key_indexes();
-                let n = t.partition_count();
-                for (i, r) in rows.iter().enumerate() {
-                    by_part
-                        .entry(hash::partition_of(keys.iter().map(|k| &r[*k]), n))
-                        .or_default()
-                        .push(i);
-                }
-            }
-            Distribution::Single => {
-                by_part.insert(0, (0..rows.len()).collect());
-            }
-            Distribution::Mirror => {
-                for p in 0..t.partition_count() {
-                    by_part.insert(p, (0..rows.len()).collect());
-                }
-            }
-        }
-        let col_list = t
-            .columns
-            .iter()
-            .map(|c| quote_ident(&c.name))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let one = format!("({})", vec!["?"; t.columns.len()].join(", "));
         let mut per_shard: BTreeMap<common::ShardId, Vec<(String, Vec<mysql_async::Value>)>> =
             BTreeMap::new();
-        for (p, idxs) in by_part {
-            let shard = t.partition_shards[p as usize];
-            for chunk in idxs.chunks(1000) {
-                let sql = format!(
-                    "INSERT INTO {} ({col_list}) VALUES {}",
-                    physical_object(&t.schema, &t.physical_name(p)),
-                    vec![one.as_str(); chunk.len()].join(", ")
-                );
-                let vals = chunk
-                    .iter()
-                    .flat_map(|i| rows[*i].iter().map(convert::to_mysql))
-                    .collect();
-                per_shard.entry(shard).or_default().push((sql, vals));
-            }
+        for (shard, sql, vals) in shard_router::render::insert_statements(&self.plan.table, &rows) {
+            per_shard.entry(shard).or_default().push((sql, vals));
         }
         let access = &self.access;
         let results =

@@ -4,18 +4,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{hash, Datum, Error, Result, ShardId, SqlState, SqlType};
+use common::{Datum, Error, Result, ShardId, SqlState, SqlType};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::sql::sqlparser::ast::{
     ColumnOption, CreateTable, Expr, ObjectType, SchemaName, Statement, TableConstraint,
 };
 use meta::{ColumnDef, Distribution, IndexDef, TableDef};
 use mysql_async::prelude::*;
-use shard_router::render::physical_object;
 use shard_router::route::{eval_const, normalize_ident, Route};
 use shard_router::txn::{Branches, ShardAccess};
 use shard_router::Router;
-use storage_adapter::{convert, map_error, quote_ident};
+use storage_adapter::{convert, map_error};
 
 use crate::plan::{object_parts, resolve_table, FastSelect, InsertPlan, Plan, PlanKind, WritePlan};
 
@@ -827,50 +826,7 @@ impl Session {
             }
             rows.push(row);
         }
-        // Group by partition.
-        let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        match &t.distribution {
-            Distribution::Hash { .. } => {
-                let keys = t.key_indexes();
-                let n = t.partition_count();
-                for (i, r) in rows.iter().enumerate() {
-                    let p = hash::partition_of(keys.iter().map(|k| &r[*k]), n);
-                    by_part.entry(p).or_default().push(i);
-                }
-            }
-            Distribution::Single => {
-                by_part.insert(0, (0..rows.len()).collect());
-            }
-            Distribution::Mirror => {
-                for p in 0..t.partition_count() {
-                    by_part.insert(p, (0..rows.len()).collect());
-                }
-            }
-        }
-        let col_list = t
-            .columns
-            .iter()
-            .map(|c| quote_ident(&c.name))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let one = format!("({})", vec!["?"; t.columns.len()].join(", "));
-        let mut work = vec![];
-        for (p, idxs) in by_part {
-            let shard = t.partition_shards[p as usize];
-            // Keep each statement well under max_allowed_packet.
-            for chunk in idxs.chunks(1000) {
-                let sql = format!(
-                    "INSERT INTO {} ({col_list}) VALUES {}",
-                    physical_object(&t.schema, &t.physical_name(p)),
-                    vec![one.as_str(); chunk.len()].join(", ")
-                );
-                let vals: Vec<mysql_async::Value> = chunk
-                    .iter()
-                    .flat_map(|i| rows[*i].iter().map(convert::to_mysql))
-                    .collect();
-                work.push((shard, sql, vals));
-            }
-        }
+        let work = shard_router::render::insert_statements(t, &rows);
         self.run_writes(work).await?;
         if p.returning.is_empty() && self.router.catalog().table(&t.schema, &t.name).is_some() {
             return Ok(Output::Command {

@@ -163,6 +163,43 @@ pub fn is_safe_expr(e: &Expr) -> bool {
     }
 }
 
+/// One INSERT for a shard: its SQL and parameters.
+pub type ShardInsert = (common::ShardId, String, Vec<mysql_async::Value>);
+
+/// Rows per INSERT statement: well under max_allowed_packet and MariaDB's
+/// 65,535 placeholders for any table Tessera accepts.
+pub const INSERT_BATCH_ROWS: usize = 1000;
+
+/// Renders full table rows (in column order) as INSERTs into the partitions
+/// that store them (every copy of a mirror table), at most
+/// `INSERT_BATCH_ROWS` rows each, in partition order.
+pub fn insert_statements(table: &meta::TableDef, rows: &[Vec<common::Datum>]) -> Vec<ShardInsert> {
+    let col_list = table
+        .columns
+        .iter()
+        .map(|c| storage_adapter::quote_ident(&c.name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let one = format!("({})", vec!["?"; table.columns.len()].join(", "));
+    let mut out = vec![];
+    for (p, idxs) in crate::route::rows_by_partition(table, rows) {
+        let shard = table.partition_shards[p as usize];
+        for chunk in idxs.chunks(INSERT_BATCH_ROWS) {
+            let sql = format!(
+                "INSERT INTO {} ({col_list}) VALUES {}",
+                physical_object(&table.schema, &table.physical_name(p)),
+                vec![one.as_str(); chunk.len()].join(", ")
+            );
+            let vals = chunk
+                .iter()
+                .flat_map(|i| rows[*i].iter().map(storage_adapter::convert::to_mysql))
+                .collect();
+            out.push((shard, sql, vals));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

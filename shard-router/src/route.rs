@@ -1,7 +1,7 @@
 //! Routing: which partitions a statement must touch. Decisions are named
 //! variants, pinned by the golden tests below.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use common::{hash, Datum, Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind, Expr, UnaryOperator, Value};
@@ -202,6 +202,31 @@ fn eval_key(v: &KeyValue, params: &[Datum], ty: &SqlType) -> Result<Datum> {
             .coerce(ty),
         KeyValue::Literal(e) => eval_const(e, params)?.coerce(ty),
     }
+}
+
+/// Groups full table rows (in column order) by the partition that stores
+/// them; a mirror table's rows go to every copy.
+pub fn rows_by_partition(table: &TableDef, rows: &[Vec<Datum>]) -> BTreeMap<u32, Vec<usize>> {
+    let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    match &table.distribution {
+        Distribution::Hash { .. } => {
+            let keys = table.key_indexes();
+            let n = table.partition_count();
+            for (i, r) in rows.iter().enumerate() {
+                let p = hash::partition_of(keys.iter().map(|k| &r[*k]), n);
+                by_part.entry(p).or_default().push(i);
+            }
+        }
+        Distribution::Single => {
+            by_part.insert(0, (0..rows.len()).collect());
+        }
+        Distribution::Mirror => {
+            for p in 0..table.partition_count() {
+                by_part.insert(p, (0..rows.len()).collect());
+            }
+        }
+    }
+    by_part
 }
 
 /// Evaluates a constant expression: literals, parameters, unary minus,
