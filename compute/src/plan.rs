@@ -85,7 +85,6 @@ pub struct WritePlan {
     pub route: RoutePlan,
     /// MySQL SQL per partition and the client parameter order for its `?`s.
     pub sql: Vec<(String, Vec<usize>)>,
-    pub is_delete: bool,
 }
 
 #[derive(Debug)]
@@ -666,12 +665,7 @@ impl Planner<'_> {
             .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
             .unwrap_or(0);
         Ok(Plan {
-            kind: PlanKind::Write(Arc::new(WritePlan {
-                table,
-                route,
-                sql,
-                is_delete,
-            })),
+            kind: PlanKind::Write(Arc::new(WritePlan { table, route, sql })),
             param_types: param_types(n, &inferred, self.client_types),
             fields: vec![],
             tag: if is_delete { "DELETE" } else { "UPDATE" },

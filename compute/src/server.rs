@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::{Datum, Error, Result};
+use datafusion::execution::context::SessionContext;
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -140,6 +141,22 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| parse_error(sql, e))
 }
 
+/// A planning-only DataFusion context (autocommit access, no lock), used to
+/// describe statements at prepare time.
+fn describe_context(router: &Arc<Router>, schema: &str) -> Result<SessionContext> {
+    df::context_for(
+        router,
+        Arc::new(parking_lot::RwLock::new(
+            shard_router::txn::ShardAccess::Autocommit,
+        )),
+        schema.to_string(),
+        "tessera",
+        "tessera",
+        None,
+        Default::default(),
+    )
+}
+
 /// Plans a statement against the current catalog, including the describe
 /// step of DataFusion statements.
 pub async fn plan_statement(
@@ -168,31 +185,11 @@ pub async fn plan_statement(
         other => other?,
     };
     if let PlanKind::DataFusion(s, _) = &plan.kind {
-        let ctx = df::context_for(
-            router,
-            Arc::new(parking_lot::RwLock::new(
-                shard_router::txn::ShardAccess::Autocommit,
-            )),
-            schema.to_string(),
-            "tessera",
-            "tessera",
-            None,
-            Default::default(),
-        )?;
+        let ctx = describe_context(router, schema)?;
         let lp = match df::logical_plan(&ctx, s).await {
             Err(Error::TableNotFound { .. }) => {
                 router.check_version().await?;
-                let ctx = df::context_for(
-                    router,
-                    Arc::new(parking_lot::RwLock::new(
-                        shard_router::txn::ShardAccess::Autocommit,
-                    )),
-                    schema.to_string(),
-                    "tessera",
-                    "tessera",
-                    None,
-                    Default::default(),
-                )?;
+                let ctx = describe_context(router, schema)?;
                 df::logical_plan(&ctx, s).await?
             }
             other => other?,
@@ -505,7 +502,6 @@ impl ConnHandlers {
                 });
                 Response::Query(q)
             }
-            Output::Batches(_) => return Err(Error::internal("unexpected batches")),
             Output::CopyIn(n) => Response::CopyIn(pgwire::api::results::CopyResponse::new(
                 0,
                 n,

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{Datum, Error, Result, ShardId, SqlState, SqlType};
-use datafusion::arrow::array::RecordBatch;
 use datafusion::sql::sqlparser::ast::{
     ColumnOption, CreateTable, Expr, ObjectType, SchemaName, Statement, TableConstraint,
 };
@@ -28,7 +27,6 @@ pub enum Output {
     TxnEnd(&'static str),
     /// Rows as Datums (fast path, RETURNING, SHOW) with their catalog types.
     Rows(Vec<Vec<Datum>>),
-    Batches(Vec<RecordBatch>),
     /// COPY FROM STDIN started, with this many columns.
     CopyIn(usize),
 }
@@ -904,7 +902,6 @@ impl Session {
             work.push((t.partition_shards[part as usize], sql.clone(), vals));
         }
         let n = self.run_writes(work).await?;
-        let _ = p.is_delete;
         // A mirror table's copies each report the same count.
         Ok(if matches!(t.distribution, Distribution::Mirror) {
             (n / t.partition_count().max(1) as u64) as usize

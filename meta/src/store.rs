@@ -342,7 +342,8 @@ fn list(v: &[String]) -> String {
 }
 
 /// An open DDL change. Dropping it without `commit` rolls the catalog change
-/// back and releases the lock (the connection is closed).
+/// back and releases the DDL lock (in a spawned task, before the connection
+/// goes back to the pool).
 pub struct DdlTxn {
     conn: Option<Conn>,
     node_id: u32,
@@ -496,14 +497,6 @@ impl DdlTxn {
             .map_err(me)?;
         self.conn = None;
         Ok(v)
-    }
-
-    /// Abandons the change and releases the lock.
-    pub async fn rollback(mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            let _ = conn.query_drop("ROLLBACK").await;
-            let _ = conn.query_drop("DO RELEASE_LOCK('tessera_ddl')").await;
-        }
     }
 }
 

@@ -18,7 +18,6 @@ use crate::Router;
 /// One shard's part of a distributed transaction.
 pub struct Branch {
     pub conn: Conn,
-    pub wrote: bool,
 }
 
 pub type BranchSlot = Arc<tokio::sync::Mutex<Option<Branch>>>;
@@ -324,10 +323,7 @@ impl Lease {
 
     /// Records that this statement wrote through the lease.
     pub fn mark_written(&mut self) {
-        if let Lease::Branch(shard, g, branches) = self {
-            if let Some(b) = g.as_mut() {
-                b.wrote = true;
-            }
+        if let Lease::Branch(shard, _, branches) = self {
             branches.mark_written(*shard);
         }
     }
@@ -366,7 +362,7 @@ impl ShardAccess {
                             .await
                             .map_err(|e| map_error(shard, e))?;
                     }
-                    *guard = Some(Branch { conn, wrote: false });
+                    *guard = Some(Branch { conn });
                 }
                 Ok(Lease::Branch(shard, guard, branches.clone()))
             }

@@ -85,6 +85,44 @@ fn sysbench(ep: &Endpoint, workload: &str, cmd: &str, extra: &[String]) -> (bool
     }
 }
 
+/// One run's result from sysbench's exit status and report.
+fn run_result(
+    ep: &Endpoint,
+    workload: &str,
+    ps: &str,
+    threads: u32,
+    ok: bool,
+    out: &str,
+) -> RunResult {
+    let mut r = RunResult {
+        target: ep.name.clone(),
+        workload: workload.to_string(),
+        ps_mode: ps.to_string(),
+        threads,
+        ok,
+        ..Default::default()
+    };
+    match parse_sysbench(out) {
+        Some((tps, qps, p95, errors, reconnects)) if ok => {
+            r.tps = tps;
+            r.qps = qps;
+            r.p95_ms = p95;
+            r.errors = errors;
+            r.reconnects = reconnects;
+        }
+        _ => {
+            r.ok = false;
+            r.note = out
+                .lines()
+                .filter(|l| l.contains("FATAL") || l.contains("error"))
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" | ");
+        }
+    }
+    r
+}
+
 fn main() {
     let a = Args::parse();
     let threads: Vec<u32> = a
@@ -131,39 +169,23 @@ fn main() {
             let (_, _) = sysbench(ep, "oltp_common", "cleanup", &common(1, "disable"));
             let (ok, out) = sysbench(ep, "oltp_common", "prepare", &prep);
             if !ok {
+                // Recorded as a failed run, so the invocation fails.
                 eprintln!("[{}] prepare failed:\n{out}", ep.name);
+                results.push(run_result(
+                    ep,
+                    "prepare",
+                    "disable",
+                    a.tables.min(8),
+                    false,
+                    &out,
+                ));
                 return;
             }
             for ps in &ps_modes {
                 for w in &oltp {
                     for t in &threads {
                         let (ok, out) = sysbench(ep, w, "run", &common(*t, ps));
-                        let mut r = RunResult {
-                            target: ep.name.clone(),
-                            workload: w.to_string(),
-                            ps_mode: ps.clone(),
-                            threads: *t,
-                            ok,
-                            ..Default::default()
-                        };
-                        match parse_sysbench(&out) {
-                            Some((tps, qps, p95, e, rc)) if ok => {
-                                r.tps = tps;
-                                r.qps = qps;
-                                r.p95_ms = p95;
-                                r.errors = e;
-                                r.reconnects = rc;
-                            }
-                            _ => {
-                                r.ok = false;
-                                r.note = out
-                                    .lines()
-                                    .filter(|l| l.contains("FATAL") || l.contains("error"))
-                                    .take(3)
-                                    .collect::<Vec<_>>()
-                                    .join(" | ");
-                            }
-                        }
+                        let r = run_result(ep, w, ps, *t, ok, &out);
                         eprintln!(
                             "[{}] {w} ps={ps} threads={t}: tps {:.1} qps {:.1} p95 {:.2} ms errors {} {}",
                             ep.name, r.tps, r.qps, r.p95_ms, r.errors, r.note
@@ -186,29 +208,7 @@ fn main() {
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                     let _ = sysbench(ep, "bulk_insert", "prepare", &c);
                     let (ok, out) = sysbench(ep, "bulk_insert", "run", &c);
-                    let mut r = RunResult {
-                        target: ep.name.clone(),
-                        workload: "bulk_insert".into(),
-                        ps_mode: ps.clone(),
-                        threads: *t,
-                        ok,
-                        ..Default::default()
-                    };
-                    if let (true, Some((tps, qps, p95, e, rc))) = (ok, parse_sysbench(&out)) {
-                        r.tps = tps;
-                        r.qps = qps;
-                        r.p95_ms = p95;
-                        r.errors = e;
-                        r.reconnects = rc;
-                    } else {
-                        r.ok = false;
-                        r.note = out
-                            .lines()
-                            .filter(|l| l.contains("FATAL"))
-                            .take(2)
-                            .collect::<Vec<_>>()
-                            .join(" | ");
-                    }
+                    let r = run_result(ep, "bulk_insert", ps, *t, ok, &out);
                     eprintln!(
                         "[{}] bulk_insert ps={ps} threads={t}: tps {:.1}",
                         ep.name, r.tps
@@ -235,7 +235,15 @@ fn main() {
                 run_target(&ep, &mut results);
                 drop(cluster);
             }
-            Err(e) => eprintln!("tessera ({dist}) did not start: {e}"),
+            Err(e) => {
+                eprintln!("tessera ({dist}) did not start: {e}");
+                results.push(RunResult {
+                    target: format!("tessera-{dist}"),
+                    workload: "start".into(),
+                    note: e,
+                    ..Default::default()
+                });
+            }
         }
     }
     if !a.no_baselines {
