@@ -47,6 +47,10 @@ use crate::session::{Output, Session};
 
 pub const SCRAM_ITERATIONS: usize = 4096;
 
+/// Client metadata key holding the session's current schema, so Parse
+/// resolves names where the session would.
+const SCHEMA_METADATA: &str = "tessera.current_schema";
+
 static NEXT_PREPARED_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Stores a user's SCRAM verifier material in meta.
@@ -105,6 +109,8 @@ impl AuthSource for MetaAuth {
 pub struct Prepared {
     /// Unique per prepared statement (0: one-shot simple query).
     pub id: u64,
+    /// The schema unqualified names were resolved in.
+    pub schema: String,
     pub sql: String,
     pub stmt: Statement,
     pub plan: Plan,
@@ -267,7 +273,7 @@ impl QueryParser for TesseraParser {
 
     async fn parse_sql<C>(
         &self,
-        _client: &C,
+        client: &C,
         sql: &str,
         types: &[Option<Type>],
     ) -> PgWireResult<Option<Arc<Prepared>>>
@@ -284,11 +290,18 @@ impl QueryParser for TesseraParser {
         let Some(stmt) = stmts.pop() else {
             return Ok(None);
         };
-        let plan = plan_statement(&self.router, "public", stmt.clone(), types)
+        // The session's schema, as the handlers last recorded it.
+        let schema = client
+            .metadata()
+            .get(SCHEMA_METADATA)
+            .cloned()
+            .unwrap_or_else(|| "public".to_string());
+        let plan = plan_statement(&self.router, &schema, stmt.clone(), types)
             .await
             .map_err(|e| to_pg_error(&e))?;
         Ok(Some(Arc::new(Prepared {
             id: NEXT_PREPARED_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            schema,
             sql: sql.to_string(),
             stmt,
             plan,
@@ -404,8 +417,10 @@ impl ConnHandlers {
         params: &[Datum],
         format: &Format,
     ) -> Result<Response> {
-        // Re-plan if DDL changed the catalog since this was prepared.
-        let mut plan = prepared.plan.clone();
+        // Re-plan if DDL changed the catalog since this was prepared, or the
+        // session's schema is no longer the one names were resolved in.
+        let replanned;
+        let mut plan = &prepared.plan;
         if !matches!(
             plan.kind,
             PlanKind::Begin { .. }
@@ -415,14 +430,16 @@ impl ConnHandlers {
                 | PlanKind::Show { .. }
         ) {
             let fresh = self.router.ensure_fresh().await?;
-            if fresh.version != plan.catalog_version {
-                plan = plan_statement(
+            let schema = session.current_schema();
+            if fresh.version != plan.catalog_version || schema != prepared.schema {
+                replanned = plan_statement(
                     &self.router,
-                    &session.current_schema(),
+                    &schema,
                     prepared.stmt.clone(),
                     &prepared.client_types,
                 )
                 .await?;
+                plan = &replanned;
             }
         }
         if let PlanKind::CopyOut(stmt, fmt) = &plan.kind {
@@ -473,7 +490,7 @@ impl ConnHandlers {
             q.set_command_tag(plan.tag);
             return Ok(Response::Query(q));
         }
-        let out = session.execute(&plan, params).await?;
+        let out = session.execute(plan, params).await?;
         Ok(match out {
             Output::Command { tag, rows } => {
                 let mut t = Tag::new(&tag);
@@ -556,6 +573,7 @@ impl SimpleQueryHandler for ConnHandlers {
                 let plan = plan_statement(&self.router, &schema, stmt.clone(), &[]).await?;
                 let prepared = Prepared {
                     id: 0,
+                    schema: schema.clone(),
                     sql: String::new(),
                     stmt,
                     plan,
@@ -576,6 +594,9 @@ impl SimpleQueryHandler for ConnHandlers {
                 }
             }
         }
+        client
+            .metadata_mut()
+            .insert(SCHEMA_METADATA.to_string(), session.current_schema());
         Ok(out)
     }
 }
@@ -916,10 +937,15 @@ impl ExtendedQueryHandler for ConnHandlers {
                 Err(e) => return Err(to_pg_error(&e)),
             }
         }
-        match self
+        let res = self
             .run(session, &prepared, &params, &portal.result_column_format)
-            .await
-        {
+            .await;
+        if matches!(prepared.plan.kind, PlanKind::Set { .. }) {
+            client
+                .metadata_mut()
+                .insert(SCHEMA_METADATA.to_string(), session.current_schema());
+        }
+        match res {
             Ok(r) => Ok(r),
             Err(e) => {
                 if session.in_txn() {

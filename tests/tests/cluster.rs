@@ -197,6 +197,21 @@ async fn extended_protocol(cluster: &TestCluster) {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].get::<_, Decimal>(1), n);
     assert_eq!(rows[0].get::<_, String>(2), text);
+    // Prepared statements resolve names in the session's search_path.
+    c.batch_execute(
+        "CREATE SCHEMA ext_s; CREATE TABLE ext_s.k (id int PRIMARY KEY); INSERT INTO ext_s.k VALUES (42); SET search_path = ext_s",
+    )
+    .await
+    .unwrap();
+    let k: i32 = c
+        .query_one("SELECT id FROM k WHERE id = $1", &[&42i32])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(k, 42);
+    c.batch_execute("SET search_path = public; DROP SCHEMA ext_s CASCADE")
+        .await
+        .unwrap();
     // Errors keep the session usable.
     let e = c.query("SELECT nope FROM types_t", &[]).await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42703"));
