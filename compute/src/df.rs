@@ -55,7 +55,7 @@ fn runtime() -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
 /// A DataFusion context bound to this session's catalog snapshot and shard
 /// access (autocommit or the open transaction's branches).
 pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionContext> {
-    context_for(
+    let ctx = context_for(
         &session.router,
         session.access_cell.clone(),
         session.current_schema(),
@@ -63,7 +63,12 @@ pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionC
         &session.user,
         lock,
         session.scan_log.clone(),
-    )
+    )?;
+    // After DataFusion's own rules: hand whole fragments to the shards.
+    if session.pushdown() {
+        ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
+    }
+    Ok(ctx)
 }
 
 pub fn context_for(

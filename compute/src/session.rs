@@ -94,6 +94,8 @@ fn default_settings() -> BTreeMap<String, String> {
         ("extra_float_digits", "1"),
         ("lc_collate", "C"),
         ("is_superuser", "on"),
+        // Off: every shard scan is a plain table scan, all else DataFusion.
+        ("tessera.pushdown", "on"),
     ] {
         m.insert(k.to_string(), v.to_string());
     }
@@ -118,6 +120,13 @@ impl Session {
     }
 
     /// The schema unqualified names resolve in.
+    /// Whether plan fragments are pushed into the shards (`tessera.pushdown`).
+    pub fn pushdown(&self) -> bool {
+        self.settings
+            .get("tessera.pushdown")
+            .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
+    }
+
     pub fn current_schema(&self) -> String {
         let path = self
             .settings
@@ -252,6 +261,16 @@ impl Session {
                             "time zone \"{value}\" (sessions run in UTC)"
                         )));
                     }
+                }
+                if key == "tessera.pushdown" {
+                    if !matches!(value.to_ascii_lowercase().as_str(), "on" | "off") {
+                        return Err(Error::InvalidText {
+                            ty: "boolean".into(),
+                            value: value.clone(),
+                        });
+                    }
+                    // The DataFusion context carries the rule: rebuild it.
+                    self.df_ctx = None;
                 }
                 self.settings.insert(key, value.clone());
                 Ok(Output::Command {

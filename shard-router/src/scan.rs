@@ -162,12 +162,12 @@ impl SchemaProvider for TesseraSchema {
 
 /// One logical table, scanned partition by partition on the shards.
 pub struct ShardTableProvider {
-    table: Arc<TableDef>,
-    schema: SchemaRef,
-    router: Arc<Router>,
-    access: SharedAccess,
-    lock: Option<&'static str>,
-    log: ScanLog,
+    pub(crate) table: Arc<TableDef>,
+    pub(crate) schema: SchemaRef,
+    pub(crate) router: Arc<Router>,
+    pub(crate) access: SharedAccess,
+    pub(crate) lock: Option<&'static str>,
+    pub(crate) log: ScanLog,
 }
 
 impl fmt::Debug for ShardTableProvider {
@@ -177,7 +177,7 @@ impl fmt::Debug for ShardTableProvider {
 }
 
 /// Renders a DataFusion literal as MariaDB SQL, when it means the same.
-fn literal_sql(v: &ScalarValue) -> Option<String> {
+pub(crate) fn literal_sql(v: &ScalarValue) -> Option<String> {
     Some(match v {
         ScalarValue::Int8(Some(i)) => i.to_string(),
         ScalarValue::Int16(Some(i)) => i.to_string(),
@@ -305,7 +305,7 @@ fn key_candidates(filters: &[Expr], col: &str) -> Option<Vec<ScalarValue>> {
 
 impl ShardTableProvider {
     /// The partitions a scan with these filters must read.
-    fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
+    pub(crate) fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
         let all: Vec<u32> = (0..self.table.partition_count()).collect();
         match &self.table.distribution {
             Distribution::Mirror => {
@@ -395,7 +395,7 @@ impl TableProvider for ShardTableProvider {
             .iter()
             .filter_map(|f| filter_sql(f, &self.schema))
             .collect();
-        let mut streams: Vec<Arc<dyn PartitionStream>> = vec![];
+        let mut queries = vec![];
         for p in self.partitions(filters) {
             let mut sql = format!(
                 "SELECT {select_list} FROM {}",
@@ -411,9 +411,41 @@ impl TableProvider for ShardTableProvider {
             if let Some(l) = self.lock {
                 sql.push_str(l);
             }
-            let shard = self.table.partition_shards[p as usize];
+            queries.push((self.table.partition_shards[p as usize], sql));
+        }
+        let streams = shard_streams(
+            &self.router,
+            &self.access,
+            &self.log,
+            &projected,
+            &types,
+            queries,
+        );
+        Ok(Arc::new(StreamingTableExec::try_new(
+            projected,
+            streams,
+            None,
+            vec![],
+            false,
+            limit,
+        )?))
+    }
+}
+
+/// One stream per (shard, query), each logged in the session's scan log.
+pub(crate) fn shard_streams(
+    router: &Arc<Router>,
+    access: &SharedAccess,
+    log: &ScanLog,
+    schema: &SchemaRef,
+    types: &[SqlType],
+    queries: Vec<(common::ShardId, String)>,
+) -> Vec<Arc<dyn PartitionStream>> {
+    queries
+        .into_iter()
+        .map(|(shard, sql)| {
             let slot = {
-                let mut log = self.log.lock();
+                let mut log = log.lock();
                 log.push(ScanRecord {
                     shard,
                     sql: sql.clone(),
@@ -424,26 +456,18 @@ impl TableProvider for ShardTableProvider {
                 });
                 log.len() - 1
             };
-            streams.push(Arc::new(ShardPartitionStream {
-                router: self.router.clone(),
-                access: self.access.clone(),
+            Arc::new(ShardPartitionStream {
+                router: router.clone(),
+                access: access.clone(),
                 shard,
                 sql,
-                schema: projected.clone(),
-                types: types.clone(),
-                log: self.log.clone(),
+                schema: schema.clone(),
+                types: types.to_vec(),
+                log: log.clone(),
                 slot,
-            }));
-        }
-        Ok(Arc::new(StreamingTableExec::try_new(
-            projected,
-            streams,
-            None,
-            vec![],
-            false,
-            limit,
-        )?))
-    }
+            }) as Arc<dyn PartitionStream>
+        })
+        .collect()
 }
 
 /// One partition's shard query, streamed as Arrow batches.
