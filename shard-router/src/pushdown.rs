@@ -59,13 +59,117 @@ impl OptimizerRule for ShardPushdown {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> datafusion::error::Result<Transformed<LogicalPlan>> {
-        plan.transform_down(|node| {
+        let plan = plan.transform_up(|node| {
+            Ok(match rotate(&node)? {
+                Some(new) => Transformed::yes(new),
+                None => Transformed::no(node),
+            })
+        })?;
+        let rotated = plan.transformed;
+        let mut plan = plan.data.transform_down(|node| {
             Ok(match push(&node)? {
                 Some(new) => Transformed::new(new, true, TreeNodeRecursion::Jump),
                 None => Transformed::no(node),
             })
-        })
+        })?;
+        plan.transformed |= rotated;
+        if !plan.transformed {
+            return Ok(plan);
+        }
+        // Parents of replaced subtrees still carry their old schemas (the
+        // nullability of a column can differ): recompute them.
+        plan.data
+            .transform_up(|p| p.recompute_schema().map(Transformed::yes))
+            .map(|p| Transformed::yes(p.data))
     }
+}
+
+/// Regroups `(X JOIN Y) JOIN C` so that C meets the input it can be joined
+/// with inside the shards: `X JOIN (Y JOIN C)` when the upper join's keys on
+/// the left are all Y's and Y, C are co-located (likewise with X). Inner
+/// joins without extra filters only (they are associative); a projection
+/// restores the original column order.
+fn rotate(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
+    let LogicalPlan::Join(top) = node else {
+        return Ok(None);
+    };
+    if top.join_type != JoinType::Inner || top.filter.is_some() {
+        return Ok(None);
+    }
+    let lower = match top.left.as_ref() {
+        LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+            p.input.as_ref()
+        }
+        other => other,
+    };
+    let LogicalPlan::Join(j2) = lower else {
+        return Ok(None);
+    };
+    if j2.join_type != JoinType::Inner || j2.filter.is_some() {
+        return Ok(None);
+    }
+    let c = top.right.as_ref();
+    let (x, y) = (j2.left.as_ref(), j2.right.as_ref());
+    let mut comp = Compiler { next_alias: 0 };
+    // Already pushable as it is, or nothing to gain.
+    if comp.compile(lower).is_some() {
+        return Ok(None);
+    }
+    let only_in = |side: &LogicalPlan| {
+        top.on.iter().all(|(l, _)| {
+            l.column_refs()
+                .iter()
+                .all(|col| side.schema().has_column(col))
+        })
+    };
+    let colocated = |side: &LogicalPlan, comp: &mut Compiler| -> bool {
+        let (Some(a), Some(b)) = (comp.compile(side), comp.compile(c)) else {
+            return false;
+        };
+        let pairs: Vec<(usize, usize)> = top
+            .on
+            .iter()
+            .filter_map(|(l, r)| match (l, r) {
+                (Expr::Column(l), Expr::Column(r)) => Some((
+                    side.schema().index_of_column(l).ok()?,
+                    c.schema().index_of_column(r).ok()?,
+                )),
+                _ => None,
+            })
+            .collect();
+        colocate(&a, &b, &pairs, false).is_some()
+    };
+    let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) = top.on.iter().cloned().unzip();
+    let (l2, r2): (Vec<Expr>, Vec<Expr>) = j2.on.iter().cloned().unzip();
+    let joined = if only_in(y) && colocated(y, &mut comp) {
+        // X JOIN (Y JOIN C)
+        let yc = LogicalPlanBuilder::from(y.clone())
+            .join_with_expr_keys(c.clone(), JoinType::Inner, (left_keys, right_keys), None)?
+            .build()?;
+        LogicalPlanBuilder::from(x.clone())
+            .join_with_expr_keys(yc, JoinType::Inner, (l2, r2), None)?
+            .build()?
+    } else if only_in(x) && colocated(x, &mut comp) {
+        // (X JOIN C) JOIN Y
+        let xc = LogicalPlanBuilder::from(x.clone())
+            .join_with_expr_keys(c.clone(), JoinType::Inner, (left_keys, right_keys), None)?
+            .build()?;
+        LogicalPlanBuilder::from(xc)
+            .join_with_expr_keys(y.clone(), JoinType::Inner, (l2, r2), None)?
+            .build()?
+    } else {
+        return Ok(None);
+    };
+    let cols: Vec<Expr> = node
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    LogicalPlanBuilder::from(joined)
+        .project(cols)?
+        .build()
+        .map(Some)
 }
 
 /// Where a fragment's rows live.
@@ -223,8 +327,9 @@ fn scan_plan(
     let schema = Arc::new(Schema::new(
         types
             .iter()
+            .zip(fields)
             .enumerate()
-            .map(|(i, t)| Field::new(format!("c{i}"), arrow_type(t), true))
+            .map(|(i, (t, (_, fl)))| Field::new(format!("c{i}"), arrow_type(t), fl.is_nullable()))
             .collect::<Vec<_>>(),
     ));
     let queries: Vec<(ShardId, String)> = f
