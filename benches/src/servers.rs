@@ -146,7 +146,7 @@ impl Mariadb {
                 "--skip-name-resolve",
                 "--innodb-flush-log-at-trx-commit=2",
                 "--sync-binlog=0",
-                "--innodb-buffer-pool-size=256M",
+                "--innodb-buffer-pool-size=1G",
                 "--innodb-log-file-size=128M",
                 "--max-connections=4000",
                 "--max-prepared-stmt-count=1000000",

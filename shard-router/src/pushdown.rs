@@ -190,26 +190,51 @@ enum Dist {
 /// FROM items and conditions of a fragment; EXISTS subqueries nest.
 #[derive(Clone, Debug, Default)]
 struct Body {
-    tables: Vec<(String, Arc<TableDef>)>,
+    tables: Vec<(String, FromItem)>,
     conds: Vec<String>,
     exists: Vec<(bool, Body)>,
+}
+
+/// A FROM item: a table's partition, or a derived table (an aggregate each
+/// shard computes completely, because its groups never span partitions).
+#[derive(Clone, Debug)]
+enum FromItem {
+    Table(Arc<TableDef>),
+    Derived {
+        select: Vec<String>,
+        body: Box<Body>,
+        group_by: String,
+    },
 }
 
 impl Body {
     fn tables_sql(&self, p: u32) -> String {
         self.tables
             .iter()
-            .map(|(alias, t)| {
-                let part = if matches!(t.distribution, Distribution::Hash { .. }) {
-                    p
-                } else {
-                    0
-                };
-                format!(
-                    "{} AS {}",
-                    physical_object(&t.schema, &t.physical_name(part)),
+            .map(|(alias, item)| match item {
+                FromItem::Table(t) => {
+                    let part = if matches!(t.distribution, Distribution::Hash { .. }) {
+                        p
+                    } else {
+                        0
+                    };
+                    format!(
+                        "{} AS {}",
+                        physical_object(&t.schema, &t.physical_name(part)),
+                        quote_ident(alias)
+                    )
+                }
+                FromItem::Derived {
+                    select,
+                    body,
+                    group_by,
+                } => format!(
+                    "(SELECT {} FROM {}{}{group_by}) AS {}",
+                    select.join(", "),
+                    body.tables_sql(p),
+                    body.conditions_sql(p),
                     quote_ident(alias)
-                )
+                ),
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -262,7 +287,9 @@ impl Frag {
     /// The whole fragment is a single table scan (already pushed by the
     /// table provider itself).
     fn is_single_table(&self) -> bool {
-        self.body.tables.len() == 1 && self.body.exists.is_empty()
+        self.body.tables.len() == 1
+            && self.body.exists.is_empty()
+            && matches!(self.body.tables[0].1, FromItem::Table(_))
     }
 }
 
@@ -274,6 +301,10 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
     let mut c = Compiler { next_alias: 0 };
     match node {
         LogicalPlan::Aggregate(a) => {
+            // Groups within partitions: the whole aggregate runs in the shards.
+            if let Some(f) = c.compile(node) {
+                return whole(node, f).map(Some);
+            }
             let Some(f) = c.compile(&a.input) else {
                 return Ok(None);
             };
@@ -292,20 +323,25 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
             if f.is_single_table() {
                 return Ok(None);
             }
-            let select: Vec<String> = f
-                .cols
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
-                .collect();
-            let fields: Vec<(Option<TableReference>, Arc<Field>)> = node
-                .schema()
-                .iter()
-                .map(|(q, f)| (q.cloned(), f.clone()))
-                .collect();
-            scan_plan(&f, &select, "", "", &fields).map(Some)
+            whole(node, f).map(Some)
         }
     }
+}
+
+/// `node` (compiled to `f`) replaced by a scan of its shard queries.
+fn whole(node: &LogicalPlan, f: Frag) -> datafusion::error::Result<LogicalPlan> {
+    let select: Vec<String> = f
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
+        .collect();
+    let fields: Vec<(Option<TableReference>, Arc<Field>)> = node
+        .schema()
+        .iter()
+        .map(|(q, f)| (q.cloned(), f.clone()))
+        .collect();
+    scan_plan(&f, &select, "", "", &fields)
 }
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -664,6 +700,131 @@ impl Compiler {
         format!("t{}", self.next_alias)
     }
 
+    /// An aggregate whose GROUP BY includes the whole partition key (so no
+    /// group spans partitions), with aggregates MariaDB computes exactly as
+    /// DataFusion (SUM of exact numbers, COUNT, MIN, MAX): a derived table.
+    fn compile_local_aggregate(&mut self, a: &Aggregate) -> Option<Frag> {
+        let inner = self.compile(&a.input)?;
+        let input = a.input.schema();
+        let Dist::Hash {
+            shards,
+            parts,
+            keys,
+        } = &inner.dist
+        else {
+            return None;
+        };
+        let group_sources: Vec<Option<usize>> = a
+            .group_expr
+            .iter()
+            .map(|g| match g {
+                Expr::Column(c) => input.index_of_column(c).ok(),
+                _ => None,
+            })
+            .collect();
+        let new_keys = if shards.len() == 1 {
+            None
+        } else {
+            let keys = keys.as_ref()?;
+            let mut out = vec![];
+            for (ty, at) in keys {
+                let at: Vec<usize> = group_sources
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
+                    .map(|(j, _)| j)
+                    .collect();
+                if at.is_empty() {
+                    return None;
+                }
+                out.push((*ty, at));
+            }
+            Some(out)
+        };
+        if a.group_expr.is_empty() {
+            return None;
+        }
+        let mut select = vec![];
+        for g in &a.group_expr {
+            select.push(render(g, input, &inner.cols)?);
+        }
+        for e in &a.aggr_expr {
+            let e = match e {
+                Expr::Alias(al) => al.expr.as_ref(),
+                e => e,
+            };
+            let Expr::AggregateFunction(AggregateFunction { func, params }) = e else {
+                return None;
+            };
+            if params.distinct
+                || params.filter.is_some()
+                || !params.order_by.is_empty()
+                || params.args.len() != 1
+            {
+                return None;
+            }
+            let arg = &params.args[0];
+            let t = arg.get_type(input).ok()?;
+            let name = func.name().to_ascii_lowercase();
+            let sql = match name.as_str() {
+                "count" if matches!(arg, Expr::Literal(v, _) if !v.is_null()) => {
+                    "COUNT(*)".to_string()
+                }
+                "count" => format!("COUNT({})", render(arg, input, &inner.cols)?),
+                "sum" if is_exact_numeric(&t) => {
+                    format!("SUM({})", render(arg, input, &inner.cols)?)
+                }
+                "min" | "max" if !t.is_floating() && sql_type_of(&t).is_some() => format!(
+                    "{}({})",
+                    name.to_uppercase(),
+                    render(arg, input, &inner.cols)?
+                ),
+                _ => return None,
+            };
+            select.push(sql);
+        }
+        let alias = self.alias();
+        let cols = (0..select.len())
+            .map(|i| format!("{}.{}", quote_ident(&alias), quote_ident(&format!("c{i}"))))
+            .collect();
+        let select = select
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
+            .collect();
+        let group_by = format!(
+            " GROUP BY {}",
+            (1..=a.group_expr.len())
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Some(Frag {
+            cols,
+            body: Body {
+                tables: vec![(
+                    alias,
+                    FromItem::Derived {
+                        select,
+                        body: Box::new(inner.body),
+                        group_by,
+                    },
+                )],
+                conds: vec![],
+                exists: vec![],
+            },
+            dist: Dist::Hash {
+                shards: shards.clone(),
+                parts: parts.clone(),
+                keys: new_keys,
+            },
+            mirror_shard: inner.mirror_shard,
+            router: inner.router,
+            access: inner.access,
+            log: inner.log,
+        })
+    }
+
     fn compile(&mut self, plan: &LogicalPlan) -> Option<Frag> {
         match plan {
             LogicalPlan::TableScan(ts) => {
@@ -735,7 +896,7 @@ impl Compiler {
                 Some(Frag {
                     cols: indices.iter().map(|i| all[*i].clone()).collect(),
                     body: Body {
-                        tables: vec![(alias, t)],
+                        tables: vec![(alias, FromItem::Table(t))],
                         conds,
                         exists: vec![],
                     },
@@ -747,6 +908,7 @@ impl Compiler {
                 })
             }
             LogicalPlan::SubqueryAlias(s) => self.compile(&s.input),
+            LogicalPlan::Aggregate(a) => self.compile_local_aggregate(a),
             LogicalPlan::Filter(fl) => {
                 let mut f = self.compile(&fl.input)?;
                 for p in datafusion::logical_expr::utils::split_conjunction(&fl.predicate) {

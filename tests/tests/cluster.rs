@@ -790,6 +790,9 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
         "SELECT count(DISTINCT g), count(DISTINCT s) FROM a",
         "SELECT g, sum(d) FROM a GROUP BY g HAVING sum(d) > 10 ORDER BY g",
         "SELECT g, count(*) FROM a WHERE id IN (3, 4, 5) GROUP BY g ORDER BY g",
+        "SELECT a.id, count(*), sum(b.v), min(b.k) FROM a JOIN b ON a.id = b.aid GROUP BY a.id HAVING count(*) > 1 ORDER BY a.id",
+        "SELECT count(*), sum(d) FROM a WHERE id IN (SELECT aid FROM b GROUP BY aid HAVING sum(v) > 10)",
+        "SELECT aid, k, count(*) FROM b GROUP BY aid, k HAVING max(v) > 3 ORDER BY aid DESC, k LIMIT 6",
         "SELECT dt, count(*) FROM a WHERE dt BETWEEN DATE '1993-01-01' AND DATE '1995-12-31' GROUP BY dt ORDER BY dt LIMIT 5",
     ];
     for q in queries {
@@ -815,6 +818,10 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
             "EXISTS (SELECT 1",
         ),
         ("SELECT id FROM a ORDER BY d LIMIT 3", "LIMIT 3"),
+        (
+            "SELECT aid, sum(v) FROM b GROUP BY aid HAVING sum(v) > 10",
+            "GROUP BY 1) AS",
+        ),
     ] {
         let plan: Vec<String> = text_rows(&c, &format!("EXPLAIN {q}"))
             .await
