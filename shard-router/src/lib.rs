@@ -7,6 +7,7 @@
 //! only through `storage-adapter`. See `ARCHITECTURE.md`.
 
 pub mod ddl;
+pub mod expr_sql;
 pub mod pushdown;
 pub mod recovery;
 pub mod render;

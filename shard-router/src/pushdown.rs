@@ -14,7 +14,7 @@
 //!   DataFusion merges with the same sort.
 //!
 //! Only expressions MariaDB evaluates exactly like PostgreSQL are rendered
-//! (see [`render`]); anything else leaves the subtree to DataFusion, so
+//! (see [`crate::expr_sql::render`]); anything else leaves the subtree to DataFusion, so
 //! pushdown changes where work happens, never the answer.
 
 use std::collections::BTreeSet;
@@ -40,8 +40,9 @@ use datafusion::physical_plan::ExecutionPlan;
 use meta::{Distribution, TableDef};
 use storage_adapter::quote_ident;
 
+use crate::expr_sql::{is_exact_numeric, render};
 use crate::render::physical_object;
-use crate::scan::{arrow_type, literal_sql, shard_streams, ScanLog, ShardTableProvider};
+use crate::scan::{arrow_type, shard_streams, ScanLog, ShardTableProvider};
 use crate::txn::SharedAccess;
 use crate::Router;
 
@@ -175,8 +176,8 @@ fn rotate(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> 
 /// Where a fragment's rows live.
 #[derive(Clone, Debug)]
 enum Dist {
-    /// Only mirror tables: any one shard holds all rows.
-    Mirror,
+    /// Only mirror tables: any one shard holds all rows; this one is read.
+    Mirror { shard: Option<ShardId> },
     /// Partition `p` of every hash table in the fragment lives on
     /// `shards[p]`; `parts` are the partitions the filters leave.
     /// `keys[k]` lists the output columns holding partition key column k.
@@ -260,13 +261,12 @@ impl Body {
 }
 
 /// A subtree every shard can evaluate over its own partitions.
+#[derive(Clone)]
 struct Frag {
     /// SQL of each output column, by position in the subtree's schema.
     cols: Vec<String>,
     body: Body,
     dist: Dist,
-    /// Mirror tables only: the shard to read them on.
-    mirror_shard: Option<ShardId>,
     router: Arc<Router>,
     access: SharedAccess,
     log: ScanLog,
@@ -276,7 +276,7 @@ impl Frag {
     /// (shard, partition) pairs the fragment's query runs on.
     fn targets(&self) -> Vec<(ShardId, u32)> {
         match &self.dist {
-            Dist::Mirror => self.mirror_shard.map(|s| (s, 0)).into_iter().collect(),
+            Dist::Mirror { shard } => shard.map(|s| (s, 0)).into_iter().collect(),
             Dist::Hash { shards, parts, .. } => parts
                 .iter()
                 .filter_map(|p| shards.get(*p as usize).map(|s| (*s, *p)))
@@ -301,14 +301,14 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
     let mut c = Compiler { next_alias: 0 };
     match node {
         LogicalPlan::Aggregate(a) => {
-            // Groups within partitions: the whole aggregate runs in the shards.
-            if let Some(f) = c.compile(node) {
-                return whole(node, f).map(Some);
-            }
             let Some(f) = c.compile(&a.input) else {
                 return Ok(None);
             };
-            push_aggregate(a, f)
+            // Groups within partitions: the whole aggregate runs in the shards.
+            match c.local_aggregate(a, f.clone()) {
+                Some(whole_agg) => whole(node, whole_agg).map(Some),
+                None => push_aggregate(a, f),
+            }
         }
         LogicalPlan::Sort(s) if s.fetch.is_some() => {
             let Some(f) = c.compile(&s.input) else {
@@ -330,18 +330,76 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
 
 /// `node` (compiled to `f`) replaced by a scan of its shard queries.
 fn whole(node: &LogicalPlan, f: Frag) -> datafusion::error::Result<LogicalPlan> {
-    let select: Vec<String> = f
-        .cols
+    scan_plan(&f, &aliased(&f.cols), "", "", &fields_of(node.schema()))
+}
+
+/// A SELECT list naming its items `c0`, `c1`, ... (the scan's columns).
+fn aliased(items: &[String]) -> Vec<String> {
+    items
         .iter()
         .enumerate()
         .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
-        .collect();
-    let fields: Vec<(Option<TableReference>, Arc<Field>)> = node
-        .schema()
+        .collect()
+}
+
+type QualifiedFields = Vec<(Option<TableReference>, Arc<Field>)>;
+
+fn fields_of(schema: &DFSchema) -> QualifiedFields {
+    schema
         .iter()
         .map(|(q, f)| (q.cloned(), f.clone()))
-        .collect();
-    scan_plan(&f, &select, "", "", &fields)
+        .collect()
+}
+
+/// ` GROUP BY 1, 2, ..., n` (empty for n = 0).
+fn group_by_ordinals(n: usize) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    let ordinals: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+    format!(" GROUP BY {}", ordinals.join(", "))
+}
+
+/// The function name and argument of a plain one-argument aggregate (no
+/// DISTINCT, FILTER or ORDER BY).
+fn simple_aggregate(e: &Expr) -> Option<(String, &Expr)> {
+    let Expr::AggregateFunction(AggregateFunction { func, params }) = unaliased(e) else {
+        return None;
+    };
+    if params.distinct
+        || params.filter.is_some()
+        || !params.order_by.is_empty()
+        || params.args.len() != 1
+    {
+        return None;
+    }
+    Some((func.name().to_ascii_lowercase(), &params.args[0]))
+}
+
+/// The SQL argument of an aggregate: `*` for COUNT of a constant.
+fn aggregate_arg_sql(name: &str, arg: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
+    if name == "count" && matches!(arg, Expr::Literal(v, _) if !v.is_null()) {
+        Some("*".to_string())
+    } else {
+        render(arg, input, cols)
+    }
+}
+
+fn unaliased(e: &Expr) -> &Expr {
+    match e {
+        Expr::Alias(a) => unaliased(&a.expr),
+        e => e,
+    }
+}
+
+/// Positions (in a new output) whose source column is one of `at`.
+fn surviving(at: &[usize], sources: &[Option<usize>]) -> Vec<usize> {
+    sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
+        .map(|(j, _)| j)
+        .collect()
 }
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -429,16 +487,8 @@ fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan
         ));
         order.push(format!("{x} {}", if e.asc { "ASC" } else { "DESC" }));
     }
-    let select: Vec<String> = f
-        .cols
-        .iter()
-        .enumerate()
-        .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
-        .collect();
-    let fields: Vec<(Option<TableReference>, Arc<Field>)> =
-        input.iter().map(|(q, f)| (q.cloned(), f.clone())).collect();
     let tail = format!(" ORDER BY {} LIMIT {n}", order.join(", "));
-    let scan = scan_plan(&f, &select, "", &tail, &fields)?;
+    let scan = scan_plan(&f, &aliased(&f.cols), "", &tail, &fields_of(input))?;
     Ok(Some(LogicalPlan::Sort(Sort {
         expr: s.expr.clone(),
         input: Arc::new(scan),
@@ -446,64 +496,54 @@ fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan
     })))
 }
 
-/// How one aggregate is computed: partial columns on the shards, the final
-/// expression over them in DataFusion.
+/// An aggregate split in two: partial aggregates per group in the shards,
+/// merged by a final aggregate in DataFusion that reproduces the original
+/// output (names, qualifiers and types).
 fn push_aggregate(a: &Aggregate, f: Frag) -> datafusion::error::Result<Option<LogicalPlan>> {
+    use datafusion::functions::expr_fn::coalesce;
+    use datafusion::functions_aggregate::expr_fn::{max, min, sum};
     let input = a.input.schema();
+    let out_fields = fields_of(&a.schema);
+    // The shard query: group columns keep their output names, partial
+    // aggregates are named __p<i>.
     let mut select = vec![];
-    let mut fields: Vec<(Option<TableReference>, Arc<Field>)> = vec![];
-    let mut group_cols = vec![];
-    for (i, g) in a.group_expr.iter().enumerate() {
+    let mut fields: QualifiedFields = vec![];
+    let mut groups = vec![];
+    for (g, (q, fl)) in a.group_expr.iter().zip(&out_fields) {
         let Some(sql) = render(g, input, &f.cols) else {
             return Ok(None);
         };
-        let (q, fl) = a.schema.qualified_field(i);
         select.push(sql);
-        fields.push((q.cloned(), fl.clone()));
-        group_cols.push(fields.len() - 1);
+        fields.push((q.clone(), fl.clone()));
+        groups.push(Expr::Column(Column::new(q.clone(), fl.name())));
     }
-    // (final expression builder input: partial column positions)
-    enum Final {
-        Sum(usize),
-        Count(usize),
-        Min(usize),
-        Max(usize),
-        AvgFloat(usize, usize),
-        AvgDecimal(usize, usize, u8, i8, u8, i8),
-    }
-    let mut finals = vec![];
-    for e in &a.aggr_expr {
-        let e = match e {
-            Expr::Alias(al) => al.expr.as_ref(),
-            e => e,
-        };
-        let Expr::AggregateFunction(AggregateFunction { func, params }) = e else {
+    let mut out: Vec<Expr> = groups
+        .iter()
+        .zip(&out_fields)
+        .map(|(g, (q, fl))| g.clone().alias_qualified(q.clone(), fl.name()))
+        .collect();
+    // The final aggregates, named __a<i>.
+    let mut finals: Vec<Expr> = vec![];
+    for (e, (q, fl)) in a.aggr_expr.iter().zip(&out_fields[groups.len()..]) {
+        let Some((name, arg)) = simple_aggregate(e) else {
             return Ok(None);
         };
-        if params.distinct
-            || params.filter.is_some()
-            || !params.order_by.is_empty()
-            || params.args.len() != 1
-        {
-            return Ok(None);
-        }
-        let arg = &params.args[0];
         let Ok(arg_type) = arg.get_type(input) else {
             return Ok(None);
         };
-        let name = func.name().to_ascii_lowercase();
-        let arg_sql = if name == "count" && matches!(arg, Expr::Literal(v, _) if !v.is_null()) {
-            "*".to_string()
-        } else {
-            match render(arg, input, &f.cols) {
-                Some(s) => s,
-                None => return Ok(None),
-            }
+        let Some(arg_sql) = aggregate_arg_sql(&name, arg, input, &f.cols) else {
+            return Ok(None);
         };
         let mut partial = |sql: String, ty: DataType| {
+            let name = format!("__p{}", select.len());
             select.push(sql);
-            fields.push((None, Arc::new(Field::new("p", ty, true))));
-            fields.len() - 1
+            fields.push((None, Arc::new(Field::new(&name, ty, true))));
+            Expr::Column(Column::new_unqualified(name))
+        };
+        let mut merged = |e: Expr| {
+            let name = format!("__a{}", finals.len());
+            finals.push(e.alias(&name));
+            Expr::Column(Column::new_unqualified(name))
         };
         let sum_type = match &arg_type {
             t if t.is_integer() => Some(DataType::Int64),
@@ -511,148 +551,53 @@ fn push_aggregate(a: &Aggregate, f: Frag) -> datafusion::error::Result<Option<Lo
             DataType::Decimal128(_, s) => Some(DataType::Decimal128(38, *s)),
             _ => None,
         };
-        finals.push(match name.as_str() {
-            "sum" => match sum_type {
-                Some(t) => Final::Sum(partial(format!("SUM({arg_sql})"), t)),
-                None => return Ok(None),
-            },
-            "count" => Final::Count(partial(format!("COUNT({arg_sql})"), DataType::Int64)),
-            "min" | "max" => {
-                if sql_type_of(&arg_type).is_none() || arg_type.is_floating() {
-                    return Ok(None);
-                }
+        let result = match (name.as_str(), sum_type) {
+            ("sum", Some(t)) => merged(sum(partial(format!("SUM({arg_sql})"), t))),
+            ("count", _) => coalesce(vec![
+                merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64))),
+                Expr::Literal(ScalarValue::Int64(Some(0)), None),
+            ]),
+            ("min" | "max", _) if sql_type_of(&arg_type).is_some() && !arg_type.is_floating() => {
                 let p = partial(format!("{}({arg_sql})", name.to_uppercase()), arg_type);
-                if name == "min" {
-                    Final::Min(p)
-                } else {
-                    Final::Max(p)
+                merged(if name == "min" { min(p) } else { max(p) })
+            }
+            ("avg", Some(t)) => {
+                let s = merged(sum(partial(format!("SUM({arg_sql})"), t)));
+                let c = merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64)));
+                match arg_type {
+                    DataType::Decimal128(p, sc) => Expr::ScalarFunction(ScalarFunction::new_udf(
+                        Arc::new(avg_final_udf(sc, (p + 4).min(38), (sc + 4).min(38))),
+                        vec![s, c],
+                    )),
+                    _ => Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
+                        Box::new(cast(s, DataType::Float64)),
+                        Operator::Divide,
+                        Box::new(cast(c, DataType::Float64)),
+                    )),
                 }
             }
-            "avg" => match (&arg_type, sum_type) {
-                (DataType::Decimal128(p, s), Some(t)) => {
-                    let sp = partial(format!("SUM({arg_sql})"), t);
-                    let cp = partial(format!("COUNT({arg_sql})"), DataType::Int64);
-                    Final::AvgDecimal(sp, cp, 38, *s, (*p + 4).min(38), (*s + 4).min(38))
-                }
-                (_, Some(t)) => {
-                    let sp = partial(format!("SUM({arg_sql})"), t);
-                    let cp = partial(format!("COUNT({arg_sql})"), DataType::Int64);
-                    Final::AvgFloat(sp, cp)
-                }
-                _ => return Ok(None),
-            },
             _ => return Ok(None),
-        });
-    }
-    let select: Vec<String> = select
-        .iter()
-        .enumerate()
-        .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
-        .collect();
-    let group_by = if group_cols.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " GROUP BY {}",
-            (1..=group_cols.len())
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    // The shard query's columns: groups keep their names, partials get
-    // fresh ones (the projection in scan_plan renames them).
-    let named: Vec<(Option<TableReference>, Arc<Field>)> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, (q, fl))| {
-            if i < group_cols.len() {
-                (q.clone(), fl.clone())
-            } else {
-                (
-                    None,
-                    Arc::new(Field::new(format!("__p{i}"), fl.data_type().clone(), true)),
-                )
-            }
-        })
-        .collect();
-    let scan = scan_plan(&f, &select, &group_by, "", &named)?;
-    use datafusion::functions::expr_fn::coalesce;
-    use datafusion::functions_aggregate::expr_fn::{max, min, sum};
-    let pcol = |i: usize| {
-        let (q, fl) = &named[i];
-        Expr::Column(Column::new(q.clone(), fl.name()))
-    };
-    let mut aggs = vec![];
-    for fin in &finals {
-        aggs.push(match fin {
-            Final::Sum(p) => sum(pcol(*p)),
-            Final::Count(p) | Final::AvgFloat(_, p) | Final::AvgDecimal(_, p, ..) => sum(pcol(*p)),
-            Final::Min(p) => min(pcol(*p)),
-            Final::Max(p) => max(pcol(*p)),
-        });
-        if let Final::AvgFloat(s, _) | Final::AvgDecimal(s, ..) = fin {
-            aggs.push(sum(pcol(*s)));
-        }
-    }
-    let aggs: Vec<Expr> = aggs
-        .into_iter()
-        .enumerate()
-        .map(|(i, e)| e.alias(format!("__a{i}")))
-        .collect();
-    let groups: Vec<Expr> = group_cols.iter().map(|i| pcol(*i)).collect();
-    let agg = LogicalPlanBuilder::from(scan)
-        .aggregate(groups.clone(), aggs)?
-        .build()?;
-    let acol = |i: usize| Expr::Column(Column::new_unqualified(format!("__a{i}")));
-    let mut out: Vec<Expr> = groups
-        .iter()
-        .zip(&fields)
-        .map(|(g, (q, fl))| g.clone().alias_qualified(q.clone(), fl.name()))
-        .collect();
-    let mut ai = 0;
-    for (k, fin) in finals.iter().enumerate() {
-        let (q, fl) = a.schema.qualified_field(group_cols.len() + k);
-        let e = match fin {
-            Final::Sum(_) | Final::Min(_) | Final::Max(_) => {
-                ai += 1;
-                acol(ai - 1)
-            }
-            Final::Count(_) => {
-                ai += 1;
-                coalesce(vec![
-                    acol(ai - 1),
-                    Expr::Literal(ScalarValue::Int64(Some(0)), None),
-                ])
-            }
-            Final::AvgFloat(..) => {
-                ai += 2;
-                Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
-                    Box::new(cast(acol(ai - 1), DataType::Float64)),
-                    Operator::Divide,
-                    Box::new(cast(acol(ai - 2), DataType::Float64)),
-                ))
-            }
-            Final::AvgDecimal(_, _, sp, ss, tp, ts) => {
-                ai += 2;
-                let udf = avg_final_udf(*sp, *ss, *tp, *ts);
-                Expr::ScalarFunction(ScalarFunction::new_udf(
-                    Arc::new(udf),
-                    vec![acol(ai - 1), acol(ai - 2)],
-                ))
-            }
         };
-        out.push(cast(e, fl.data_type().clone()).alias_qualified(q.cloned(), fl.name()));
+        out.push(cast(result, fl.data_type().clone()).alias_qualified(q.clone(), fl.name()));
     }
-    LogicalPlanBuilder::from(agg)
+    let scan = scan_plan(
+        &f,
+        &aliased(&select),
+        &group_by_ordinals(groups.len()),
+        "",
+        &fields,
+    )?;
+    LogicalPlanBuilder::from(scan)
+        .aggregate(groups, finals)?
         .project(out)?
         .build()
         .map(Some)
 }
 
-/// DataFusion's decimal AVG from a merged sum and count: the sum scaled to
-/// the result scale, divided by the count, truncated (as its accumulator).
-fn avg_final_udf(sp: u8, ss: i8, tp: u8, ts: i8) -> datafusion::logical_expr::ScalarUDF {
+/// DataFusion's decimal AVG from a merged sum (`Decimal128(38, ss)`) and
+/// count: the sum scaled to the result scale, divided by the count,
+/// truncated (as its accumulator does).
+fn avg_final_udf(ss: i8, tp: u8, ts: i8) -> datafusion::logical_expr::ScalarUDF {
     let f = Arc::new(
         move |args: &[ColumnarValue]| -> datafusion::error::Result<ColumnarValue> {
             let arrays = ColumnarValue::values_to_arrays(args)?;
@@ -687,7 +632,7 @@ fn avg_final_udf(sp: u8, ss: i8, tp: u8, ts: i8) -> datafusion::logical_expr::Sc
     );
     create_udf(
         "tessera_avg_final",
-        vec![DataType::Decimal128(sp, ss), DataType::Int64],
+        vec![DataType::Decimal128(38, ss), DataType::Int64],
         DataType::Decimal128(tp, ts),
         Volatility::Immutable,
         f,
@@ -703,8 +648,7 @@ impl Compiler {
     /// An aggregate whose GROUP BY includes the whole partition key (so no
     /// group spans partitions), with aggregates MariaDB computes exactly as
     /// DataFusion (SUM of exact numbers, COUNT, MIN, MAX): a derived table.
-    fn compile_local_aggregate(&mut self, a: &Aggregate) -> Option<Frag> {
-        let inner = self.compile(&a.input)?;
+    fn local_aggregate(&mut self, a: &Aggregate, inner: Frag) -> Option<Frag> {
         let input = a.input.schema();
         let Dist::Hash {
             shards,
@@ -714,6 +658,9 @@ impl Compiler {
         else {
             return None;
         };
+        if a.group_expr.is_empty() {
+            return None;
+        }
         let group_sources: Vec<Option<usize>> = a
             .group_expr
             .iter()
@@ -725,15 +672,9 @@ impl Compiler {
         let new_keys = if shards.len() == 1 {
             None
         } else {
-            let keys = keys.as_ref()?;
             let mut out = vec![];
-            for (ty, at) in keys {
-                let at: Vec<usize> = group_sources
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
-                    .map(|(j, _)| j)
-                    .collect();
+            for (ty, at) in keys.as_ref()? {
+                let at = surviving(at, &group_sources);
                 if at.is_empty() {
                     return None;
                 }
@@ -741,73 +682,38 @@ impl Compiler {
             }
             Some(out)
         };
-        if a.group_expr.is_empty() {
-            return None;
-        }
         let mut select = vec![];
         for g in &a.group_expr {
             select.push(render(g, input, &inner.cols)?);
         }
         for e in &a.aggr_expr {
-            let e = match e {
-                Expr::Alias(al) => al.expr.as_ref(),
-                e => e,
+            let (name, arg) = simple_aggregate(e)?;
+            let t = arg.get_type(input).ok()?;
+            let exact = match name.as_str() {
+                "count" => true,
+                "sum" => is_exact_numeric(&t),
+                "min" | "max" => !t.is_floating() && sql_type_of(&t).is_some(),
+                _ => false,
             };
-            let Expr::AggregateFunction(AggregateFunction { func, params }) = e else {
-                return None;
-            };
-            if params.distinct
-                || params.filter.is_some()
-                || !params.order_by.is_empty()
-                || params.args.len() != 1
-            {
+            if !exact {
                 return None;
             }
-            let arg = &params.args[0];
-            let t = arg.get_type(input).ok()?;
-            let name = func.name().to_ascii_lowercase();
-            let sql = match name.as_str() {
-                "count" if matches!(arg, Expr::Literal(v, _) if !v.is_null()) => {
-                    "COUNT(*)".to_string()
-                }
-                "count" => format!("COUNT({})", render(arg, input, &inner.cols)?),
-                "sum" if is_exact_numeric(&t) => {
-                    format!("SUM({})", render(arg, input, &inner.cols)?)
-                }
-                "min" | "max" if !t.is_floating() && sql_type_of(&t).is_some() => format!(
-                    "{}({})",
-                    name.to_uppercase(),
-                    render(arg, input, &inner.cols)?
-                ),
-                _ => return None,
-            };
-            select.push(sql);
+            let arg_sql = aggregate_arg_sql(&name, arg, input, &inner.cols)?;
+            select.push(format!("{}({arg_sql})", name.to_uppercase()));
         }
         let alias = self.alias();
         let cols = (0..select.len())
             .map(|i| format!("{}.{}", quote_ident(&alias), quote_ident(&format!("c{i}"))))
             .collect();
-        let select = select
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
-            .collect();
-        let group_by = format!(
-            " GROUP BY {}",
-            (1..=a.group_expr.len())
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
         Some(Frag {
             cols,
             body: Body {
                 tables: vec![(
                     alias,
                     FromItem::Derived {
-                        select,
+                        select: aliased(&select),
                         body: Box::new(inner.body),
-                        group_by,
+                        group_by: group_by_ordinals(a.group_expr.len()),
                     },
                 )],
                 conds: vec![],
@@ -818,7 +724,6 @@ impl Compiler {
                 parts: parts.clone(),
                 keys: new_keys,
             },
-            mirror_shard: inner.mirror_shard,
             router: inner.router,
             access: inner.access,
             log: inner.log,
@@ -854,43 +759,31 @@ impl Compiler {
                     .iter()
                     .filter_map(|e| render(e, &full, &all))
                     .collect();
-                let (dist, mirror_shard) = match &t.distribution {
-                    Distribution::Mirror => (
-                        Dist::Mirror,
-                        p.partitions(&[])
+                let dist = match &t.distribution {
+                    Distribution::Mirror => Dist::Mirror {
+                        shard: p
+                            .partitions(&[])
                             .first()
                             .and_then(|i| t.partition_shards.get(*i as usize).copied()),
-                    ),
-                    Distribution::Single => (
-                        Dist::Hash {
-                            shards: t.partition_shards.clone(),
-                            parts: [0].into(),
-                            keys: None,
-                        },
-                        None,
-                    ),
+                    },
+                    Distribution::Single => Dist::Hash {
+                        shards: t.partition_shards.clone(),
+                        parts: [0].into(),
+                        keys: None,
+                    },
                     Distribution::Hash { .. } => {
+                        let sources: Vec<Option<usize>> =
+                            indices.iter().map(|i| Some(*i)).collect();
                         let keys = t
                             .key_indexes()
                             .into_iter()
-                            .map(|k| {
-                                let at = indices
-                                    .iter()
-                                    .enumerate()
-                                    .filter(|(_, i)| **i == k)
-                                    .map(|(pos, _)| pos)
-                                    .collect();
-                                (t.columns[k].ty, at)
-                            })
+                            .map(|k| (t.columns[k].ty, surviving(&[k], &sources)))
                             .collect();
-                        (
-                            Dist::Hash {
-                                shards: t.partition_shards.clone(),
-                                parts: p.partitions(&ts.filters).into_iter().collect(),
-                                keys: Some(keys),
-                            },
-                            None,
-                        )
+                        Dist::Hash {
+                            shards: t.partition_shards.clone(),
+                            parts: p.partitions(&ts.filters).into_iter().collect(),
+                            keys: Some(keys),
+                        }
                     }
                 };
                 Some(Frag {
@@ -901,14 +794,16 @@ impl Compiler {
                         exists: vec![],
                     },
                     dist,
-                    mirror_shard,
                     router: p.router.clone(),
                     access: p.access.clone(),
                     log: p.log.clone(),
                 })
             }
             LogicalPlan::SubqueryAlias(s) => self.compile(&s.input),
-            LogicalPlan::Aggregate(a) => self.compile_local_aggregate(a),
+            LogicalPlan::Aggregate(a) => {
+                let inner = self.compile(&a.input)?;
+                self.local_aggregate(a, inner)
+            }
             LogicalPlan::Filter(fl) => {
                 let mut f = self.compile(&fl.input)?;
                 for p in datafusion::logical_expr::utils::split_conjunction(&fl.predicate) {
@@ -928,8 +823,8 @@ impl Compiler {
                 let sources: Vec<Option<usize>> = pr
                     .expr
                     .iter()
-                    .map(|e| match e.clone().unalias() {
-                        Expr::Column(c) => input.index_of_column(&c).ok(),
+                    .map(|e| match unaliased(e) {
+                        Expr::Column(c) => input.index_of_column(c).ok(),
                         _ => None,
                     })
                     .collect();
@@ -938,12 +833,7 @@ impl Compiler {
                 } = &mut f.dist
                 {
                     for (_, at) in keys.iter_mut() {
-                        *at = sources
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
-                            .map(|(j, _)| j)
-                            .collect();
+                        *at = surviving(at, &sources);
                     }
                 }
                 f.cols = cols?;
@@ -981,7 +871,7 @@ impl Compiler {
                 if let Some(fe) = &j.filter {
                     conds.push(render(fe, &both, &all_cols)?);
                 }
-                let (dist, mirror_shard) = colocate(&l, &r, &pairs, semi.is_some())?;
+                let dist = colocate(&l, &r, &pairs, semi.is_some())?;
                 let mut body = l.body;
                 match semi {
                     None => {
@@ -1000,14 +890,9 @@ impl Compiler {
                     cols: if semi.is_some() { l.cols } else { all_cols },
                     body,
                     dist,
-                    mirror_shard: l.mirror_shard.or(r.mirror_shard),
                     router: l.router,
                     access: l.access,
                     log: l.log,
-                })
-                .map(|mut f| {
-                    f.mirror_shard = f.mirror_shard.or(mirror_shard);
-                    f
                 })
             }
             _ => None,
@@ -1017,37 +902,31 @@ impl Compiler {
 
 /// Whether a join of `l` and `r` (on these left/right column position
 /// pairs) can run inside each shard, and the resulting distribution.
-fn colocate(
-    l: &Frag,
-    r: &Frag,
-    pairs: &[(usize, usize)],
-    semi: bool,
-) -> Option<(Dist, Option<ShardId>)> {
+fn colocate(l: &Frag, r: &Frag, pairs: &[(usize, usize)], semi: bool) -> Option<Dist> {
     let shift = l.cols.len();
     match (&l.dist, &r.dist) {
-        (Dist::Mirror, Dist::Mirror) => Some((Dist::Mirror, l.mirror_shard.or(r.mirror_shard))),
-        (Dist::Hash { .. }, Dist::Mirror) => Some((l.dist.clone(), None)),
+        (Dist::Mirror { shard: a }, Dist::Mirror { shard: b }) => {
+            Some(Dist::Mirror { shard: a.or(*b) })
+        }
+        (Dist::Hash { .. }, Dist::Mirror { .. }) => Some(l.dist.clone()),
         // A mirror row must not meet only one partition's rows in EXISTS.
-        (Dist::Mirror, Dist::Hash { .. }) if semi => None,
+        (Dist::Mirror { .. }, Dist::Hash { .. }) if semi => None,
         (
-            Dist::Mirror,
+            Dist::Mirror { .. },
             Dist::Hash {
                 shards,
                 parts,
                 keys,
             },
-        ) => Some((
-            Dist::Hash {
-                shards: shards.clone(),
-                parts: parts.clone(),
-                keys: keys.as_ref().map(|k| {
-                    k.iter()
-                        .map(|(t, at)| (*t, at.iter().map(|i| i + shift).collect()))
-                        .collect()
-                }),
-            },
-            None,
-        )),
+        ) => Some(Dist::Hash {
+            shards: shards.clone(),
+            parts: parts.clone(),
+            keys: keys.as_ref().map(|k| {
+                k.iter()
+                    .map(|(t, at)| (*t, at.iter().map(|i| i + shift).collect()))
+                    .collect()
+            }),
+        }),
         (
             Dist::Hash {
                 shards: s1,
@@ -1083,14 +962,11 @@ fn colocate(
                 }
                 Some(merged)
             };
-            Some((
-                Dist::Hash {
-                    shards: s1.clone(),
-                    parts: p1.intersection(p2).copied().collect(),
-                    keys,
-                },
-                None,
-            ))
+            Some(Dist::Hash {
+                shards: s1.clone(),
+                parts: p1.intersection(p2).copied().collect(),
+                keys,
+            })
         }
     }
 }
@@ -1114,172 +990,6 @@ fn sql_type_of(t: &DataType) -> Option<SqlType> {
         DataType::Binary => SqlType::Bytea,
         _ => return None,
     })
-}
-
-fn is_exact_numeric(t: &DataType) -> bool {
-    t.is_integer() || matches!(t, DataType::Decimal128(..))
-}
-
-/// Renders `e` (over `input`, whose columns are `cols` in SQL) as MariaDB
-/// SQL, or None when MariaDB could evaluate it differently from PostgreSQL
-/// (and DataFusion).
-fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
-    let r = |x: &Expr| render(x, input, cols);
-    let ty = |x: &Expr| x.get_type(input).ok();
-    Some(match e {
-        Expr::Column(c) => cols.get(input.index_of_column(c).ok()?)?.clone(),
-        Expr::Literal(v, _) => literal_sql(v)?,
-        Expr::Alias(a) => r(&a.expr)?,
-        Expr::BinaryExpr(b) => {
-            let op = match b.op {
-                Operator::Eq => "=",
-                Operator::NotEq => "<>",
-                Operator::Lt => "<",
-                Operator::LtEq => "<=",
-                Operator::Gt => ">",
-                Operator::GtEq => ">=",
-                Operator::And => "AND",
-                Operator::Or => "OR",
-                // Exact arithmetic only: MariaDB's decimal +, -, * are exact
-                // with PostgreSQL's result scale; division and floats are not.
-                Operator::Plus | Operator::Minus | Operator::Multiply
-                    if is_exact_numeric(&ty(&b.left)?) && is_exact_numeric(&ty(&b.right)?) =>
-                {
-                    match b.op {
-                        Operator::Plus => "+",
-                        Operator::Minus => "-",
-                        _ => "*",
-                    }
-                }
-                _ => return None,
-            };
-            format!("({} {op} {})", r(&b.left)?, r(&b.right)?)
-        }
-        Expr::Not(x) => format!("(NOT {})", r(x)?),
-        Expr::IsNull(x) => format!("({} IS NULL)", r(x)?),
-        Expr::IsNotNull(x) => format!("({} IS NOT NULL)", r(x)?),
-        Expr::Negative(x) if is_exact_numeric(&ty(x)?) => format!("(-{})", r(x)?),
-        Expr::InList(l) => {
-            let items: Option<Vec<String>> = l.list.iter().map(r).collect();
-            format!(
-                "({} {}IN ({}))",
-                r(&l.expr)?,
-                if l.negated { "NOT " } else { "" },
-                items?.join(", ")
-            )
-        }
-        Expr::Between(b) => format!(
-            "({} {}BETWEEN {} AND {})",
-            r(&b.expr)?,
-            if b.negated { "NOT " } else { "" },
-            r(&b.low)?,
-            r(&b.high)?
-        ),
-        Expr::Like(l) => {
-            // No escapes in the pattern: MariaDB's and PostgreSQL's default
-            // escape handling then cannot differ.
-            let Expr::Literal(
-                ScalarValue::Utf8(Some(p))
-                | ScalarValue::Utf8View(Some(p))
-                | ScalarValue::LargeUtf8(Some(p)),
-                _,
-            ) = l.pattern.as_ref()
-            else {
-                return None;
-            };
-            if l.case_insensitive || l.escape_char.is_some() || p.contains('\\') {
-                return None;
-            }
-            format!(
-                "({} {}LIKE {})",
-                r(&l.expr)?,
-                if l.negated { "NOT " } else { "" },
-                r(&l.pattern)?
-            )
-        }
-        Expr::Case(c) => {
-            let mut s = "(CASE".to_string();
-            if let Some(x) = &c.expr {
-                s.push(' ');
-                s.push_str(&r(x)?);
-            }
-            for (w, t) in &c.when_then_expr {
-                s.push_str(&format!(" WHEN {} THEN {}", r(w)?, r(t)?));
-            }
-            if let Some(x) = &c.else_expr {
-                s.push_str(&format!(" ELSE {}", r(x)?));
-            }
-            s.push_str(" END)");
-            s
-        }
-        Expr::Cast(c) => {
-            let from = ty(&c.expr)?;
-            let same = match (&from, c.field.data_type()) {
-                (f, t) if f == t => true,
-                (f, t) if f.is_integer() && t.is_integer() => {
-                    int_width(f)? <= int_width(t)? && f.is_signed_integer()
-                }
-                (f, &DataType::Decimal128(p, s)) if f.is_integer() => (p as i32 - s as i32) >= 19,
-                (&DataType::Decimal128(p1, s1), &DataType::Decimal128(p2, s2)) => {
-                    s2 >= s1 && (p2 as i32 - s2 as i32) >= (p1 as i32 - s1 as i32)
-                }
-                (
-                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8,
-                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8,
-                ) => true,
-                _ => false,
-            };
-            if !same {
-                return None;
-            }
-            r(&c.expr)?
-        }
-        Expr::ScalarFunction(f) => {
-            let name = f.func.name().to_ascii_lowercase();
-            match (name.as_str(), f.args.as_slice()) {
-                ("date_part", [Expr::Literal(part, _), x])
-                    if matches!(ty(x)?, DataType::Date32) =>
-                {
-                    let unit = match part.to_string().to_ascii_lowercase().as_str() {
-                        "year" => "YEAR",
-                        "month" => "MONTH",
-                        "day" => "DAY",
-                        _ => return None,
-                    };
-                    format!("EXTRACT({unit} FROM {})", r(x)?)
-                }
-                ("substr" | "substring", [x, Expr::Literal(start, _), Expr::Literal(len, _)])
-                    if matches!(ty(x)?, DataType::Utf8 | DataType::Utf8View) =>
-                {
-                    let (s, n) = (int_literal(start)?, int_literal(len)?);
-                    if s < 1 || n < 0 {
-                        return None;
-                    }
-                    format!("SUBSTRING({}, {s}, {n})", r(x)?)
-                }
-                _ => return None,
-            }
-        }
-        _ => return None,
-    })
-}
-
-fn int_width(t: &DataType) -> Option<u8> {
-    Some(match t {
-        DataType::Int8 => 8,
-        DataType::Int16 => 16,
-        DataType::Int32 => 32,
-        DataType::Int64 => 64,
-        _ => return None,
-    })
-}
-
-fn int_literal(v: &ScalarValue) -> Option<i64> {
-    match v {
-        ScalarValue::Int64(Some(i)) => Some(*i),
-        ScalarValue::Int32(Some(i)) => Some(*i as i64),
-        _ => None,
-    }
 }
 
 /// The per-partition queries of a pushed fragment, as a table.

@@ -1,6 +1,6 @@
 //! The distributed read path: DataFusion `TableProvider`s over the shards.
 //! Each scan pushes projection, filters (those MariaDB evaluates like
-//! PostgreSQL) and LIMIT into one MySQL query per partition, prunes
+//! PostgreSQL, see `expr_sql`) and LIMIT into one MySQL query per partition, prunes
 //! partitions from equality/IN filters on the partition key, and streams
 //! shard rows into Arrow batches as they arrive. Filters are pushed as
 //! `Inexact`, so DataFusion re-checks them: pushdown can only save work,
@@ -19,7 +19,8 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{CatalogProvider, SchemaProvider, Session, TableProvider};
-use datafusion::common::{DataFusionError, ScalarValue};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, DataFusionError, ScalarValue};
 use datafusion::datasource::TableType;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, Operator, TableProviderFilterPushDown};
@@ -27,8 +28,9 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::ExecutionPlan;
 use meta::{Catalog, Distribution, TableDef};
-use storage_adapter::{convert::from_mysql, map_error, quote_ident, quote_str};
+use storage_adapter::{convert::from_mysql, map_error, quote_ident};
 
+use crate::expr_sql::render;
 use crate::render::physical_object;
 use crate::txn::{ShardAccess, SharedAccess};
 use crate::Router;
@@ -176,85 +178,6 @@ impl fmt::Debug for ShardTableProvider {
     }
 }
 
-/// Renders a DataFusion literal as MariaDB SQL, when it means the same.
-pub(crate) fn literal_sql(v: &ScalarValue) -> Option<String> {
-    Some(match v {
-        ScalarValue::Int8(Some(i)) => i.to_string(),
-        ScalarValue::Int16(Some(i)) => i.to_string(),
-        ScalarValue::Int32(Some(i)) => i.to_string(),
-        ScalarValue::Int64(Some(i)) => i.to_string(),
-        ScalarValue::UInt8(Some(i)) => i.to_string(),
-        ScalarValue::UInt16(Some(i)) => i.to_string(),
-        ScalarValue::UInt32(Some(i)) => i.to_string(),
-        ScalarValue::UInt64(Some(i)) => i.to_string(),
-        ScalarValue::Float64(Some(f)) if f.is_finite() => format!("{f:e}"),
-        ScalarValue::Float32(Some(f)) if f.is_finite() => format!("{:e}", *f as f64),
-        ScalarValue::Utf8(Some(s))
-        | ScalarValue::LargeUtf8(Some(s))
-        | ScalarValue::Utf8View(Some(s)) => quote_str(s),
-        ScalarValue::Boolean(Some(b)) => {
-            if *b {
-                "TRUE".into()
-            } else {
-                "FALSE".into()
-            }
-        }
-        ScalarValue::Date32(Some(_)) => format!("DATE '{v}'"),
-        ScalarValue::Decimal128(Some(_), _, _) => v.to_string(),
-        _ => return None,
-    })
-}
-
-/// Translates a filter to MariaDB SQL. Returns None when MariaDB might
-/// evaluate it differently from PostgreSQL.
-pub fn filter_sql(e: &Expr, schema: &Schema) -> Option<String> {
-    match e {
-        Expr::Column(c) => schema
-            .field_with_name(&c.name)
-            .ok()
-            .map(|_| quote_ident(&c.name)),
-        Expr::Literal(v, _) => literal_sql(v),
-        Expr::BinaryExpr(b) => {
-            let op = match b.op {
-                Operator::Eq => "=",
-                Operator::NotEq => "<>",
-                Operator::Lt => "<",
-                Operator::LtEq => "<=",
-                Operator::Gt => ">",
-                Operator::GtEq => ">=",
-                Operator::And => "AND",
-                Operator::Or => "OR",
-                _ => return None,
-            };
-            Some(format!(
-                "({} {op} {})",
-                filter_sql(&b.left, schema)?,
-                filter_sql(&b.right, schema)?
-            ))
-        }
-        Expr::Not(x) => Some(format!("(NOT {})", filter_sql(x, schema)?)),
-        Expr::IsNull(x) => Some(format!("({} IS NULL)", filter_sql(x, schema)?)),
-        Expr::IsNotNull(x) => Some(format!("({} IS NOT NULL)", filter_sql(x, schema)?)),
-        Expr::InList(l) => {
-            let items: Option<Vec<String>> = l.list.iter().map(|i| filter_sql(i, schema)).collect();
-            Some(format!(
-                "({} {}IN ({}))",
-                filter_sql(&l.expr, schema)?,
-                if l.negated { "NOT " } else { "" },
-                items?.join(", ")
-            ))
-        }
-        Expr::Between(b) => Some(format!(
-            "({} {}BETWEEN {} AND {})",
-            filter_sql(&b.expr, schema)?,
-            if b.negated { "NOT " } else { "" },
-            filter_sql(&b.low, schema)?,
-            filter_sql(&b.high, schema)?
-        )),
-        _ => None,
-    }
-}
-
 fn scalar_datum(v: &ScalarValue) -> Option<Datum> {
     Some(match v {
         ScalarValue::Int8(Some(i)) => Datum::Int(*i as i64),
@@ -304,6 +227,31 @@ fn key_candidates(filters: &[Expr], col: &str) -> Option<Vec<ScalarValue>> {
 }
 
 impl ShardTableProvider {
+    /// A pushed-down filter as MariaDB SQL over the partition's columns, when
+    /// MariaDB evaluates it like PostgreSQL (`expr_sql::render`).
+    fn filter_sql(&self, f: &Expr) -> Option<String> {
+        let unqualified = f
+            .clone()
+            .transform(|e| {
+                Ok(match e {
+                    Expr::Column(c) => {
+                        Transformed::yes(Expr::Column(Column::new_unqualified(c.name)))
+                    }
+                    e => Transformed::no(e),
+                })
+            })
+            .ok()?
+            .data;
+        let schema = DFSchema::try_from(self.schema.as_ref().clone()).ok()?;
+        let cols: Vec<String> = self
+            .table
+            .columns
+            .iter()
+            .map(|c| quote_ident(&c.name))
+            .collect();
+        render(&unqualified, &schema, &cols)
+    }
+
     /// The partitions a scan with these filters must read.
     pub(crate) fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
         let all: Vec<u32> = (0..self.table.partition_count()).collect();
@@ -360,7 +308,7 @@ impl TableProvider for ShardTableProvider {
         Ok(filters
             .iter()
             .map(|f| {
-                if filter_sql(f, &self.schema).is_some() {
+                if self.filter_sql(f).is_some() {
                     TableProviderFilterPushDown::Inexact
                 } else {
                     TableProviderFilterPushDown::Unsupported
@@ -391,10 +339,7 @@ impl TableProvider for ShardTableProvider {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let conds: Vec<String> = filters
-            .iter()
-            .filter_map(|f| filter_sql(f, &self.schema))
-            .collect();
+        let conds: Vec<String> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
         let mut queries = vec![];
         for p in self.partitions(filters) {
             let mut sql = format!(

@@ -600,17 +600,13 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
         }
     }
     async fn tessera_rows(c: &tokio_postgres::Client, sql: &str) -> Vec<Vec<String>> {
-        c.simple_query(sql)
+        text_rows(c, sql)
             .await
-            .unwrap()
             .into_iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| norm(r.get(i).unwrap_or("NULL")))
-                        .collect(),
-                ),
-                _ => None,
+            .map(|r| {
+                r.iter()
+                    .map(|v| norm(v.as_deref().unwrap_or("NULL")))
+                    .collect()
             })
             .collect()
     }
@@ -700,6 +696,16 @@ async fn text_rows(c: &tokio_postgres::Client, sql: &str) -> Vec<Vec<Option<Stri
         }
     }
     out
+}
+
+/// The `shard_scans:` lines of `EXPLAIN q`: the SQL each shard receives.
+async fn shard_queries(c: &tokio_postgres::Client, q: &str) -> Vec<String> {
+    text_rows(c, &format!("EXPLAIN {q}"))
+        .await
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .skip_while(|l| !l.starts_with("shard_scans"))
+        .collect()
 }
 
 /// Deep pushdown (partial aggregates, co-located and mirror joins, semi and
@@ -823,18 +829,10 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
             "GROUP BY 1) AS",
         ),
     ] {
-        let plan: Vec<String> = text_rows(&c, &format!("EXPLAIN {q}"))
-            .await
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-            .collect();
-        let scans: Vec<&String> = plan
-            .iter()
-            .skip_while(|l| !l.starts_with("shard_scans"))
-            .collect();
+        let scans = shard_queries(&c, q).await;
         assert!(
             scans.iter().any(|l| l.contains(shard_sql)),
-            "{q}: no shard query with {shard_sql}: {plan:#?}"
+            "{q}: no shard query with {shard_sql}: {scans:#?}"
         );
     }
     // Not pushed: a join that is not co-located, division, LIKE with an escape.
@@ -843,22 +841,25 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
         ("SELECT sum(d / 3) FROM a", "SUM("),
         ("SELECT count(*) FROM a WHERE s LIKE 'a\\%'", "LIKE"),
     ] {
-        let plan: Vec<String> = text_rows(&c, &format!("EXPLAIN {q}"))
-            .await
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-            .collect();
-        let scans: Vec<&String> = plan
-            .iter()
-            .skip_while(|l| !l.starts_with("shard_scans"))
-            .collect();
+        let scans = shard_queries(&c, q).await;
+        assert!(
+            scans.iter().any(|l| l.contains("a_p")),
+            "{q}: no scan of a: {scans:#?}"
+        );
         assert!(
             scans
                 .iter()
                 .all(|l| !l.contains("a_p") || !l.contains(not_in_shard_sql)),
-            "{q}: pushed what it must not: {plan:#?}"
+            "{q}: pushed what it must not: {scans:#?}"
         );
     }
+    // The oracle side of the comparison above really is unpushed.
+    c.batch_execute("SET tessera.pushdown = off").await.unwrap();
+    let scans = shard_queries(&c, "SELECT g, sum(d) FROM a GROUP BY g").await;
+    assert!(
+        scans.iter().any(|l| l.contains("a_p")) && scans.iter().all(|l| !l.contains("GROUP BY")),
+        "pushdown off still pushed: {scans:#?}"
+    );
     c.batch_execute("SET search_path = public; DROP SCHEMA pd CASCADE")
         .await
         .unwrap();
