@@ -27,6 +27,46 @@ impl Datum {
     pub fn is_null(&self) -> bool {
         matches!(self, Datum::Null)
     }
+
+    /// Sort order of two values of one column as a shard orders them
+    /// (numbers by value, text and bytes by bytes, which is the order of
+    /// `utf8mb4_nopad_bin`), with NULL last and equal to NULL, as
+    /// PostgreSQL's DISTINCT and ascending ORDER BY treat it. Values of
+    /// different kinds (never in one column) order by kind.
+    pub fn sort_cmp(&self, other: &Datum) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        use Datum::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Null, _) => Ordering::Greater,
+            (_, Null) => Ordering::Less,
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Float(a), Float(b)) => a.partial_cmp(b).unwrap_or_else(|| a.total_cmp(b)),
+            (Decimal(a), Decimal(b)) => a.cmp(b),
+            (Text(a), Text(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Bytes(a), Bytes(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
+            (a, b) => a.kind_rank().cmp(&b.kind_rank()),
+        }
+    }
+
+    fn kind_rank(&self) -> u8 {
+        match self {
+            Datum::Null => 0,
+            Datum::Bool(_) => 1,
+            Datum::Int(_) => 2,
+            Datum::Float(_) => 3,
+            Datum::Decimal(_) => 4,
+            Datum::Text(_) => 5,
+            Datum::Bytes(_) => 6,
+            Datum::Date(_) => 7,
+            Datum::Timestamp(_) => 8,
+            Datum::TimestampTz(_) => 9,
+        }
+    }
 }
 
 use crate::error::{Error, Result};

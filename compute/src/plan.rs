@@ -94,6 +94,39 @@ pub struct FastSelect {
     pub sql: Vec<(String, Vec<usize>)>,
     /// Catalog type of each result column (for decoding shard values).
     pub types: Vec<SqlType>,
+    /// How the answers of several partitions combine when the route
+    /// resolves to more than one (`None`: the statement's shape cannot be
+    /// merged exactly, so it is only planned here when it routes to one).
+    pub merge: Option<Merge>,
+}
+
+/// Combining per-partition answers of a fast-path SELECT in the compute
+/// node. Every partition runs the same rendered statement (with its own
+/// DISTINCT, ORDER BY and LIMIT); the merge redoes those over the union.
+#[derive(Debug, Clone)]
+pub enum Merge {
+    Rows {
+        /// Result column index and descending flag of each ORDER BY key.
+        order: Vec<(usize, bool)>,
+        distinct: bool,
+        limit: Option<LimitValue>,
+    },
+    /// One row of aggregates, no GROUP BY: partials combined per column.
+    Aggregates(Vec<AggMerge>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggMerge {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum LimitValue {
+    Const(u64),
+    Param(usize),
 }
 
 pub fn object_parts(name: &ObjectName) -> Vec<String> {
@@ -721,14 +754,6 @@ impl Planner<'_> {
             return Ok(None);
         }
         let route = RoutePlan::from_where(&table, select.selection.as_ref());
-        let single = match &route {
-            RoutePlan::Keys(k) => k.iter().all(|v| v.len() == 1),
-            RoutePlan::Single | RoutePlan::Mirror => true,
-            RoutePlan::Scatter => false,
-        };
-        if !single {
-            return Ok(None);
-        }
         if let Some(sel) = &select.selection {
             if !is_safe_expr(sel) || check_columns(sel, &table).is_err() {
                 return Ok(None);
@@ -737,12 +762,17 @@ impl Planner<'_> {
         // Projection: columns, *, and simple aggregates over columns.
         let mut fields = vec![];
         let mut types = vec![];
+        // Per result column: the table column it is, or the aggregate.
+        let mut sources: Vec<Option<String>> = vec![];
+        let mut aggs: Vec<Option<AggMerge>> = vec![];
         for item in &select.projection {
             match item {
                 SelectItem::Wildcard(_) => {
                     for c in &table.columns {
                         fields.push((c.name.clone(), pg_type(&c.ty)));
                         types.push(c.ty);
+                        sources.push(Some(c.name.clone()));
+                        aggs.push(None);
                     }
                 }
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -753,6 +783,17 @@ impl Planner<'_> {
                     let Some((name, ty)) = fast_item_type(e, &table) else {
                         return Ok(None);
                     };
+                    let agg = match e {
+                        Expr::Function(_) => Some(match name.as_str() {
+                            "count" => AggMerge::Count,
+                            "sum" => AggMerge::Sum,
+                            "min" => AggMerge::Min,
+                            _ => AggMerge::Max,
+                        }),
+                        _ => None,
+                    };
+                    sources.push(agg.is_none().then(|| name.clone()));
+                    aggs.push(agg);
                     types.push(ty);
                     fields.push((alias.unwrap_or(name), pg_type(&ty)));
                 }
@@ -817,6 +858,15 @@ impl Planner<'_> {
                 _ => return Ok(None),
             }
         }
+        let merge = merge_of(q, select, &sources, &aggs);
+        let single = match &route {
+            RoutePlan::Keys(k) => k.iter().all(|v| v.len() == 1),
+            RoutePlan::Single | RoutePlan::Mirror => true,
+            RoutePlan::Scatter => false,
+        };
+        if !single && merge.is_none() {
+            return Ok(None);
+        }
         let stmt = Statement::Query(Box::new(q.clone()));
         let sql = per_partition_sql(&table, &stmt);
         let mut inferred = vec![];
@@ -844,6 +894,7 @@ impl Planner<'_> {
                 route,
                 sql,
                 types,
+                merge,
             })),
             param_types: ptypes,
             fields,
@@ -851,6 +902,65 @@ impl Planner<'_> {
             catalog_version: self.catalog.version,
         }))
     }
+}
+
+/// How the answers of several partitions to this SELECT combine, if they
+/// can be combined exactly: plain columns (with DISTINCT, ORDER BY on result
+/// columns and LIMIT without OFFSET redone over the union), or aggregates
+/// alone without GROUP BY, DISTINCT, ORDER BY or LIMIT.
+fn merge_of(
+    q: &Query,
+    select: &Select,
+    sources: &[Option<String>],
+    aggs: &[Option<AggMerge>],
+) -> Option<Merge> {
+    use datafusion::sql::sqlparser::ast::{LimitClause, OrderByKind};
+    let distinct = select.distinct.is_some();
+    let limit = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() => match limit {
+            None => None,
+            Some(Expr::Value(v)) => Some(match &v.value {
+                Value::Number(n, _) => LimitValue::Const(n.parse().ok()?),
+                Value::Placeholder(p) => LimitValue::Param(placeholder_index(p)?),
+                _ => return None,
+            }),
+            Some(_) => return None,
+        },
+        Some(_) => return None,
+    };
+    if aggs.iter().all(|a| a.is_some()) {
+        if distinct || q.order_by.is_some() || q.limit_clause.is_some() {
+            return None;
+        }
+        return Some(Merge::Aggregates(aggs.iter().flatten().copied().collect()));
+    }
+    if aggs.iter().any(|a| a.is_some()) {
+        return None;
+    }
+    let mut order = vec![];
+    if let Some(ob) = &q.order_by {
+        let OrderByKind::Expressions(exprs) = &ob.kind else {
+            return None;
+        };
+        for o in exprs {
+            let Expr::Identifier(i) = &o.expr else {
+                return None;
+            };
+            let name = normalize_ident(i);
+            let idx = sources.iter().position(|s| s.as_deref() == Some(&name))?;
+            order.push((idx, o.options.asc == Some(false)));
+        }
+    }
+    Some(Merge::Rows {
+        order,
+        distinct,
+        limit,
+    })
 }
 
 /// Result name and type of a projection item on the fast path.

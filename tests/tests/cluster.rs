@@ -637,6 +637,15 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
             (format!("SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c"), true),
             (format!("SELECT id, k, c, pad FROM sbtest1 WHERE k IN ({}, {}, {})", rng.next(N as u64), rng.next(N as u64), id), false),
             (format!("SELECT count(k) FROM sbtest1 WHERE k BETWEEN {id} AND {hi} OR k BETWEEN {} AND {}", id / 2, id / 2 + 5), true),
+            // Shapes merged across partitions by the fast path.
+            (format!("SELECT id, c FROM sbtest1 WHERE k BETWEEN {id} AND {hi} ORDER BY id DESC LIMIT 5"), true),
+            (format!("SELECT min(c), max(k), count(*), sum(id), min(id) FROM sbtest1 WHERE id BETWEEN {id} AND {hi}"), true),
+            (format!("SELECT count(*), sum(k), max(c) FROM sbtest1 WHERE k < -{id}"), true),
+            (format!("SELECT DISTINCT pad FROM sbtest1 WHERE k < {id}"), false),
+            (format!("SELECT DISTINCT pad, k FROM sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY k DESC, pad LIMIT 4"), true),
+            (format!("SELECT k, id FROM sbtest1 WHERE id IN ({id}, {}, {}, {hi}) ORDER BY k, id", id + 1, id + 2), true),
+            (format!("SELECT * FROM sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY pad, id LIMIT 7"), true),
+            ("SELECT * FROM sbtest1 WHERE id < 0 ORDER BY id LIMIT 3".to_string(), true),
         ];
         for (sql, ordered) in stmts {
             let mut a = tessera_rows(&pg, &sql).await;
@@ -673,6 +682,51 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
             };
             assert_eq!(a, b, "round {round}: {w}");
         }
+    }
+    // The same through the extended protocol, LIMIT as a parameter.
+    for _ in 0..20 {
+        let id = 1 + rng.next(N as u64) as i32;
+        let (hi, n) = (id + 99, rng.next(10) as i64);
+        let a: Vec<Vec<String>> = pg
+            .query(
+                "SELECT c, id FROM sbtest1 WHERE id BETWEEN $1 AND $2 ORDER BY c DESC, id LIMIT $3",
+                &[&id, &hi, &n],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| {
+                vec![
+                    r.get::<_, String>(0).trim_end().to_string(),
+                    r.get::<_, i32>(1).to_string(),
+                ]
+            })
+            .collect();
+        let b = maria_rows(
+            &mut my,
+            &format!("SELECT c, id FROM sb_oracle.sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c DESC, id LIMIT {n}"),
+        )
+        .await;
+        assert_eq!(a, b, "ranges with LIMIT ${n}");
+        let s: Option<i64> = pg
+            .query_one(
+                "SELECT sum(k) FROM sbtest1 WHERE k BETWEEN $1 AND $2",
+                &[&id, &hi],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        let t = maria_rows(
+            &mut my,
+            &format!("SELECT sum(k) FROM sb_oracle.sbtest1 WHERE k BETWEEN {id} AND {hi}"),
+        )
+        .await;
+        assert_eq!(
+            vec![vec![s
+                .map(|v| norm(&v.to_string()))
+                .unwrap_or("NULL".into())]],
+            t
+        );
     }
     let all = "SELECT id, k, c, pad FROM sbtest1 ORDER BY id";
     assert_eq!(
