@@ -409,6 +409,56 @@ impl ConnHandlers {
         res
     }
 
+    /// The cached fast-path plan of a simple-protocol statement's shape and
+    /// its literals as parameters, if the shape has one (see `literals`).
+    async fn simple_shape(
+        &self,
+        session: &mut Session,
+        schema: &str,
+        stmt: &Statement,
+    ) -> Option<(Arc<Prepared>, Vec<Datum>)> {
+        if session.failed {
+            return None;
+        }
+        let mut shape = stmt.clone();
+        let lits = crate::literals::parameterize(&mut shape)?;
+        let key = format!("{schema}\u{0}{shape}");
+        let version = self.router.catalog().version;
+        let prepared = match session.simple_plans.get(&key) {
+            Some((v, p)) if *v == version => p.clone(),
+            _ => {
+                let plan = plan_statement(&self.router, schema, shape.clone(), &[])
+                    .await
+                    .ok()
+                    .filter(|p| {
+                        matches!(
+                            p.kind,
+                            PlanKind::FastSelect(_) | PlanKind::Write(_) | PlanKind::Insert(_)
+                        ) && p.catalog_version == version
+                    });
+                let prepared = plan.map(|plan| {
+                    Arc::new(Prepared {
+                        id: 0,
+                        schema: schema.to_string(),
+                        sql: String::new(),
+                        stmt: shape,
+                        plan,
+                        client_types: vec![],
+                    })
+                });
+                if session.simple_plans.len() >= crate::session::SIMPLE_PLANS_MAX {
+                    session.simple_plans.clear();
+                }
+                session
+                    .simple_plans
+                    .insert(key, (version, prepared.clone()));
+                prepared
+            }
+        }?;
+        let params = crate::literals::bind(&lits, &prepared.plan.param_types)?;
+        Some((prepared, params))
+    }
+
     /// Executes one planned statement and shapes the wire response.
     async fn run(
         &self,
@@ -559,6 +609,11 @@ impl SimpleQueryHandler for ConnHandlers {
         for stmt in stmts {
             let schema = session.current_schema();
             let res = async {
+                if let Some((prepared, params)) = self.simple_shape(session, &schema, &stmt).await {
+                    return self
+                        .run(session, &prepared, &params, &Format::UnifiedText)
+                        .await;
+                }
                 if session.failed {
                     let plan = Planner {
                         catalog: &session.router.catalog(),

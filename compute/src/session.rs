@@ -56,7 +56,18 @@ pub struct Session {
     pub copy_in: Option<crate::copy::CopyIn>,
     /// Logical plans of prepared statements, by statement id.
     pub df_plans: std::collections::HashMap<u64, (u64, datafusion::logical_expr::LogicalPlan)>,
+    /// Simple-protocol statement shapes (literals taken out, see
+    /// `literals`): catalog version planned at, and the plan if the shape
+    /// runs on the fast path (`None`: plan each statement with its literals).
+    pub simple_plans: SimplePlans,
 }
+
+/// Cached plans of simple-protocol statement shapes, by schema and shape.
+pub type SimplePlans =
+    std::collections::HashMap<String, (u64, Option<Arc<crate::server::Prepared>>)>;
+
+/// Entries kept per session before the shape cache starts over.
+pub const SIMPLE_PLANS_MAX: usize = 512;
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -119,6 +130,7 @@ impl Session {
             copy_in: None,
             scan_log: Default::default(),
             df_plans: std::collections::HashMap::new(),
+            simple_plans: SimplePlans::new(),
         }
     }
 
@@ -886,9 +898,12 @@ impl Session {
             let r: Result<u64> = async {
                 let mut lease = access.lease(&self.router, shard, true).await?;
                 let conn = lease.conn()?;
-                conn.exec_drop(sql.as_str(), vals)
-                    .await
-                    .map_err(|e| map_error(shard, e))?;
+                if vals.is_empty() {
+                    conn.query_drop(sql.as_str()).await
+                } else {
+                    conn.exec_drop(sql.as_str(), vals).await
+                }
+                .map_err(|e| map_error(shard, e))?;
                 let n = conn.affected_rows();
                 lease.mark_written();
                 Ok(n)
@@ -980,10 +995,14 @@ async fn fast_select_part(
     let vals = bind(order, params)?;
     let mut lease = access.lease(router, shard, false).await?;
     let conn = lease.conn()?;
-    let raw: Vec<mysql_async::Row> = conn
-        .exec(sql.as_str(), vals)
-        .await
-        .map_err(|e| map_error(shard, e))?;
+    // Without parameters, one text-protocol round trip (a prepared
+    // statement would cost a prepare per distinct text).
+    let raw: Vec<mysql_async::Row> = if vals.is_empty() {
+        conn.query(sql.as_str()).await
+    } else {
+        conn.exec(sql.as_str(), vals).await
+    }
+    .map_err(|e| map_error(shard, e))?;
     let mut rows = Vec::with_capacity(raw.len());
     for r in raw {
         let vals = r.unwrap();

@@ -919,6 +919,85 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
         .unwrap();
 }
 
+/// Simple-protocol statements of one shape with different literals reuse
+/// one plan (literals taken out as parameters) and still answer as if
+/// planned with their literals: negative numbers, quotes, backslashes,
+/// numbers that are not integers, strings read as integers, other schemas,
+/// a table re-created with other columns, a failed transaction.
+async fn simple_protocol_shapes(cluster: &TestCluster) {
+    let c = cluster.connect(1).await;
+    c.batch_execute(
+        "DROP SCHEMA IF EXISTS sp CASCADE; CREATE SCHEMA sp; SET search_path = sp;
+         CREATE TABLE sh (id int PRIMARY KEY, c text, n numeric(10,2));
+         INSERT INTO sh VALUES (1, 'a\\b', 1.5), (2, 'it''s', -2.25), (3, NULL, 0)",
+    )
+    .await
+    .unwrap();
+    let one = |v: &str| vec![vec![Some(v.to_string())]];
+    let none: Vec<Vec<Option<String>>> = vec![];
+    for (sql, want) in [
+        ("SELECT c FROM sh WHERE id = 1", one("a\\b")),
+        ("SELECT c FROM sh WHERE id = 2", one("it's")),
+        ("SELECT c FROM sh WHERE id = -1", none.clone()),
+        ("SELECT c FROM sh WHERE id = 5.5", none.clone()),
+        ("SELECT c FROM sh WHERE id = 2.0", one("it's")),
+        ("SELECT c FROM sh WHERE id = '2'", one("it's")),
+        ("SELECT c FROM sh WHERE id = 3000000000", none.clone()),
+        ("SELECT id FROM sh WHERE n = -2.25", one("2")),
+        ("SELECT id FROM sh WHERE n > 1", one("1")),
+        ("SELECT c FROM sh WHERE c = 'a\\b'", one("a\\b")),
+        ("SELECT c FROM sh WHERE c = 'it''s'", one("it's")),
+        ("SELECT count(*) FROM sh WHERE id > -5", one("3")),
+        ("SELECT count(*) FROM sh WHERE id > 2", one("1")),
+    ] {
+        assert_eq!(text_rows(&c, sql).await, want, "{sql}");
+    }
+    c.batch_execute("UPDATE sh SET c = 'x''y\\' WHERE id = 3; UPDATE sh SET c = 'z' WHERE id = 2")
+        .await
+        .unwrap();
+    assert_eq!(
+        text_rows(&c, "SELECT c FROM sh WHERE id IN (1, 2, 3) ORDER BY id").await,
+        vec![
+            vec![Some("a\\b".to_string())],
+            vec![Some("z".to_string())],
+            vec![Some("x'y\\".to_string())]
+        ]
+    );
+    // The same shape in another schema, then after the table changed shape.
+    c.batch_execute(
+        "CREATE SCHEMA sp2; CREATE TABLE sp2.sh (id int PRIMARY KEY, c text);
+         INSERT INTO sp2.sh VALUES (1, 'other'); SET search_path = sp2",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text_rows(&c, "SELECT c FROM sh WHERE id = 1").await,
+        one("other")
+    );
+    c.batch_execute(
+        "SET search_path = sp; DROP TABLE sh; CREATE TABLE sh (id int PRIMARY KEY, c int);
+         INSERT INTO sh VALUES (1, 42)",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        text_rows(&c, "SELECT c FROM sh WHERE id = 1").await,
+        one("42")
+    );
+    let e = c.batch_execute("BEGIN; SELECT 1/0").await.unwrap_err();
+    assert_eq!(e.code().map(|s| s.code()), Some("22012"));
+    let e = c
+        .simple_query("SELECT c FROM sh WHERE id = 1")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|s| s.code()), Some("25P02"));
+    c.batch_execute(
+        "ROLLBACK; SET search_path = public; DROP SCHEMA sp CASCADE; DROP SCHEMA sp2 CASCADE",
+    )
+    .await
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
@@ -931,6 +1010,7 @@ async fn cluster_suite() {
     for_update_locks(&cluster).await;
     pushdown_matches_datafusion(&cluster).await;
     sysbench_statements_match_mariadb(&cluster).await;
+    simple_protocol_shapes(&cluster).await;
     run_slt(&cluster).await;
     bank_under_faults(&cluster, Victim::Compute).await;
     bank_under_faults(&cluster, Victim::Shard).await;
