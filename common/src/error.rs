@@ -175,8 +175,10 @@ pub fn mariadb_sqlstate(code: u16) -> SqlState {
         1062 | 1586 => SqlState::UNIQUE_VIOLATION,
         1048 | 1364 => SqlState::NOT_NULL_VIOLATION,
         1451 | 1452 => SqlState::FOREIGN_KEY_VIOLATION,
-        1213 => SqlState::DEADLOCK_DETECTED,
-        1205 => SqlState::LOCK_NOT_AVAILABLE,
+        // A lock wait that times out on a shard is how a deadlock spanning
+        // shards ends (each shard sees only half of the cycle): reported as
+        // a deadlock, which clients retry.
+        1213 | 1205 => SqlState::DEADLOCK_DETECTED,
         1406 => SqlState::STRING_DATA_RIGHT_TRUNCATION,
         1264 | 1690 => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
         1365 => SqlState::DIVISION_BY_ZERO,
@@ -199,7 +201,7 @@ mod tests {
     fn mariadb_codes_map_to_postgres_states() {
         assert_eq!(mariadb_sqlstate(1062).code(), "23505");
         assert_eq!(mariadb_sqlstate(1213).code(), "40P01");
-        assert_eq!(mariadb_sqlstate(1205).code(), "55P03");
+        assert_eq!(mariadb_sqlstate(1205).code(), "40P01");
         assert_eq!(mariadb_sqlstate(2013).code(), "08006");
         let e = Error::Shard {
             code: 1048,

@@ -970,12 +970,16 @@ impl Session {
                 "a single-partition statement routed to several partitions",
             ));
         };
-        let answers = futures::future::try_join_all(
+        // Every partition's query runs to its end (none is dropped midway
+        // when another fails), then the first error, if any, is reported.
+        let answers = futures::future::join_all(
             parts
                 .iter()
                 .map(|part| fast_select_part(&self.router, &access, p, *part, params)),
         )
-        .await?;
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?;
         Ok(Output::Rows(merge_answers(
             merge, &p.types, answers, params,
         )?))
@@ -1002,7 +1006,14 @@ async fn fast_select_part(
     } else {
         conn.exec(sql.as_str(), vals).await
     }
-    .map_err(|e| map_error(shard, e))?;
+    .map_err(|e| match map_error(shard, e) {
+        // MariaDB reports a NOWAIT lock failure as a lock wait timeout.
+        Error::Shard { code: 1205, .. } if sql.ends_with(" NOWAIT") => Error::TxnState {
+            state: SqlState::LOCK_NOT_AVAILABLE,
+            message: "could not obtain lock on row".into(),
+        },
+        other => other,
+    })?;
     let mut rows = Vec::with_capacity(raw.len());
     for r in raw {
         let vals = r.unwrap();

@@ -90,28 +90,35 @@ pub async fn commit<P: Participant>(
     log: &dyn DecisionLog,
     crash: &(dyn Fn(Step) -> bool + Sync),
 ) -> Result<()> {
-    let writers = parts.iter().filter(|(_, w)| *w).count();
-    if writers <= 1 {
-        let mut first_err = None;
-        // The writer last: when it fails, readers are already done.
-        let mut parts = parts;
-        parts.sort_by_key(|(_, w)| *w);
-        for (mut p, _) in parts {
-            if let Err(e) = p.commit_one_phase(gtrid).await {
+    let (mut writers, readers): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, w)| *w);
+    // Branches that only read end first, all at once (one round trip each,
+    // concurrently).
+    let reader_errors = join_all(readers.into_iter().map(|(mut p, _)| async move {
+        match p.commit_one_phase(gtrid).await {
+            Ok(()) => None,
+            Err(e) => {
                 let _ = p.rollback(gtrid).await;
-                first_err.get_or_insert(e);
+                Some(e)
             }
         }
-        return match first_err {
-            Some(e) => Err(rolled_back(e)),
-            None => Ok(()),
-        };
+    }))
+    .await;
+    // A reader that could not end (its connection broke) fails the
+    // transaction before anything is committed: the client is told the
+    // truth, a rollback.
+    if let Some(e) = reader_errors.into_iter().flatten().next() {
+        join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
+        return Err(rolled_back(e));
     }
-    let (mut writers, readers): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, w)| *w);
-    for (mut p, _) in readers {
-        if p.commit_one_phase(gtrid).await.is_err() {
-            let _ = p.rollback(gtrid).await;
+    if writers.len() <= 1 {
+        // One writer commits in one phase.
+        for (mut p, _) in writers {
+            if let Err(e) = p.commit_one_phase(gtrid).await {
+                let _ = p.rollback(gtrid).await;
+                return Err(rolled_back(e));
+            }
         }
+        return Ok(());
     }
     if crash(Step::BeforePrepare) {
         return Err(crashed());

@@ -231,6 +231,18 @@ impl XaBranch {
         r
     }
 
+    /// `XA END` (if still active) and `then` in one round trip: MariaDB
+    /// runs the second statement only if the first succeeded.
+    async fn end_then(&mut self, then: String, gtrid: &str) -> Result<()> {
+        if self.active {
+            self.active = false;
+            self.run(format!("XA END {}; {then}", xid(gtrid, self.shard)))
+                .await
+        } else {
+            self.run(then).await
+        }
+    }
+
     async fn end(&mut self, gtrid: &str) -> Result<()> {
         if self.active {
             self.active = false;
@@ -262,17 +274,16 @@ impl Participant for XaBranch {
         self.shard
     }
     async fn prepare(&mut self, gtrid: &str) -> Result<()> {
-        self.end(gtrid).await?;
-        self.run(format!("XA PREPARE {}", xid(gtrid, self.shard)))
-            .await
+        let x = xid(gtrid, self.shard);
+        self.end_then(format!("XA PREPARE {x}"), gtrid).await
     }
     async fn commit_prepared(&mut self, gtrid: &str) -> Result<()> {
         self.run(format!("XA COMMIT {}", xid(gtrid, self.shard)))
             .await
     }
     async fn commit_one_phase(&mut self, gtrid: &str) -> Result<()> {
-        self.end(gtrid).await?;
-        self.run(format!("XA COMMIT {} ONE PHASE", xid(gtrid, self.shard)))
+        let x = xid(gtrid, self.shard);
+        self.end_then(format!("XA COMMIT {x} ONE PHASE"), gtrid)
             .await
     }
     async fn rollback(&mut self, gtrid: &str) -> Result<()> {

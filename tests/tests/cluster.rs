@@ -332,6 +332,14 @@ async fn for_update_locks(cluster: &TestCluster) {
         tokio::spawn(async move { b.execute("UPDATE fu SET n = 2 WHERE id = 1", &[]).await });
     tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     assert!(!writer.is_finished(), "the row was not locked");
+    let c = cluster.connect(2).await;
+    c.batch_execute("BEGIN").await.unwrap();
+    let e = c
+        .query("SELECT n FROM fu WHERE id = 1 FOR UPDATE NOWAIT", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|s| s.code()), Some("55P03"), "{e:?}");
+    c.batch_execute("ROLLBACK").await.unwrap();
     a.batch_execute("UPDATE fu SET n = 1 WHERE id = 1; COMMIT")
         .await
         .unwrap();
