@@ -13,7 +13,6 @@ use std::sync::Arc;
 use common::{Datum, Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption};
 use meta::TableDef;
-use mysql_async::prelude::*;
 use shard_router::txn::{Branches, ShardAccess};
 use shard_router::Router;
 use storage_adapter::map_error;
@@ -410,7 +409,7 @@ impl CopyIn {
                 let mut lease = access.lease(router, shard, true).await?;
                 for (sql, vals) in stmts {
                     let conn = lease.conn()?;
-                    conn.exec_drop(sql.as_str(), vals)
+                    storage_adapter::exec_drop(conn, &sql, vals)
                         .await
                         .map_err(|e| map_error(shard, e))?;
                     lease.mark_written();

@@ -14,7 +14,7 @@
 
 use common::{Datum, SqlType};
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, Expr, Statement, UnaryOperator, Value, ValueWithSpan,
+    visit_expressions, visit_expressions_mut, Expr, Statement, UnaryOperator, Value, ValueWithSpan,
 };
 use pgwire::api::Type;
 use std::ops::ControlFlow;
@@ -31,10 +31,31 @@ pub enum Literal {
     String(String),
 }
 
-/// Replaces number and string literals with `$1..$n` in order of
-/// appearance. `None` when the statement has no literals, too many, or
-/// already has placeholders.
-pub fn parameterize(stmt: &mut Statement) -> Option<Vec<Literal>> {
+/// A copy of the statement with its number and string literals replaced by
+/// `$1..$n` in order of appearance, and the literals. `None` when the
+/// statement has no literals, too many (counted before anything is copied),
+/// or already has placeholders.
+pub fn parameterize(stmt: &Statement) -> Option<(Statement, Vec<Literal>)> {
+    let mut n = 0usize;
+    let _ = visit_expressions(stmt, |e| {
+        if matches!(e, Expr::Value(_)) {
+            n += 1;
+        }
+        if n > MAX_LITERALS {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    if n == 0 || n > MAX_LITERALS {
+        return None;
+    }
+    let mut stmt = stmt.clone();
+    let lits = parameterize_in_place(&mut stmt)?;
+    Some((stmt, lits))
+}
+
+fn parameterize_in_place(stmt: &mut Statement) -> Option<Vec<Literal>> {
     let mut lits: Vec<Literal> = vec![];
     let mut refuse = false;
     let _ = visit_expressions_mut(stmt, |e| {
@@ -135,9 +156,10 @@ mod tests {
 
     #[test]
     fn literals_become_parameters() {
-        let mut s =
-            one("SELECT c FROM t WHERE id = -5 AND c = 'it''s' AND k BETWEEN 1 AND 2.5 LIMIT 10");
-        let lits = parameterize(&mut s).unwrap();
+        let (s, lits) = parameterize(&one(
+            "SELECT c FROM t WHERE id = -5 AND c = 'it''s' AND k BETWEEN 1 AND 2.5 LIMIT 10",
+        ))
+        .unwrap();
         assert_eq!(
             s.to_string(),
             "SELECT c FROM t WHERE id = $1 AND c = $2 AND k BETWEEN $3 AND $4 LIMIT $5"
@@ -153,21 +175,22 @@ mod tests {
             ]
         );
         // Same shape, same key.
-        let mut t = one("SELECT c FROM t WHERE id = 7 AND c = 'x' AND k BETWEEN 3 AND 4 LIMIT 1");
-        parameterize(&mut t).unwrap();
+        let (t, _) = parameterize(&one(
+            "SELECT c FROM t WHERE id = 7 AND c = 'x' AND k BETWEEN 3 AND 4 LIMIT 1",
+        ))
+        .unwrap();
         assert_eq!(s.to_string(), t.to_string());
     }
 
     #[test]
     fn refused_shapes() {
-        assert!(parameterize(&mut one("SELECT c FROM t WHERE id = $1")).is_none());
-        assert!(parameterize(&mut one("SELECT c FROM t")).is_none());
+        assert!(parameterize(&one("SELECT c FROM t WHERE id = $1")).is_none());
+        assert!(parameterize(&one("SELECT c FROM t")).is_none());
         let rows: Vec<String> = (0..=MAX_LITERALS).map(|i| format!("({i})")).collect();
-        let mut big = one(&format!("INSERT INTO t VALUES {}", rows.join(",")));
-        assert!(parameterize(&mut big).is_none());
+        let big = one(&format!("INSERT INTO t VALUES {}", rows.join(",")));
+        assert!(parameterize(&big).is_none());
         // 5 - 3 keeps its minus as an operator.
-        let mut s = one("SELECT c FROM t WHERE k = 5 - 3");
-        parameterize(&mut s).unwrap();
+        let (s, _) = parameterize(&one("SELECT c FROM t WHERE k = 5 - 3")).unwrap();
         assert_eq!(s.to_string(), "SELECT c FROM t WHERE k = $1 - $2");
     }
 

@@ -420,8 +420,7 @@ impl ConnHandlers {
         if session.failed {
             return None;
         }
-        let mut shape = stmt.clone();
-        let lits = crate::literals::parameterize(&mut shape)?;
+        let (shape, lits) = crate::literals::parameterize(stmt)?;
         let key = format!("{schema}\u{0}{shape}");
         let version = self.router.catalog().version;
         let prepared = match session.simple_plans.get(&key) {

@@ -898,12 +898,9 @@ impl Session {
             let r: Result<u64> = async {
                 let mut lease = access.lease(&self.router, shard, true).await?;
                 let conn = lease.conn()?;
-                if vals.is_empty() {
-                    conn.query_drop(sql.as_str()).await
-                } else {
-                    conn.exec_drop(sql.as_str(), vals).await
-                }
-                .map_err(|e| map_error(shard, e))?;
+                storage_adapter::exec_drop(conn, &sql, vals)
+                    .await
+                    .map_err(|e| map_error(shard, e))?;
                 let n = conn.affected_rows();
                 lease.mark_written();
                 Ok(n)

@@ -172,7 +172,12 @@ pub const INSERT_BATCH_ROWS: usize = 1000;
 
 /// Renders full table rows (in column order) as INSERTs into the partitions
 /// that store them (every copy of a mirror table), at most
-/// `INSERT_BATCH_ROWS` rows each, in partition order.
+/// `INSERT_BATCH_ROWS` rows each, in partition order. A single row is a
+/// prepared statement with parameters (the same text every time, so the
+/// shard's prepared statement is reused); several rows are sent as one text
+/// statement with literals: their texts differ with the row count, and
+/// preparing each would cost a round trip and a statement-cache entry
+/// holding metadata for every placeholder.
 pub fn insert_statements(table: &meta::TableDef, rows: &[Vec<common::Datum>]) -> Vec<ShardInsert> {
     let col_list = table
         .columns
@@ -185,11 +190,17 @@ pub fn insert_statements(table: &meta::TableDef, rows: &[Vec<common::Datum>]) ->
     for (p, idxs) in crate::route::rows_by_partition(table, rows) {
         let shard = table.partition_shards[p as usize];
         for chunk in idxs.chunks(INSERT_BATCH_ROWS) {
-            let sql = format!(
-                "INSERT INTO {} ({col_list}) VALUES {}",
+            let head = format!(
+                "INSERT INTO {} ({col_list}) VALUES ",
                 physical_object(&table.schema, &table.physical_name(p)),
-                vec![one.as_str(); chunk.len()].join(", ")
             );
+            if chunk.len() > 1 {
+                if let Some(sql) = literal_insert(&head, chunk.iter().map(|i| &rows[*i])) {
+                    out.push((shard, sql, vec![]));
+                    continue;
+                }
+            }
+            let sql = format!("{head}{}", vec![one.as_str(); chunk.len()].join(", "));
             let vals = chunk
                 .iter()
                 .flat_map(|i| rows[*i].iter().map(storage_adapter::convert::to_mysql))
@@ -198,6 +209,26 @@ pub fn insert_statements(table: &meta::TableDef, rows: &[Vec<common::Datum>]) ->
         }
     }
     out
+}
+
+/// `head` followed by the rows as literal tuples, unless a value has no
+/// exact literal.
+fn literal_insert<'a>(
+    head: &str,
+    rows: impl Iterator<Item = &'a Vec<common::Datum>>,
+) -> Option<String> {
+    let mut sql = String::from(head);
+    for (n, row) in rows.enumerate() {
+        sql.push_str(if n == 0 { "(" } else { ", (" });
+        for (i, d) in row.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&storage_adapter::convert::to_sql_literal(d)?);
+        }
+        sql.push(')');
+    }
+    Some(sql)
 }
 
 #[cfg(test)]

@@ -32,6 +32,44 @@ pub fn to_mysql(d: &Datum) -> Value {
 
 use chrono::{Datelike, Timelike};
 
+/// Datum -> SQL literal for a shard session (ANSI_QUOTES,
+/// NO_BACKSLASH_ESCAPES, time zone +00:00), for statements sent as text
+/// instead of prepared. `None` for values a literal cannot carry exactly
+/// (non-finite floats, NUL characters, dates outside years 1-9999); callers
+/// then bind them as parameters.
+pub fn to_sql_literal(d: &Datum) -> Option<String> {
+    use std::fmt::Write;
+    Some(match d {
+        Datum::Null => "NULL".into(),
+        Datum::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+        Datum::Int(i) => i.to_string(),
+        // Shortest digits that read back as the same double, in
+        // exponent form so MariaDB parses an approximate value.
+        Datum::Float(f) if f.is_finite() => format!("{f:e}"),
+        Datum::Float(_) => return None,
+        Datum::Decimal(d) => d.to_string(),
+        Datum::Text(s) if s.contains('\0') => return None,
+        Datum::Text(s) => crate::quote_str(s),
+        Datum::Bytes(b) => {
+            let mut out = String::with_capacity(b.len() * 2 + 3);
+            out.push_str("X'");
+            for byte in b {
+                let _ = write!(out, "{byte:02X}");
+            }
+            out.push('\'');
+            out
+        }
+        Datum::Date(d) if (1..=9999).contains(&d.year()) => format!("'{}'", d.format("%Y-%m-%d")),
+        Datum::Timestamp(ts) if (1..=9999).contains(&ts.year()) => {
+            format!("'{}'", ts.format("%Y-%m-%d %H:%M:%S%.6f"))
+        }
+        Datum::TimestampTz(ts) if (1..=9999).contains(&ts.year()) => {
+            format!("'{}'", ts.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f"))
+        }
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::TimestampTz(_) => return None,
+    })
+}
+
 fn ts_value(ts: &NaiveDateTime) -> Value {
     Value::Date(
         ts.year() as u16,
@@ -201,5 +239,28 @@ mod tests {
             from_mysql(Value::Bytes(b"42".to_vec()), &SqlType::BigInt).unwrap(),
             Datum::Int(42)
         );
+    }
+
+    #[test]
+    fn literals() {
+        let lit = |d: Datum| to_sql_literal(&d);
+        assert_eq!(lit(Datum::Text("it's \\n".into())).unwrap(), "'it''s \\n'");
+        assert_eq!(lit(Datum::Float(0.1)).unwrap(), "1e-1");
+        assert_eq!(lit(Datum::Float(-1.5e300)).unwrap(), "-1.5e300");
+        assert_eq!(lit(Datum::Float(f64::NAN)), None);
+        assert_eq!(lit(Datum::Text("a\0b".into())), None);
+        assert_eq!(lit(Datum::Bytes(vec![0, 255])).unwrap(), "X'00FF'");
+        assert_eq!(lit(Datum::Int(-7)).unwrap(), "-7");
+        assert_eq!(lit(Datum::Null).unwrap(), "NULL");
+        let ts = NaiveDate::from_ymd_opt(2024, 2, 29)
+            .unwrap()
+            .and_hms_micro_opt(1, 2, 3, 4)
+            .unwrap();
+        assert_eq!(
+            lit(Datum::Timestamp(ts)).unwrap(),
+            "'2024-02-29 01:02:03.000004'"
+        );
+        let dec = Decimal::from_str("-12.50").unwrap();
+        assert_eq!(lit(Datum::Decimal(dec)).unwrap(), "-12.50");
     }
 }

@@ -103,6 +103,22 @@ pub fn map_error(shard: ShardId, e: mysql_async::Error) -> Error {
     }
 }
 
+/// Runs a statement that returns no rows: with parameters as a prepared
+/// statement (cached per connection), without as one text-protocol query
+/// (no prepare round trip, no cache entry for a text seen once).
+pub async fn exec_drop(
+    conn: &mut Conn,
+    sql: &str,
+    params: Vec<mysql_async::Value>,
+) -> std::result::Result<(), mysql_async::Error> {
+    use mysql_async::prelude::Queryable;
+    if params.is_empty() {
+        conn.query_drop(sql).await
+    } else {
+        conn.exec_drop(sql, params).await
+    }
+}
+
 /// Quotes an identifier for a shard session in ANSI_QUOTES mode.
 pub fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))

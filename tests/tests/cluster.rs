@@ -999,11 +999,57 @@ async fn simple_protocol_shapes(cluster: &TestCluster) {
         .await
         .unwrap_err();
     assert_eq!(e.code().map(|s| s.code()), Some("25P02"));
+    c.batch_execute("ROLLBACK").await.unwrap();
+    // Multi-row INSERTs reach the shards as literals, single rows as
+    // parameters: both must store the same values.
     c.batch_execute(
-        "ROLLBACK; SET search_path = public; DROP SCHEMA sp CASCADE; DROP SCHEMA sp2 CASCADE",
+        "CREATE TABLE ty (id int PRIMARY KEY, f double precision, r real, d numeric(12,4), t text, b bytea, ts timestamp, tz timestamptz, dt date, ok boolean)",
     )
     .await
     .unwrap();
+    let rows = [
+        "0.1, 3.25, -12.5, 'it''s \\n', '\\x00ff27', '2024-02-29 01:02:03.000004', '2024-01-01 00:00:00+02', '0001-01-01', true",
+        "-1.5e300, 1e-7, 0, '', '\\x', '1999-12-31 23:59:59', '1970-01-01 00:00:00+00', '9999-12-31', false",
+        "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
+        "123456789.123456789, -0.5, 99999999.9999, 'ünï €', '\\x5c', '2000-01-01', '2000-01-01 12:00:00-05', '2000-02-29', NULL",
+    ];
+    let multi: Vec<String> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("({i}, {r})"))
+        .collect();
+    c.batch_execute(&format!("INSERT INTO ty VALUES {}", multi.join(", ")))
+        .await
+        .unwrap();
+    for (i, r) in rows.iter().enumerate() {
+        c.batch_execute(&format!("INSERT INTO ty VALUES ({}, {r})", i + 100))
+            .await
+            .unwrap();
+    }
+    let cols = "f, r, d, t, b, ts, tz, dt, ok";
+    assert_eq!(
+        text_rows(
+            &c,
+            &format!("SELECT {cols} FROM ty WHERE id < 100 ORDER BY id")
+        )
+        .await,
+        text_rows(
+            &c,
+            &format!("SELECT {cols} FROM ty WHERE id >= 100 ORDER BY id")
+        )
+        .await
+    );
+    assert_eq!(
+        text_rows(&c, "SELECT f, t, b FROM ty WHERE id = 0").await,
+        vec![vec![
+            Some("0.1".to_string()),
+            Some("it's \\n".to_string()),
+            Some("\\x00ff27".to_string())
+        ]]
+    );
+    c.batch_execute("SET search_path = public; DROP SCHEMA sp CASCADE; DROP SCHEMA sp2 CASCADE")
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
