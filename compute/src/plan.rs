@@ -274,12 +274,12 @@ impl Planner<'_> {
     /// Plans everything but DataFusion statements, whose planning needs the
     /// session (see `session.rs`); for those it returns `PlanKind::DataFusion`
     /// with no fields yet.
-    pub fn plan(&self, stmt: Statement) -> Result<Plan> {
+    pub fn plan(&self, stmt: &Statement) -> Result<Plan> {
         Ok(match stmt {
             Statement::StartTransaction { modes, .. } => {
                 let mut isolation = None;
                 let mut read_only = false;
-                for m in &modes {
+                for m in modes {
                     use datafusion::sql::sqlparser::ast::{TransactionAccessMode, TransactionMode};
                     match m {
                         TransactionMode::IsolationLevel(l) => {
@@ -306,14 +306,14 @@ impl Planner<'_> {
             Statement::Rollback {
                 savepoint: Some(name),
                 ..
-            } => self.plan_of(PlanKind::RollbackTo(normalize_ident(&name)), "ROLLBACK"),
+            } => self.plan_of(PlanKind::RollbackTo(normalize_ident(name)), "ROLLBACK"),
             Statement::Savepoint { name } => {
-                self.plan_of(PlanKind::Savepoint(normalize_ident(&name)), "SAVEPOINT")
+                self.plan_of(PlanKind::Savepoint(normalize_ident(name)), "SAVEPOINT")
             }
             Statement::ReleaseSavepoint { name } => {
-                self.plan_of(PlanKind::Release(normalize_ident(&name)), "RELEASE")
+                self.plan_of(PlanKind::Release(normalize_ident(name)), "RELEASE")
             }
-            Statement::Set(set) => self.plan_set(set)?,
+            Statement::Set(set) => self.plan_set(set.clone())?,
             Statement::ShowVariable { variable } => {
                 let name = variable
                     .iter()
@@ -333,7 +333,7 @@ impl Planner<'_> {
             | Statement::Truncate(_)
             | Statement::CreateSchema { .. }
             | Statement::CreateDatabase { .. }) => {
-                let tag = match &s {
+                let tag = match s {
                     Statement::CreateTable(_) => "CREATE TABLE",
                     Statement::CreateIndex(_) => "CREATE INDEX",
                     Statement::Drop { object_type, .. } => match object_type {
@@ -346,11 +346,13 @@ impl Planner<'_> {
                     Statement::CreateSchema { .. } => "CREATE SCHEMA",
                     _ => "CREATE DATABASE",
                 };
-                self.plan_of(PlanKind::Ddl(Box::new(s)), tag)
+                self.plan_of(PlanKind::Ddl(Box::new(s.clone())), tag)
             }
-            Statement::Insert(ins) => self.plan_insert(&ins)?,
-            s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s)?,
-            Statement::Query(q) => self.plan_query(q)?,
+            // Borrowed: a multi-row INSERT's AST is large, and the plan
+            // keeps only its rows.
+            Statement::Insert(ins) => self.plan_insert(ins)?,
+            s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s.clone())?,
+            Statement::Query(q) => self.plan_query(q.clone())?,
             Statement::Copy {
                 source,
                 to,
@@ -358,9 +360,16 @@ impl Planner<'_> {
                 options,
                 legacy_options,
                 values,
-            } => self.plan_copy(source, to, target, &options, &legacy_options, &values)?,
+            } => self.plan_copy(
+                source.clone(),
+                *to,
+                target.clone(),
+                options,
+                legacy_options,
+                values,
+            )?,
             s @ Statement::Explain { .. } => {
-                self.plan_of(PlanKind::DataFusion(Arc::new(s), None), "EXPLAIN")
+                self.plan_of(PlanKind::DataFusion(Arc::new(s.clone()), None), "EXPLAIN")
             }
             other => {
                 let name = other.to_string();

@@ -168,7 +168,7 @@ fn describe_context(router: &Arc<Router>, schema: &str) -> Result<SessionContext
 pub async fn plan_statement(
     router: &Arc<Router>,
     schema: &str,
-    stmt: Statement,
+    stmt: &Statement,
     client_types: &[Option<Type>],
 ) -> Result<Plan> {
     let catalog = router.ensure_fresh().await?;
@@ -177,7 +177,7 @@ pub async fn plan_statement(
         schema,
         client_types,
     };
-    let mut plan = match planner.plan(stmt.clone()) {
+    let mut plan = match planner.plan(stmt) {
         // A table created elsewhere a moment ago: ask meta before failing.
         Err(Error::TableNotFound { .. }) => {
             let catalog = router.check_version().await?;
@@ -296,7 +296,7 @@ impl QueryParser for TesseraParser {
             .get(SCHEMA_METADATA)
             .cloned()
             .unwrap_or_else(|| "public".to_string());
-        let plan = plan_statement(&self.router, &schema, stmt.clone(), types)
+        let plan = plan_statement(&self.router, &schema, &stmt, types)
             .await
             .map_err(|e| to_pg_error(&e))?;
         Ok(Some(Arc::new(Prepared {
@@ -426,7 +426,7 @@ impl ConnHandlers {
         let prepared = match session.simple_plans.get(&key) {
             Some((v, p)) if *v == version => p.clone(),
             _ => {
-                let plan = plan_statement(&self.router, schema, shape.clone(), &[])
+                let plan = plan_statement(&self.router, schema, &shape, &[])
                     .await
                     .ok()
                     .filter(|p| {
@@ -484,7 +484,7 @@ impl ConnHandlers {
                 replanned = plan_statement(
                     &self.router,
                     &schema,
-                    prepared.stmt.clone(),
+                    &prepared.stmt,
                     &prepared.client_types,
                 )
                 .await?;
@@ -619,12 +619,12 @@ impl SimpleQueryHandler for ConnHandlers {
                         schema: &schema,
                         client_types: &[],
                     }
-                    .plan(stmt.clone())?;
+                    .plan(&stmt)?;
                     if !plan.kind.allowed_when_failed() {
                         return Err(Error::InFailedTransaction);
                     }
                 }
-                let plan = plan_statement(&self.router, &schema, stmt.clone(), &[]).await?;
+                let plan = plan_statement(&self.router, &schema, &stmt, &[]).await?;
                 let prepared = Prepared {
                     id: 0,
                     schema: schema.clone(),
