@@ -146,7 +146,7 @@ fn main() {
 
     let run_target = |ep: &Endpoint, results: &mut Vec<RunResult>| {
         let common = |t: u32, ps: &str| -> Vec<String> {
-            vec![
+            let mut v = vec![
                 format!("--tables={}", a.tables),
                 format!("--table-size={}", a.table_size),
                 "--rand-type=uniform".into(),
@@ -154,7 +154,13 @@ fn main() {
                 format!("--time={}", a.time),
                 format!("--db-ps-mode={ps}"),
                 "--report-interval=0".into(),
-            ]
+            ];
+            // oltp_insert must know the ids are explicit, or it leaves
+            // `id` out of its INSERTs.
+            if a.auto_inc_off {
+                v.push("--auto_inc=off".into());
+            }
+            v
         };
         let oltp: Vec<&String> = workloads.iter().filter(|w| *w != "bulk_insert").collect();
         if !oltp.is_empty() {
@@ -162,10 +168,7 @@ fn main() {
                 "[{}] prepare {} tables x {} rows",
                 ep.name, a.tables, a.table_size
             );
-            let mut prep = common(a.tables.min(8), "disable");
-            if a.auto_inc_off {
-                prep.push("--auto_inc=off".into());
-            }
+            let prep = common(a.tables.min(8), "disable");
             let (_, _) = sysbench(ep, "oltp_common", "cleanup", &common(1, "disable"));
             let (ok, out) = sysbench(ep, "oltp_common", "prepare", &prep);
             if !ok {
@@ -204,7 +207,11 @@ fn main() {
         if workloads.iter().any(|w| w == "bulk_insert") {
             for ps in &ps_modes {
                 for t in &threads {
-                    let c = common(*t, ps);
+                    // bulk_insert.lua has no --auto_inc option.
+                    let c: Vec<String> = common(*t, ps)
+                        .into_iter()
+                        .filter(|o| !o.starts_with("--auto_inc"))
+                        .collect();
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                     let _ = sysbench(ep, "bulk_insert", "prepare", &c);
                     let (ok, out) = sysbench(ep, "bulk_insert", "run", &c);
