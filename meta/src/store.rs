@@ -39,8 +39,21 @@ impl MetaStore {
         })
     }
 
+    /// A pooled meta connection. A connection attempt reset by the server
+    /// (seen under bursts of 256 sysbench clients connecting at once) is
+    /// retried twice before it is reported.
     pub async fn conn(&self) -> Result<Conn> {
-        self.pool.get_conn().await.map_err(me)
+        let mut attempt = 0;
+        loop {
+            match self.pool.get_conn().await {
+                Err(mysql_async::Error::Io(e)) if attempt < 2 => {
+                    attempt += 1;
+                    tracing::debug!("meta connection failed ({e}), retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+                }
+                other => return other.map_err(me),
+            }
+        }
     }
 
     /// Creates (or upgrades) the metadata schema on a fresh meta server and
