@@ -1003,14 +1003,7 @@ async fn fast_select_part(
     } else {
         conn.exec(sql.as_str(), vals).await
     }
-    .map_err(|e| match map_error(shard, e) {
-        // MariaDB reports a NOWAIT lock failure as a lock wait timeout.
-        Error::Shard { code: 1205, .. } if sql.ends_with(" NOWAIT") => Error::TxnState {
-            state: SqlState::LOCK_NOT_AVAILABLE,
-            message: "could not obtain lock on row".into(),
-        },
-        other => other,
-    })?;
+    .map_err(|e| storage_adapter::map_statement_error(shard, e, sql))?;
     let mut rows = Vec::with_capacity(raw.len());
     for r in raw {
         let vals = r.unwrap();

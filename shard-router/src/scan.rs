@@ -491,7 +491,7 @@ async fn stream_rows(
     let mut result = conn
         .query_iter(sql)
         .await
-        .map_err(|e| map_error(shard, e))?;
+        .map_err(|e| storage_adapter::map_statement_error(shard, e, sql))?;
     let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
     let mut rows = 0usize;
     while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {

@@ -119,6 +119,19 @@ pub async fn exec_drop(
     }
 }
 
+/// `map_error` for the failure of running `sql`: MariaDB reports a
+/// `NOWAIT` lock that is not available as a lock wait timeout (1205),
+/// PostgreSQL as 55P03.
+pub fn map_statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> Error {
+    match map_error(shard, e) {
+        Error::Shard { code: 1205, .. } if sql.ends_with(" NOWAIT") => Error::TxnState {
+            state: common::SqlState::LOCK_NOT_AVAILABLE,
+            message: "could not obtain lock on row".into(),
+        },
+        other => other,
+    }
+}
+
 /// Quotes an identifier for a shard session in ANSI_QUOTES mode.
 pub fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
