@@ -82,6 +82,9 @@ pub enum Error {
     InvalidText { ty: String, value: String },
     #[error("{message}")]
     TypeMismatch { message: String },
+    /// No operator (or assignment) for these operand types (42883).
+    #[error("{message}")]
+    UndefinedOperator { message: String },
     #[error("{message}")]
     InvalidParameter { message: String },
     #[error("unrecognized configuration parameter \"{name}\"")]
@@ -144,6 +147,7 @@ impl Error {
             Error::InvalidTableDefinition { .. } => SqlState::INVALID_TABLE_DEFINITION,
             Error::InvalidText { .. } => SqlState::INVALID_TEXT_REPRESENTATION,
             Error::TypeMismatch { .. } => SqlState::DATATYPE_MISMATCH,
+            Error::UndefinedOperator { .. } => SqlState::UNDEFINED_FUNCTION,
             Error::InvalidParameter { .. } => SqlState::INVALID_PARAMETER_VALUE,
             Error::UnknownSetting { .. } => SqlState::UNDEFINED_PARAMETER,
             Error::NumericOutOfRange { .. } => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,

@@ -25,3 +25,23 @@ pub static DEFAULT_HASH: AtomicBool = AtomicBool::new(true);
 /// DataFusion memory pool size of this node, MiB (config `query_memory_mb`).
 pub static QUERY_MEMORY_MB: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(1024);
+
+/// Runs CPU-heavy work of one statement (parsing a 512 KiB multi-row
+/// INSERT, evaluating and rendering its rows) when `heavy`: on a
+/// multi-threaded runtime the worker thread hands its other tasks to
+/// another thread first, so connection handshakes, keepalives and other
+/// sessions' short statements keep being polled instead of timing out
+/// behind it. Light work runs inline.
+pub fn cpu_bound<R>(heavy: bool, f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi =
+        Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if heavy && multi {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
+/// Statements longer than this are parsed and planned with [`cpu_bound`].
+pub const HEAVY_STATEMENT_BYTES: usize = 16 * 1024;

@@ -13,6 +13,7 @@ use meta::{Catalog, Distribution, TableDef};
 use pgwire::api::Type;
 use shard_router::render::{is_safe_expr, physical_object, render};
 use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
+use shard_router::typing::{type_assigned_literal, type_literals};
 
 use crate::pgtypes::pg_type;
 
@@ -652,9 +653,32 @@ impl Planner<'_> {
             _ => return Err(Error::internal("not a write")),
         };
         let table = resolve_table(self.catalog, &name, self.schema)?;
+        // Literals meeting a column take its type before MariaDB sees them.
+        let mut stmt = stmt;
+        let mut selection = selection;
+        if let Some(sel) = &mut selection {
+            check_columns(sel, &table)?;
+            type_literals(sel, &table)?;
+        }
+        match &mut stmt {
+            Statement::Update(u) => {
+                u.selection.clone_from(&selection);
+                for a in &mut u.assignments {
+                    if let datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) =
+                        &a.target
+                    {
+                        let col = object_parts(n).last().cloned().unwrap_or_default();
+                        if let Some(i) = table.column_index(&col) {
+                            type_assigned_literal(&mut a.value, &table.columns[i].ty)?;
+                        }
+                    }
+                }
+            }
+            Statement::Delete(d) => d.selection.clone_from(&selection),
+            _ => {}
+        }
         let mut inferred = vec![];
         if let Some(sel) = &selection {
-            check_columns(sel, &table)?;
             if !is_safe_expr(sel) {
                 return Err(Error::unsupported(format!(
                     "this WHERE clause in {} on a distributed table (only comparisons, AND/OR/NOT, IN, BETWEEN, IS NULL and + - * are supported yet)",
@@ -762,12 +786,16 @@ impl Planner<'_> {
         {
             return Ok(None);
         }
-        let route = RoutePlan::from_where(&table, select.selection.as_ref());
-        if let Some(sel) = &select.selection {
+        let mut selection = select.selection.clone();
+        if let Some(sel) = &mut selection {
             if !is_safe_expr(sel) || check_columns(sel, &table).is_err() {
                 return Ok(None);
             }
+            // Literals meeting a column take its type before MariaDB sees
+            // them (`id = 'abc'` fails here with 22P02, as in PostgreSQL).
+            type_literals(sel, &table)?;
         }
+        let route = RoutePlan::from_where(&table, selection.as_ref());
         // Projection: columns, *, and simple aggregates over columns.
         let mut fields = vec![];
         let mut types = vec![];
@@ -876,7 +904,11 @@ impl Planner<'_> {
         if !single && merge.is_none() {
             return Ok(None);
         }
-        let stmt = Statement::Query(Box::new(q.clone()));
+        let mut typed = q.clone();
+        if let SetExpr::Select(s) = typed.body.as_mut() {
+            s.selection = selection;
+        }
+        let stmt = Statement::Query(Box::new(typed));
         let sql = per_partition_sql(&table, &stmt);
         let mut inferred = vec![];
         if let Some(sel) = &select.selection {

@@ -63,13 +63,7 @@ pub async fn create_user(store: &meta::MetaStore, user: &str, password: &str) ->
 }
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
-    let mut info = ErrorInfo::new(
-        "ERROR".to_string(),
-        e.sqlstate().code().to_string(),
-        e.to_string(),
-    );
-    info.position = e.position().map(|p| p.to_string());
-    PgWireError::UserError(Box::new(info))
+    PgWireError::UserError(Box::new(error_info(e)))
 }
 
 struct MetaAuth {
@@ -171,13 +165,25 @@ pub async fn plan_statement(
     stmt: &Statement,
     client_types: &[Option<Type>],
 ) -> Result<Plan> {
+    plan_statement_sized(router, schema, stmt, client_types, false).await
+}
+
+/// [`plan_statement`] for a statement known to be `heavy` (long text):
+/// planned with [`crate::cpu_bound`].
+pub async fn plan_statement_sized(
+    router: &Arc<Router>,
+    schema: &str,
+    stmt: &Statement,
+    client_types: &[Option<Type>],
+    heavy: bool,
+) -> Result<Plan> {
     let catalog = router.ensure_fresh().await?;
     let planner = Planner {
         catalog: &catalog,
         schema,
         client_types,
     };
-    let mut plan = match planner.plan(stmt) {
+    let mut plan = match crate::cpu_bound(heavy, || planner.plan(stmt)) {
         // A table created elsewhere a moment ago: ask meta before failing.
         Err(Error::TableNotFound { .. }) => {
             let catalog = router.check_version().await?;
@@ -595,7 +601,8 @@ impl SimpleQueryHandler for ConnHandlers {
         let Some(session) = guard.as_mut() else {
             return Err(PgWireError::ApiError("no session".into()));
         };
-        let stmts = match parse_sql(query) {
+        let heavy = query.len() > crate::HEAVY_STATEMENT_BYTES;
+        let stmts = match crate::cpu_bound(heavy, || parse_sql(query)) {
             Ok(s) => s,
             Err(e) => {
                 if session.in_txn() {
@@ -624,7 +631,7 @@ impl SimpleQueryHandler for ConnHandlers {
                         return Err(Error::InFailedTransaction);
                     }
                 }
-                let plan = plan_statement(&self.router, &schema, &stmt, &[]).await?;
+                let plan = plan_statement_sized(&self.router, &schema, &stmt, &[], heavy).await?;
                 let prepared = Prepared {
                     id: 0,
                     schema: schema.clone(),
@@ -655,7 +662,16 @@ impl SimpleQueryHandler for ConnHandlers {
     }
 }
 
+/// The ErrorResponse for `e`. Errors that are the system's, not the
+/// statement's (connection failures, serialization failures and deadlocks,
+/// resource limits, internal errors) are also logged, as PostgreSQL does.
 fn error_info(e: &Error) -> ErrorInfo {
+    let state = e.sqlstate().code();
+    if ["08", "40", "53", "55", "57", "58", "XX"].contains(&&state[..2]) {
+        tracing::warn!("statement failed: {state} {e}");
+    } else {
+        tracing::debug!("statement failed: {state} {e}");
+    }
     let mut info = ErrorInfo::new(
         "ERROR".to_string(),
         e.sqlstate().code().to_string(),

@@ -811,61 +811,27 @@ impl Session {
 
     async fn execute_insert(&mut self, p: &InsertPlan, params: &[Datum]) -> Result<Output> {
         let t = &p.table;
-        let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
-        for exprs in &p.rows {
-            let mut row = Vec::with_capacity(t.columns.len());
-            for (ci, col) in t.columns.iter().enumerate() {
-                let given = p.column_map[ci].and_then(|j| exprs.get(j));
-                let is_default = matches!(given, Some(Expr::Identifier(i)) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"));
-                let v = match given {
-                    Some(e) if !is_default => eval_const(e, params)?.coerce(&col.ty)?,
-                    _ => match (&col.sequence, &col.default) {
-                        (Some(seq), _) => Datum::Int(self.router.next_sequence_value(seq).await?)
-                            .coerce(&col.ty)?,
-                        (None, Some(d)) => {
-                            let e = datafusion::sql::sqlparser::parser::Parser::new(
-                                &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
-                            )
-                            .try_with_sql(d)
-                            .and_then(|mut p| p.parse_expr())
-                            .map_err(Error::internal)?;
-                            eval_const(&e, &[])?.coerce(&col.ty)?
-                        }
-                        _ => Datum::Null,
-                    },
-                };
-                if v.is_null() && col.not_null {
-                    return Err(Error::Shard {
-                        code: 1048,
-                        message: format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", col.name, t.name),
-                    });
-                }
-                if let (Datum::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) =
-                    (&v, &col.ty)
-                {
-                    let n = match col.ty {
-                        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n,
-                        _ => *n,
-                    };
-                    if s.trim_end_matches(' ').chars().count() > n as usize {
-                        return Err(Error::Shard {
-                            code: 1406,
-                            message: format!("value too long for type {}", col.ty),
-                        });
+        // Sequence values first (they may need a round trip to meta), in
+        // row order, so the rows themselves are evaluated without awaiting.
+        let mut sequenced: Vec<std::collections::VecDeque<i64>> = vec![];
+        for (ci, col) in t.columns.iter().enumerate() {
+            let mut values = std::collections::VecDeque::new();
+            if let Some(seq) = &col.sequence {
+                for exprs in &p.rows {
+                    if is_default_expr(p.column_map[ci].and_then(|j| exprs.get(j))) {
+                        values.push_back(self.router.next_sequence_value(seq).await?);
                     }
                 }
-                row.push(v);
             }
-            rows.push(row);
+            sequenced.push(values);
         }
-        let work = shard_router::render::insert_statements(t, &rows);
+        let heavy = p.rows.len() > 1000;
+        let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
+            let rows = insert_rows(p, params, sequenced)?;
+            let work = shard_router::render::insert_statements(t, &rows);
+            Ok((rows, work))
+        })?;
         self.run_writes(work).await?;
-        if p.returning.is_empty() && self.router.catalog().table(&t.schema, &t.name).is_some() {
-            return Ok(Output::Command {
-                tag: "INSERT 0".into(),
-                rows: Some(rows.len()),
-            });
-        }
         if p.returning.is_empty() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
@@ -1172,4 +1138,91 @@ fn check_unique_includes_key(t: &TableDef, cols: &[String]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether an INSERT leaves this column to its default (not given, or the
+/// keyword `DEFAULT`).
+fn is_default_expr(given: Option<&Expr>) -> bool {
+    match given {
+        None => true,
+        Some(Expr::Identifier(i)) => {
+            i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
+        }
+        Some(_) => false,
+    }
+}
+
+/// The full rows (in column order) an INSERT plan stores: given values
+/// coerced to the column types, defaults, and `sequenced` values (per
+/// column, in row order) for defaulted sequence columns; NOT NULL and
+/// length limits checked as PostgreSQL checks them.
+fn insert_rows(
+    p: &InsertPlan,
+    params: &[Datum],
+    mut sequenced: Vec<std::collections::VecDeque<i64>>,
+) -> Result<Vec<Vec<Datum>>> {
+    let t = &p.table;
+    // Each column's default, evaluated once when first needed.
+    let mut defaults: Vec<Option<Datum>> = vec![None; t.columns.len()];
+    let default_of = |col: &meta::ColumnDef| -> Result<Datum> {
+        match &col.default {
+            Some(d) => {
+                let e = datafusion::sql::sqlparser::parser::Parser::new(
+                    &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                )
+                .try_with_sql(d)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(Error::internal)?;
+                eval_const(&e, &[])?.coerce(&col.ty)
+            }
+            None => Ok(Datum::Null),
+        }
+    };
+    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
+    for exprs in &p.rows {
+        let mut row = Vec::with_capacity(t.columns.len());
+        for (ci, col) in t.columns.iter().enumerate() {
+            let given = p.column_map[ci].and_then(|j| exprs.get(j));
+            let v = if !is_default_expr(given) {
+                match given {
+                    Some(e) => eval_const(e, params)?.coerce(&col.ty)?,
+                    None => Datum::Null,
+                }
+            } else if col.sequence.is_some() {
+                let next = sequenced[ci]
+                    .pop_front()
+                    .ok_or_else(|| Error::internal("sequence values ran out"))?;
+                Datum::Int(next).coerce(&col.ty)?
+            } else {
+                match &defaults[ci] {
+                    Some(d) => d.clone(),
+                    None => {
+                        let d = default_of(col)?;
+                        defaults[ci] = Some(d.clone());
+                        d
+                    }
+                }
+            };
+            if v.is_null() && col.not_null {
+                return Err(Error::Shard {
+                    code: 1048,
+                    message: format!(
+                        "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                        col.name, t.name
+                    ),
+                });
+            }
+            if let (Datum::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) = (&v, &col.ty) {
+                if s.trim_end_matches(' ').chars().count() > *n as usize {
+                    return Err(Error::Shard {
+                        code: 1406,
+                        message: format!("value too long for type {}", col.ty),
+                    });
+                }
+            }
+            row.push(v);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }

@@ -27,9 +27,18 @@ type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
 impl MetaStore {
     pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
         let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(Error::meta)?;
-        let constraints = PoolConstraints::new(0, 16).unwrap_or_default();
+        // Idle connections must stay pooled: with mysql_async's default
+        // `inactive_connection_ttl` of 0 the pool keeps only `min` idle
+        // connections and closes every other one on return, so a compute
+        // node opened (and the meta server accepted) a new connection for
+        // every catalog poll, heartbeat and client authentication, dozens
+        // per second, and bursts of them were reset by the server.
+        let constraints = PoolConstraints::new(1, 16).unwrap_or_default();
+        let pool_opts = PoolOpts::default()
+            .with_constraints(constraints)
+            .with_inactive_connection_ttl(std::time::Duration::from_secs(60));
         let opts = OptsBuilder::from_opts(opts)
-            .pool_opts(PoolOpts::default().with_constraints(constraints))
+            .pool_opts(pool_opts)
             .prefer_socket(false)
             .init(vec![
                 "SET SESSION sql_mode='STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES'",

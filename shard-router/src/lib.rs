@@ -15,6 +15,7 @@ pub mod route;
 pub mod scan;
 pub mod twopc;
 pub mod txn;
+pub mod typing;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1047,6 +1047,52 @@ async fn simple_protocol_shapes(cluster: &TestCluster) {
             Some("\\x00ff27".to_string())
         ]]
     );
+    // Quoted literals compared with (or assigned to) a column are values
+    // of the column's type, as in PostgreSQL, not strings MariaDB converts
+    // its own way ('t' is true, a zone offset is applied, 'abc' is no int).
+    for (sql, want) in [
+        (
+            "SELECT count(*) FROM ty WHERE tz = '2024-01-01 00:00:00+02'",
+            "2",
+        ),
+        (
+            "SELECT count(*) FROM ty WHERE tz = '2023-12-31 22:00:00+00'",
+            "2",
+        ),
+        ("SELECT count(*) FROM ty WHERE ok = 't'", "2"),
+        ("SELECT count(*) FROM ty WHERE ok IN ('yes', 'off')", "4"),
+        ("SELECT count(*) FROM ty WHERE b = '\\x5c'", "2"),
+        (
+            "SELECT count(*) FROM ty WHERE dt BETWEEN '2000-01-01' AND '2000-12-31'",
+            "2",
+        ),
+        ("SELECT count(*) FROM ty WHERE id IN ('0', ' 100 ')", "2"),
+        ("SELECT count(*) FROM ty WHERE d < '0'", "2"),
+    ] {
+        assert_eq!(text_rows(&c, sql).await, one(want), "{sql}");
+    }
+    for (sql, code) in [
+        ("SELECT t FROM ty WHERE id = 'abc'", "22P02"),
+        ("SELECT t FROM ty WHERE id IN (1, '2x')", "22P02"),
+        ("SELECT t FROM ty WHERE ok = 'maybe'", "22P02"),
+        ("SELECT t FROM ty WHERE t = 5", "42883"),
+        ("DELETE FROM ty WHERE id = 'x'", "22P02"),
+        ("UPDATE ty SET ok = 1 WHERE id = 0", "42804"),
+    ] {
+        let e = c.simple_query(sql).await.unwrap_err();
+        assert_eq!(e.code().map(|s| s.code()), Some(code), "{sql}: {e:?}");
+    }
+    c.batch_execute("UPDATE ty SET ok = 'yes', tz = '2000-01-01 00:00:00-01' WHERE id = '3'")
+        .await
+        .unwrap();
+    assert_eq!(
+        text_rows(
+            &c,
+            "SELECT count(*) FROM ty WHERE ok AND tz = '2000-01-01 01:00:00+00'"
+        )
+        .await,
+        one("1")
+    );
     c.batch_execute("SET search_path = public; DROP SCHEMA sp CASCADE; DROP SCHEMA sp2 CASCADE")
         .await
         .unwrap();
