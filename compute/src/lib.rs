@@ -43,5 +43,21 @@ pub fn cpu_bound<R>(heavy: bool, f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Statements longer than this are parsed and planned with [`cpu_bound`].
+/// Statements longer than this are parsed and planned with [`cpu_bound`],
+/// and at most [`heavy_permit`]'s limit of them run at once.
 pub const HEAVY_STATEMENT_BYTES: usize = 16 * 1024;
+
+/// Admission for heavy statements (sysbench's bulk_insert sends 512 KiB
+/// INSERTs of ~40,000 rows from every client): at most two per core run on
+/// this node at once, the rest wait their turn. Each costs ~100 MB while it
+/// runs and a connection to every shard it writes; letting 85 of them run
+/// together (256 clients over 3 nodes) only shared the same cores more
+/// thinly, while their memory and the shard connections they opened at once
+/// grew until connection handshakes timed out.
+pub async fn heavy_permit() -> Option<tokio::sync::SemaphorePermit<'static>> {
+    static HEAVY: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        tokio::sync::Semaphore::new(2 * cores)
+    });
+    HEAVY.acquire().await.ok()
+}

@@ -602,6 +602,11 @@ impl SimpleQueryHandler for ConnHandlers {
             return Err(PgWireError::ApiError("no session".into()));
         };
         let heavy = query.len() > crate::HEAVY_STATEMENT_BYTES;
+        let _permit = if heavy {
+            crate::heavy_permit().await
+        } else {
+            None
+        };
         let stmts = match crate::cpu_bound(heavy, || parse_sql(query)) {
             Ok(s) => s,
             Err(e) => {

@@ -960,7 +960,8 @@ async fn fast_select_part(
     let shard = p.table.partition_shards[part as usize];
     let (sql, order) = &p.sql[part as usize];
     let vals = bind(order, params)?;
-    let mut lease = access.lease(router, shard, false).await?;
+    let locking = storage_adapter::is_locking_read(sql);
+    let mut lease = access.lease(router, shard, locking).await?;
     let conn = lease.conn()?;
     // Without parameters, one text-protocol round trip (a prepared
     // statement would cost a prepare per distinct text).

@@ -486,7 +486,8 @@ async fn stream_rows(
     use mysql_async::prelude::Queryable;
     let mut total_rows = 0u64;
     let mut total_bytes = 0u64;
-    let mut lease = access.lease(router, shard, false).await?;
+    let locking = storage_adapter::is_locking_read(sql);
+    let mut lease = access.lease(router, shard, locking).await?;
     let conn = lease.conn()?;
     let mut result = conn
         .query_iter(sql)

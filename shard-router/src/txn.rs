@@ -66,6 +66,23 @@ impl Branches {
         }
     }
 
+    /// Whether every statement of this transaction reads the data
+    /// committed when it starts (READ COMMITTED, PostgreSQL's default; READ
+    /// UNCOMMITTED behaves the same in PostgreSQL). Then a plain read of a
+    /// shard the transaction has not opened a branch on (by writing or
+    /// locking there) runs on a pooled connection outside the transaction:
+    /// it sees what a read in a fresh branch would, and that shard needs no
+    /// `XA START`, `XA END` and commit round trips for it.
+    pub fn statement_snapshots(&self) -> bool {
+        self.isolation.as_deref().is_some_and(|l| {
+            l.eq_ignore_ascii_case("read committed") || l.eq_ignore_ascii_case("read uncommitted")
+        })
+    }
+
+    fn has_slot(&self, shard: ShardId) -> bool {
+        self.slots.lock().contains_key(&shard)
+    }
+
     pub fn slot(&self, shard: ShardId) -> BranchSlot {
         self.slots.lock().entry(shard).or_default().clone()
     }
@@ -343,8 +360,11 @@ impl Lease {
 impl ShardAccess {
     /// Borrows a connection to `shard` for one statement. In a transaction
     /// the shard's branch is opened on first touch. `write` says whether the
-    /// statement will write: a transaction writing a second shard needs the
-    /// two-phase commit that is not built yet and fails with 0A000.
+    /// statement writes or locks rows (`SELECT ... FOR UPDATE`): those always
+    /// run in the branch, and fail in a READ ONLY transaction (25006). A
+    /// plain read runs in the branch if the shard has one, and otherwise,
+    /// under READ COMMITTED, on a pooled connection
+    /// ([`Branches::statement_snapshots`]).
     pub async fn lease(&self, router: &Router, shard: ShardId, write: bool) -> Result<Lease> {
         match self {
             ShardAccess::Autocommit => Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?)),
@@ -355,24 +375,29 @@ impl ShardAccess {
                         message: "cannot execute a write in a read-only transaction".into(),
                     });
                 }
+                if !write && branches.statement_snapshots() && !branches.has_slot(shard) {
+                    return Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?));
+                }
                 let slot = branches.slot(shard);
                 let mut guard = slot.lock_owned().await;
                 if guard.is_none() {
                     let mut conn = router.shard(shard)?.conn().await?;
+                    // One round trip: the isolation level (shard sessions
+                    // default to READ COMMITTED), XA START, and the
+                    // savepoints taken before this shard was touched.
+                    let mut sql = String::new();
                     if let Some(level) = &branches.isolation {
-                        conn.query_drop(format!("SET TRANSACTION ISOLATION LEVEL {level}"))
-                            .await
-                            .map_err(|e| map_error(shard, e))?;
+                        if !level.eq_ignore_ascii_case("read committed") {
+                            sql.push_str(&format!("SET TRANSACTION ISOLATION LEVEL {level}; "));
+                        }
                     }
-                    conn.query_drop(format!("XA START {}", xid(&branches.gtrid, shard)))
+                    sql.push_str(&format!("XA START {}", xid(&branches.gtrid, shard)));
+                    for sp in branches.savepoints.lock().iter() {
+                        sql.push_str(&format!("; SAVEPOINT {}", quote_ident(sp)));
+                    }
+                    conn.query_drop(sql)
                         .await
                         .map_err(|e| map_error(shard, e))?;
-                    let savepoints = branches.savepoints.lock().clone();
-                    for sp in savepoints {
-                        conn.query_drop(format!("SAVEPOINT {}", quote_ident(&sp)))
-                            .await
-                            .map_err(|e| map_error(shard, e))?;
-                    }
                     *guard = Some(Branch { conn });
                 }
                 Ok(Lease::Branch(shard, guard, branches.clone()))

@@ -22,6 +22,9 @@ pub const SESSION_INIT: &[&str] = &[
     "SET SESSION time_zone = '+00:00'",
     "SET NAMES utf8mb4 COLLATE utf8mb4_nopad_bin",
     "SET SESSION div_precision_increment = 20",
+    // PostgreSQL's default; a transaction asking for another level sets it
+    // with its XA START.
+    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 ];
 
 /// Longest wait for a pooled shard connection.
@@ -130,6 +133,20 @@ pub fn map_statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> 
         },
         other => other,
     }
+}
+
+/// Whether a rendered SELECT locks the rows it reads (ends with one of the
+/// locking clauses Tessera renders: `FOR UPDATE [NOWAIT | SKIP LOCKED]`,
+/// `LOCK IN SHARE MODE`). Such a read belongs to the transaction's branch.
+pub fn is_locking_read(sql: &str) -> bool {
+    [
+        " FOR UPDATE",
+        " NOWAIT",
+        " SKIP LOCKED",
+        " LOCK IN SHARE MODE",
+    ]
+    .iter()
+    .any(|clause| sql.ends_with(clause))
 }
 
 /// Quotes an identifier for a shard session in ANSI_QUOTES mode.

@@ -353,6 +353,68 @@ async fn for_update_locks(cluster: &TestCluster) {
     a.batch_execute("DROP TABLE fu").await.unwrap();
 }
 
+/// Reads in a READ COMMITTED transaction run outside it on shards it has
+/// not written (a fresh snapshot per statement, as in PostgreSQL); its own
+/// writes, locking reads and REPEATABLE READ transactions use the branch.
+async fn isolation_levels(cluster: &TestCluster) {
+    let a = cluster.connect(0).await;
+    let b = cluster.connect(1).await;
+    a.batch_execute(
+        "DROP TABLE IF EXISTS iso; CREATE TABLE iso (id int PRIMARY KEY, n int);
+         INSERT INTO iso VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)",
+    )
+    .await
+    .unwrap();
+    async fn sum(c: &tokio_postgres::Client) -> i64 {
+        let r = c.query_one("SELECT sum(n) FROM iso", &[]).await.unwrap();
+        r.get(0)
+    }
+    async fn n_of(c: &tokio_postgres::Client, id: i32) -> i32 {
+        let r = c
+            .query_one("SELECT n FROM iso WHERE id = $1", &[&id])
+            .await
+            .unwrap();
+        r.get(0)
+    }
+    // READ COMMITTED: each statement sees what was committed before it.
+    a.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(sum(&a).await, 21);
+    b.batch_execute("UPDATE iso SET n = n + 1 WHERE id = 1")
+        .await
+        .unwrap();
+    assert_eq!(sum(&a).await, 22);
+    // Own writes are seen by the writer only, until COMMIT.
+    a.batch_execute("UPDATE iso SET n = 20 WHERE id = 2")
+        .await
+        .unwrap();
+    assert_eq!(n_of(&a, 2).await, 20);
+    assert_eq!(sum(&a).await, 40);
+    assert_eq!(n_of(&b, 2).await, 2);
+    a.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(n_of(&b, 2).await, 20);
+    // REPEATABLE READ: the shard's snapshot holds for the transaction.
+    a.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        .await
+        .unwrap();
+    assert_eq!(n_of(&a, 3).await, 3);
+    b.batch_execute("UPDATE iso SET n = 30 WHERE id = 3")
+        .await
+        .unwrap();
+    assert_eq!(n_of(&a, 3).await, 3);
+    a.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(n_of(&a, 3).await, 30);
+    // Locking reads belong to the transaction, so not to a READ ONLY one.
+    a.batch_execute("BEGIN READ ONLY").await.unwrap();
+    assert_eq!(n_of(&a, 4).await, 4);
+    let e = a
+        .query("SELECT n FROM iso WHERE id = 4 FOR UPDATE", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|s| s.code()), Some("25006"), "{e:?}");
+    a.batch_execute("ROLLBACK").await.unwrap();
+    a.batch_execute("DROP TABLE iso").await.unwrap();
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self, n: u64) -> u64 {
@@ -1108,6 +1170,7 @@ async fn cluster_suite() {
     disconnect_mid_transaction(&cluster).await;
     cancel_request(&cluster).await;
     for_update_locks(&cluster).await;
+    isolation_levels(&cluster).await;
     pushdown_matches_datafusion(&cluster).await;
     sysbench_statements_match_mariadb(&cluster).await;
     simple_protocol_shapes(&cluster).await;
