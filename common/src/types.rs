@@ -140,6 +140,15 @@ impl SqlType {
         matches!(self, SqlType::SmallInt | SqlType::Integer | SqlType::BigInt)
     }
 
+    /// The integer, numeric and floating-point types.
+    pub fn is_numeric(&self) -> bool {
+        self.is_integer()
+            || matches!(
+                self,
+                SqlType::Numeric { .. } | SqlType::Real | SqlType::Double
+            )
+    }
+
     pub fn is_string(&self) -> bool {
         matches!(self, SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text)
     }

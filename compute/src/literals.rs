@@ -12,7 +12,7 @@
 //! as the parameter's type (a string literal is an untyped constant; a
 //! number only binds to a numeric type).
 
-use common::{Datum, SqlType};
+use common::Datum;
 use datafusion::sql::sqlparser::ast::{
     visit_expressions, visit_expressions_mut, Expr, Statement, UnaryOperator, Value, ValueWithSpan,
 };
@@ -124,18 +124,9 @@ pub fn bind(lits: &[Literal], types: &[Type]) -> Option<Vec<Datum>> {
             match l {
                 Literal::String(s) => Datum::parse(s, &ty).ok(),
                 Literal::Number(n) => {
-                    let numeric = matches!(
-                        ty,
-                        SqlType::SmallInt
-                            | SqlType::Integer
-                            | SqlType::BigInt
-                            | SqlType::Numeric { .. }
-                            | SqlType::Real
-                            | SqlType::Double
-                    );
                     // A number literal with a fraction or exponent is
                     // numeric in PostgreSQL; it never binds to an integer.
-                    numeric.then(|| Datum::parse(n, &ty).ok()).flatten()
+                    ty.is_numeric().then(|| Datum::parse(n, &ty).ok()).flatten()
                 }
             }
         })

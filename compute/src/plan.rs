@@ -99,6 +99,9 @@ pub struct FastSelect {
     /// resolves to more than one (`None`: the statement's shape cannot be
     /// merged exactly, so it is only planned here when it routes to one).
     pub merge: Option<Merge>,
+    /// `FOR UPDATE`: in a transaction the rows are read (and locked) in its
+    /// branches, never on a pooled connection.
+    pub locking: bool,
 }
 
 /// Combining per-partition answers of a fast-path SELECT in the compute
@@ -661,19 +664,7 @@ impl Planner<'_> {
             type_literals(sel, &table)?;
         }
         match &mut stmt {
-            Statement::Update(u) => {
-                u.selection.clone_from(&selection);
-                for a in &mut u.assignments {
-                    if let datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) =
-                        &a.target
-                    {
-                        let col = object_parts(n).last().cloned().unwrap_or_default();
-                        if let Some(i) = table.column_index(&col) {
-                            type_assigned_literal(&mut a.value, &table.columns[i].ty)?;
-                        }
-                    }
-                }
-            }
+            Statement::Update(u) => u.selection.clone_from(&selection),
             Statement::Delete(d) => d.selection.clone_from(&selection),
             _ => {}
         }
@@ -687,12 +678,12 @@ impl Planner<'_> {
             }
             infer_params(sel, &table, &mut inferred);
         }
-        if let Statement::Update(u) = &stmt {
+        if let Statement::Update(u) = &mut stmt {
             let keys = match &table.distribution {
                 Distribution::Hash { columns, .. } => columns.clone(),
                 _ => vec![],
             };
-            for a in &u.assignments {
+            for a in &mut u.assignments {
                 let col = match &a.target {
                     datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) => {
                         object_parts(n).last().cloned().unwrap_or_default()
@@ -711,6 +702,7 @@ impl Planner<'_> {
                     )));
                 }
                 check_columns(&a.value, &table)?;
+                type_assigned_literal(&mut a.value, &cdef.ty)?;
                 if let Expr::Value(v) = &a.value {
                     if let Value::Placeholder(p) = &v.value {
                         if let Some(i) = placeholder_index(p) {
@@ -936,6 +928,7 @@ impl Planner<'_> {
                 sql,
                 types,
                 merge,
+                locking: !q.locks.is_empty(),
             })),
             param_types: ptypes,
             fields,

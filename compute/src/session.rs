@@ -960,8 +960,7 @@ async fn fast_select_part(
     let shard = p.table.partition_shards[part as usize];
     let (sql, order) = &p.sql[part as usize];
     let vals = bind(order, params)?;
-    let locking = storage_adapter::is_locking_read(sql);
-    let mut lease = access.lease(router, shard, locking).await?;
+    let mut lease = access.lease(router, shard, p.locking).await?;
     let conn = lease.conn()?;
     // Without parameters, one text-protocol round trip (a prepared
     // statement would cost a prepare per distinct text).

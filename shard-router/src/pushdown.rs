@@ -1039,6 +1039,8 @@ impl TableProvider for ShardQueryProvider {
             &self.schema,
             &self.types,
             self.queries.clone(),
+            // Locking scans are never pushed down (see `compile`).
+            false,
         );
         Ok(Arc::new(StreamingTableExec::try_new(
             self.schema.clone(),

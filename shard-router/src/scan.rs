@@ -32,7 +32,7 @@ use storage_adapter::{convert::from_mysql, map_error, quote_ident};
 
 use crate::expr_sql::render;
 use crate::render::physical_object;
-use crate::txn::{ShardAccess, SharedAccess};
+use crate::txn::{Lease, SharedAccess};
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
@@ -365,6 +365,7 @@ impl TableProvider for ShardTableProvider {
             &projected,
             &types,
             queries,
+            self.lock.is_some(),
         );
         Ok(Arc::new(StreamingTableExec::try_new(
             projected,
@@ -378,6 +379,8 @@ impl TableProvider for ShardTableProvider {
 }
 
 /// One stream per (shard, query), each logged in the session's scan log.
+/// `locking`: the queries lock the rows they read (`FOR UPDATE`), so in a
+/// transaction they run in its branches.
 pub(crate) fn shard_streams(
     router: &Arc<Router>,
     access: &SharedAccess,
@@ -385,6 +388,7 @@ pub(crate) fn shard_streams(
     schema: &SchemaRef,
     types: &[SqlType],
     queries: Vec<(common::ShardId, String)>,
+    locking: bool,
 ) -> Vec<Arc<dyn PartitionStream>> {
     queries
         .into_iter()
@@ -406,6 +410,7 @@ pub(crate) fn shard_streams(
                 access: access.clone(),
                 shard,
                 sql,
+                locking,
                 schema: schema.clone(),
                 types: types.to_vec(),
                 log: log.clone(),
@@ -421,6 +426,7 @@ pub struct ShardPartitionStream {
     access: SharedAccess,
     shard: common::ShardId,
     pub sql: String,
+    locking: bool,
     schema: SchemaRef,
     types: Vec<SqlType>,
     log: ScanLog,
@@ -446,13 +452,17 @@ impl PartitionStream for ShardPartitionStream {
         let access = self.access.read().clone();
         let shard = self.shard;
         let sql = self.sql.clone();
+        let locking = self.locking;
         let schema = self.schema.clone();
         let types = self.types.clone();
         let log = self.log.clone();
         let slot = self.slot;
         tokio::spawn(async move {
             let start = std::time::Instant::now();
-            let res = stream_rows(&router, &access, shard, &sql, schema, &types, &tx).await;
+            let res = match access.lease(&router, shard, locking).await {
+                Ok(lease) => stream_rows(lease, &sql, schema, &types, &tx).await,
+                Err(e) => Err(e),
+            };
             match res {
                 Ok((rows, bytes)) => {
                     if let Some(r) = log.lock().get_mut(slot) {
@@ -474,10 +484,9 @@ impl PartitionStream for ShardPartitionStream {
     }
 }
 
+/// Streams the rows of `sql` run on the leased connection as Arrow batches.
 async fn stream_rows(
-    router: &Router,
-    access: &ShardAccess,
-    shard: common::ShardId,
+    mut lease: Lease,
     sql: &str,
     schema: SchemaRef,
     types: &[SqlType],
@@ -486,8 +495,7 @@ async fn stream_rows(
     use mysql_async::prelude::Queryable;
     let mut total_rows = 0u64;
     let mut total_bytes = 0u64;
-    let locking = storage_adapter::is_locking_read(sql);
-    let mut lease = access.lease(router, shard, locking).await?;
+    let shard = lease.shard();
     let conn = lease.conn()?;
     let mut result = conn
         .query_iter(sql)

@@ -14,7 +14,6 @@
 
 use std::ops::ControlFlow;
 
-use chrono::Datelike;
 use common::{Datum, Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{visit_expressions_mut, BinaryOperator, Expr, Value};
 use meta::TableDef;
@@ -32,49 +31,28 @@ fn column_type(e: &Expr, table: &TableDef) -> Option<SqlType> {
     table.column_index(&name).map(|i| table.columns[i].ty)
 }
 
-fn is_textual(ty: &SqlType) -> bool {
-    matches!(ty, SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text)
-}
-
-fn is_numeric(ty: &SqlType) -> bool {
-    matches!(
-        ty,
-        SqlType::SmallInt
-            | SqlType::Integer
-            | SqlType::BigInt
-            | SqlType::Numeric { .. }
-            | SqlType::Real
-            | SqlType::Double
-    )
-}
-
 /// The literal MariaDB reads as exactly `d`.
 fn mariadb_literal(d: Datum) -> Result<Value> {
+    use storage_adapter::convert::{temporal_text, to_sql_literal};
+    let unsupported = |d: &Datum| {
+        Error::unsupported(format!(
+            "comparing a column with the value {d:?} on a shard"
+        ))
+    };
     Ok(match d {
         Datum::Null => Value::Null,
         Datum::Bool(b) => Value::Boolean(b),
-        Datum::Int(i) => Value::Number(i.to_string(), false),
-        Datum::Decimal(d) => Value::Number(d.to_string(), false),
-        // Exponent form: MariaDB reads it as an approximate value.
-        Datum::Float(f) if f.is_finite() => Value::Number(format!("{f:e}"), false),
         Datum::Text(s) => Value::SingleQuotedString(s),
         Datum::Bytes(b) => {
             Value::HexStringLiteral(b.iter().map(|byte| format!("{byte:02X}")).collect())
         }
-        Datum::Date(d) if (1..=9999).contains(&d.year()) => {
-            Value::SingleQuotedString(d.format("%Y-%m-%d").to_string())
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::TimestampTz(_) => {
+            Value::SingleQuotedString(temporal_text(&d).ok_or_else(|| unsupported(&d))?)
         }
-        Datum::Timestamp(ts) if (1..=9999).contains(&ts.year()) => {
-            Value::SingleQuotedString(ts.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
-        }
-        // Stored as UTC DATETIME on the shards.
-        Datum::TimestampTz(ts) if (1..=9999).contains(&ts.year()) => {
-            Value::SingleQuotedString(ts.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string())
-        }
-        other => {
-            return Err(Error::unsupported(format!(
-                "comparing a column with the value {other:?} on a shard"
-            )))
+        // Integers and decimals exactly, doubles in exponent form (MariaDB
+        // reads that as an approximate value).
+        Datum::Int(_) | Datum::Decimal(_) | Datum::Float(_) => {
+            Value::Number(to_sql_literal(&d).ok_or_else(|| unsupported(&d))?, false)
         }
     })
 }
@@ -89,13 +67,13 @@ fn type_literal(lit: &mut Expr, ty: &SqlType, op: Option<&str>) -> Result<()> {
     };
     match &v.value {
         Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
-            if is_textual(ty) {
+            if ty.is_string() {
                 return Ok(());
             }
             let d = Datum::parse(s, ty)?;
             v.value = mariadb_literal(d)?;
         }
-        Value::Number(n, _) if !(is_numeric(ty) || assignment && is_textual(ty)) => {
+        Value::Number(n, _) if !(ty.is_numeric() || assignment && ty.is_string()) => {
             let number = if n.parse::<i64>().is_ok() {
                 "integer"
             } else {

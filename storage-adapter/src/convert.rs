@@ -59,14 +59,25 @@ pub fn to_sql_literal(d: &Datum) -> Option<String> {
             out.push('\'');
             out
         }
-        Datum::Date(d) if (1..=9999).contains(&d.year()) => format!("'{}'", d.format("%Y-%m-%d")),
+        Datum::Date(_) | Datum::Timestamp(_) | Datum::TimestampTz(_) => {
+            format!("'{}'", temporal_text(d)?)
+        }
+    })
+}
+
+/// The text MariaDB reads as this DATE or DATETIME value (a timestamptz as
+/// its UTC time, as shards store it); `None` for other values and for years
+/// outside MariaDB's 1..9999.
+pub fn temporal_text(d: &Datum) -> Option<String> {
+    Some(match d {
+        Datum::Date(d) if (1..=9999).contains(&d.year()) => d.format("%Y-%m-%d").to_string(),
         Datum::Timestamp(ts) if (1..=9999).contains(&ts.year()) => {
-            format!("'{}'", ts.format("%Y-%m-%d %H:%M:%S%.6f"))
+            ts.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
         }
         Datum::TimestampTz(ts) if (1..=9999).contains(&ts.year()) => {
-            format!("'{}'", ts.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f"))
+            ts.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()
         }
-        Datum::Date(_) | Datum::Timestamp(_) | Datum::TimestampTz(_) => return None,
+        _ => return None,
     })
 }
 

@@ -135,20 +135,6 @@ pub fn map_statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> 
     }
 }
 
-/// Whether a rendered SELECT locks the rows it reads (ends with one of the
-/// locking clauses Tessera renders: `FOR UPDATE [NOWAIT | SKIP LOCKED]`,
-/// `LOCK IN SHARE MODE`). Such a read belongs to the transaction's branch.
-pub fn is_locking_read(sql: &str) -> bool {
-    [
-        " FOR UPDATE",
-        " NOWAIT",
-        " SKIP LOCKED",
-        " LOCK IN SHARE MODE",
-    ]
-    .iter()
-    .any(|clause| sql.ends_with(clause))
-}
-
 /// Quotes an identifier for a shard session in ANSI_QUOTES mode.
 pub fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
