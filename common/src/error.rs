@@ -47,6 +47,13 @@ impl SqlState {
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
     pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
+    pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
+    pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
+    pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
+    pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
+    pub const RESERVED_NAME: SqlState = SqlState("42939");
+    pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
+    pub const IDLE_IN_TRANSACTION_TIMEOUT: SqlState = SqlState("25P03");
 
     pub fn code(&self) -> &'static str {
         self.0

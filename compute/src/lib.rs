@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod copy;
 pub mod df;
+pub mod limits;
 pub mod literals;
 pub mod pgtypes;
 pub mod plan;

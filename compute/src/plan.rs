@@ -11,8 +11,9 @@ use datafusion::sql::sqlparser::ast::{
 };
 use meta::{Catalog, Distribution, TableDef};
 use pgwire::api::Type;
-use shard_router::render::{is_safe_expr, physical_object, render};
+use shard_router::render::{count_params, is_safe_expr, render};
 use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
+use shard_router::txn::IsolationLevel;
 use shard_router::typing::{type_assigned_literal, type_literals};
 
 use crate::pgtypes::pg_type;
@@ -21,7 +22,7 @@ use crate::pgtypes::pg_type;
 pub enum PlanKind {
     Empty,
     Begin {
-        isolation: Option<String>,
+        isolation: Option<IsolationLevel>,
         read_only: bool,
     },
     Commit,
@@ -230,11 +231,6 @@ fn infer_params(e: &Expr, table: &TableDef, out: &mut Vec<Option<SqlType>>) {
     }
 }
 
-fn count_params(sql: &str) -> usize {
-    let (_, order) = shard_router::render::placeholders_to_mysql(sql);
-    order.iter().map(|i| i + 1).max().unwrap_or(0)
-}
-
 fn param_types(n: usize, inferred: &[Option<SqlType>], client: &[Option<Type>]) -> Vec<Type> {
     (0..n)
         .map(|i| {
@@ -249,12 +245,9 @@ fn param_types(n: usize, inferred: &[Option<SqlType>], client: &[Option<Type>]) 
         .collect()
 }
 
-fn per_partition_sql(table: &TableDef, stmt: &Statement) -> Vec<(String, Vec<usize>)> {
+fn per_partition_sql(table: &TableDef, stmt: &Statement) -> Result<Vec<(String, Vec<usize>)>> {
     (0..table.partition_count())
-        .map(|p| {
-            let phys = physical_object(&table.schema, &table.physical_name(p));
-            render(stmt, |_| Some(phys.clone()))
-        })
+        .map(|p| render(stmt, &table.schema, &table.physical_name(p)))
         .collect()
 }
 
@@ -286,9 +279,7 @@ impl Planner<'_> {
                 for m in modes {
                     use datafusion::sql::sqlparser::ast::{TransactionAccessMode, TransactionMode};
                     match m {
-                        TransactionMode::IsolationLevel(l) => {
-                            isolation = Some(isolation_sql(&l.to_string()))
-                        }
+                        TransactionMode::IsolationLevel(l) => isolation = Some(isolation_level(l)?),
                         TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => {
                             read_only = true
                         }
@@ -504,7 +495,7 @@ impl Planner<'_> {
                 let mut value = String::new();
                 for m in &modes {
                     if let datafusion::sql::sqlparser::ast::TransactionMode::IsolationLevel(l) = m {
-                        value = isolation_sql(&l.to_string());
+                        value = isolation_level(l)?.name().to_string();
                     }
                 }
                 let name = if session {
@@ -593,7 +584,7 @@ impl Planner<'_> {
             None => vec![],
             Some(items) => returning_columns(&table, items)?,
         };
-        let n = count_params(&Statement::Insert(ins.clone()).to_string());
+        let n = count_params(&Statement::Insert(ins.clone()));
         let fields = returning
             .iter()
             .map(|i| {
@@ -717,7 +708,7 @@ impl Planner<'_> {
             }
         }
         let route = RoutePlan::from_where(&table, selection.as_ref());
-        let sql = per_partition_sql(&table, &stmt);
+        let sql = per_partition_sql(&table, &stmt)?;
         let n = sql
             .first()
             .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
@@ -901,7 +892,12 @@ impl Planner<'_> {
             s.selection = selection;
         }
         let stmt = Statement::Query(Box::new(typed));
-        let sql = per_partition_sql(&table, &stmt);
+        // A shape the shard renderer does not know goes to DataFusion.
+        let sql = match per_partition_sql(&table, &stmt) {
+            Ok(sql) => sql,
+            Err(Error::Unsupported { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let mut inferred = vec![];
         if let Some(sel) = &select.selection {
             infer_params(sel, &table, &mut inferred);
@@ -1112,6 +1108,15 @@ fn lock_clause(q: &Query) -> Result<Option<&'static str>> {
     }
 }
 
-pub fn isolation_sql(level: &str) -> String {
-    level.to_ascii_uppercase()
+fn isolation_level(
+    l: &datafusion::sql::sqlparser::ast::TransactionIsolationLevel,
+) -> Result<IsolationLevel> {
+    use datafusion::sql::sqlparser::ast::TransactionIsolationLevel as L;
+    Ok(match l {
+        L::ReadUncommitted => IsolationLevel::ReadUncommitted,
+        L::ReadCommitted => IsolationLevel::ReadCommitted,
+        L::RepeatableRead => IsolationLevel::RepeatableRead,
+        L::Serializable => IsolationLevel::Serializable,
+        _ => return Err(Error::unsupported("this isolation level")),
+    })
 }

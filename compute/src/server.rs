@@ -137,8 +137,30 @@ fn parse_error(sql: &str, e: ParserError) -> Error {
     }
 }
 
+/// Parses a client's statement text, refusing text or expression trees
+/// over the limits of [`crate::limits`] before anything else walks them.
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| parse_error(sql, e))
+    crate::limits::check_size(sql)?;
+    let stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| parse_error(sql, e))?;
+    let mut out = Vec::with_capacity(stmts.len());
+    let mut err = None;
+    for s in stmts {
+        if err.is_some() {
+            crate::limits::dismantle(s);
+            continue;
+        }
+        match crate::limits::check_statement(s) {
+            Ok(s) => out.push(s),
+            Err(e) => err = Some(e),
+        }
+    }
+    match err {
+        Some(e) => {
+            out.into_iter().for_each(crate::limits::dismantle);
+            Err(e)
+        }
+        None => Ok(out),
+    }
 }
 
 /// A planning-only DataFusion context (autocommit access, no lock), used to

@@ -11,7 +11,7 @@ use datafusion::sql::sqlparser::ast::{
 use meta::{ColumnDef, Distribution, IndexDef, TableDef};
 use mysql_async::prelude::*;
 use shard_router::route::{eval_const, normalize_ident, Route};
-use shard_router::txn::{Branches, ShardAccess};
+use shard_router::txn::{Branches, IsolationLevel, ShardAccess};
 use shard_router::Router;
 use storage_adapter::{convert, map_error};
 
@@ -194,10 +194,11 @@ impl Session {
                 read_only,
             } => {
                 if self.txn.is_none() {
+                    // Validated when set.
                     let default_iso = self
                         .settings
                         .get("default_transaction_isolation")
-                        .map(|s| s.to_ascii_uppercase());
+                        .and_then(|s| IsolationLevel::parse(s).ok());
                     self.txn = Some(Arc::new(Branches::new(
                         self.router.node_id,
                         isolation.clone().or(default_iso),
@@ -261,11 +262,19 @@ impl Session {
                         }
                         self.txn = Some(Arc::new(Branches::new(
                             self.router.node_id,
-                            Some(value.to_ascii_uppercase()),
+                            Some(IsolationLevel::parse(value)?),
                             t.read_only,
                         )));
                     }
                 }
+                // Every value that can reach a shard is checked against its
+                // allowed values and stored in canonical form (22023).
+                let value =
+                    &if key == "transaction_isolation" || key == "default_transaction_isolation" {
+                        IsolationLevel::parse(value)?.name().to_string()
+                    } else {
+                        value.clone()
+                    };
                 if key == "timezone" {
                     let v = value.to_ascii_uppercase();
                     if !matches!(
@@ -303,7 +312,7 @@ impl Session {
                     let level = self
                         .txn
                         .as_ref()
-                        .and_then(|t| t.isolation.clone())
+                        .and_then(|t| t.isolation.map(|l| l.name().to_string()))
                         .or_else(|| self.settings.get("default_transaction_isolation").cloned())
                         .unwrap_or_else(|| "read committed".into());
                     return Ok(Output::Rows(vec![vec![Datum::Text(

@@ -13,6 +13,7 @@ pub mod recovery;
 pub mod render;
 pub mod route;
 pub mod scan;
+pub mod shard_sql;
 pub mod twopc;
 pub mod txn;
 pub mod typing;

@@ -1,123 +1,50 @@
-//! Renders statements for a shard: table names rewritten to the partition's
-//! physical name, every identifier quoted (shard sessions run with
-//! ANSI_QUOTES), `$n` placeholders turned into MySQL `?` with the order of
-//! parameters recorded. Only expressions in the [`is_safe_expr`] subset are
-//! sent this way: MariaDB evaluates them exactly as PostgreSQL does.
+//! Statements for a shard: the fast-path expression subset
+//! ([`is_safe_expr`]: MariaDB evaluates it exactly as PostgreSQL does),
+//! rendering through [`crate::shard_sql`] (table names rewritten to the
+//! partition's physical name, identifiers quoted, values quoted or bound,
+//! `$n` turned into `?` with the parameter order recorded), and INSERTs of
+//! evaluated rows.
 
 use std::ops::ControlFlow;
 
+use common::Result;
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, visit_relations_mut, BinaryOperator, Expr, Ident, ObjectName,
-    ObjectNamePart, Statement, UnaryOperator, Value,
+    visit_expressions, BinaryOperator, Expr, Statement, UnaryOperator, Value,
 };
 
-use crate::route::{normalize_ident, placeholder_index};
+use crate::route::placeholder_index;
 
-/// Quotes an identifier after PostgreSQL case folding.
-pub fn quoted(i: &Ident) -> Ident {
-    Ident::with_quote('"', normalize_ident(i))
+/// `"schema"."table"`, quoted by the one identifier quoter.
+pub fn physical_object(schema: &str, table: &str) -> String {
+    format!(
+        "{}.{}",
+        storage_adapter::quote_ident(schema),
+        storage_adapter::quote_ident(table)
+    )
 }
 
-/// `"schema"."table"` as an object name.
-pub fn physical_object(schema: &str, table: &str) -> ObjectName {
-    ObjectName(vec![
-        ObjectNamePart::Identifier(Ident::with_quote('"', schema)),
-        ObjectNamePart::Identifier(Ident::with_quote('"', table)),
-    ])
+/// Renders `stmt` for the partition `schema.table` of MariaDB through
+/// [`crate::shard_sql`], the one renderer of client statements. Returns
+/// the SQL and, for each `?`, the index of the client parameter it stands
+/// for.
+pub fn render(stmt: &Statement, schema: &str, table: &str) -> Result<(String, Vec<usize>)> {
+    Ok(crate::shard_sql::render_statement(stmt, schema, table)?.into_parts())
 }
 
-/// Renders `stmt` for MariaDB. `map_table` returns the physical name of each
-/// logical table reference. Returns the SQL and, for each `?`, the index of
-/// the client parameter it stands for.
-pub fn render(
-    stmt: &Statement,
-    mut map_table: impl FnMut(&ObjectName) -> Option<ObjectName>,
-) -> (String, Vec<usize>) {
-    let mut s = stmt.clone();
-    let _ = visit_relations_mut(&mut s, |name| {
-        if let Some(p) = map_table(name) {
-            *name = p;
+/// The number of `$n` parameters a statement refers to (the highest n).
+pub fn count_params(stmt: &Statement) -> usize {
+    let mut n = 0;
+    let _ = visit_expressions(stmt, |e| {
+        if let Expr::Value(v) = e {
+            if let Value::Placeholder(p) = &v.value {
+                if let Some(i) = placeholder_index(p) {
+                    n = n.max(i + 1);
+                }
+            }
         }
         ControlFlow::<()>::Continue(())
     });
-    let _ = visit_expressions_mut(&mut s, |e| {
-        match e {
-            Expr::Identifier(i) => *i = quoted(i),
-            Expr::CompoundIdentifier(parts) => {
-                // Qualifiers name the logical table; the shard knows only
-                // the physical one, so keep just the column.
-                if let Some(last) = parts.last() {
-                    *e = Expr::Identifier(quoted(last));
-                }
-            }
-            _ => {}
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    if let Statement::Update(u) = &mut s {
-        for a in &mut u.assignments {
-            if let datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) = &mut a.target
-            {
-                if let Some(ObjectNamePart::Identifier(i)) = n.0.last() {
-                    *n = ObjectName(vec![ObjectNamePart::Identifier(quoted(i))]);
-                }
-            }
-        }
-    }
-    placeholders_to_mysql(&s.to_string())
-}
-
-/// Replaces `$n` outside quotes with `?`, recording the parameter order.
-pub fn placeholders_to_mysql(sql: &str) -> (String, Vec<usize>) {
-    let mut out = String::with_capacity(sql.len());
-    let mut order = vec![];
-    let b = sql.as_bytes();
-    let mut i = 0;
-    let mut quote: Option<u8> = None;
-    while i < b.len() {
-        let c = b[i];
-        match quote {
-            Some(q) => {
-                if c == q {
-                    quote = None;
-                }
-                out.push(c as char);
-                i += 1;
-            }
-            None => {
-                if c == b'\'' || c == b'"' || c == b'`' {
-                    quote = Some(c);
-                    out.push(c as char);
-                    i += 1;
-                } else if c == b'$' && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
-                    let mut j = i + 1;
-                    while j < b.len() && b[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                    if let Some(idx) = placeholder_index(&sql[i..j]) {
-                        order.push(idx);
-                    }
-                    out.push('?');
-                    i = j;
-                } else {
-                    // Multi-byte UTF-8 sequences are copied byte-exact.
-                    let ch_len = utf8_len(c);
-                    out.push_str(&sql[i..(i + ch_len).min(sql.len())]);
-                    i += ch_len;
-                }
-            }
-        }
-    }
-    (out, order)
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
-    }
+    n
 }
 
 /// Expressions MariaDB (in Tessera's shard session mode) evaluates exactly
@@ -130,6 +57,7 @@ pub fn is_safe_expr(e: &Expr) -> bool {
             v.value,
             Value::Number(..)
                 | Value::SingleQuotedString(_)
+                | Value::EscapedStringLiteral(_)
                 | Value::Boolean(_)
                 | Value::Null
                 | Value::Placeholder(_)
@@ -238,20 +166,13 @@ mod tests {
     use datafusion::sql::sqlparser::parser::Parser;
 
     #[test]
-    fn renders_physical_names_quotes_and_placeholders() {
+    fn counts_parameters() {
         let stmt = Parser::parse_sql(
             &PostgreSqlDialect {},
-            "SELECT c, t.Pad FROM t WHERE id = $2 AND k BETWEEN $1 AND 10 AND c = '$3 it''s'",
+            "SELECT c FROM t WHERE id = $2 AND c = '$3' AND k IN ($1, $1)",
         )
         .unwrap()
         .remove(0);
-        let (sql, order) = render(&stmt, |_| Some(physical_object("public", "t_p1")));
-        assert_eq!(
-            sql,
-            "SELECT \"c\", \"pad\" FROM \"public\".\"t_p1\" WHERE \"id\" = ? AND \"k\" BETWEEN ? AND 10 AND \"c\" = '$3 it''s'"
-        );
-        assert_eq!(order, vec![1, 0]);
-        // Round trip: the rendering parses again.
-        Parser::parse_sql(&PostgreSqlDialect {}, &sql.replace('?', "1")).unwrap();
+        assert_eq!(count_params(&stmt), 2);
     }
 }

@@ -42,6 +42,62 @@ pub fn new_gtrid(node_id: u32) -> String {
     format!("{GTRID_PREFIX}{node_id}-{start}-{n}")
 }
 
+/// A transaction isolation level: the only values that reach a shard's
+/// `SET TRANSACTION ISOLATION LEVEL`, so a client's text never does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationLevel {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl IsolationLevel {
+    /// Parses a level as PostgreSQL's `SET` accepts it (any case, single
+    /// spaces or underscores between the words; 22023 otherwise).
+    pub fn parse(s: &str) -> Result<IsolationLevel> {
+        let norm = s
+            .split(|c: char| c.is_ascii_whitespace() || c == '_')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
+        Ok(match norm.as_str() {
+            "read uncommitted" => IsolationLevel::ReadUncommitted,
+            "read committed" => IsolationLevel::ReadCommitted,
+            "repeatable read" => IsolationLevel::RepeatableRead,
+            "serializable" => IsolationLevel::Serializable,
+            _ => {
+                return Err(Error::InvalidParameter {
+                    message: format!(
+                        "invalid value for parameter \"transaction_isolation\": \"{s}\""
+                    ),
+                })
+            }
+        })
+    }
+
+    /// The level as MariaDB SQL.
+    pub fn sql(self) -> &'static str {
+        match self {
+            IsolationLevel::ReadUncommitted => "READ UNCOMMITTED",
+            IsolationLevel::ReadCommitted => "READ COMMITTED",
+            IsolationLevel::RepeatableRead => "REPEATABLE READ",
+            IsolationLevel::Serializable => "SERIALIZABLE",
+        }
+    }
+
+    /// The level as PostgreSQL's `SHOW` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolationLevel::ReadUncommitted => "read uncommitted",
+            IsolationLevel::ReadCommitted => "read committed",
+            IsolationLevel::RepeatableRead => "repeatable read",
+            IsolationLevel::Serializable => "serializable",
+        }
+    }
+}
+
 /// The branches of one open transaction. Every branch is an XA branch
 /// (`XA START` on first touch), so a transaction may turn into a
 /// multi-shard one at any statement.
@@ -50,12 +106,12 @@ pub struct Branches {
     slots: parking_lot::Mutex<HashMap<ShardId, BranchSlot>>,
     written: parking_lot::Mutex<Vec<ShardId>>,
     savepoints: parking_lot::Mutex<Vec<String>>,
-    pub isolation: Option<String>,
+    pub isolation: Option<IsolationLevel>,
     pub read_only: bool,
 }
 
 impl Branches {
-    pub fn new(node_id: u32, isolation: Option<String>, read_only: bool) -> Branches {
+    pub fn new(node_id: u32, isolation: Option<IsolationLevel>, read_only: bool) -> Branches {
         Branches {
             gtrid: new_gtrid(node_id),
             isolation,
@@ -74,9 +130,10 @@ impl Branches {
     /// it sees what a read in a fresh branch would, and that shard needs no
     /// `XA START`, `XA END` and commit round trips for it.
     pub fn statement_snapshots(&self) -> bool {
-        self.isolation.as_deref().is_some_and(|l| {
-            l.eq_ignore_ascii_case("read committed") || l.eq_ignore_ascii_case("read uncommitted")
-        })
+        matches!(
+            self.isolation,
+            Some(IsolationLevel::ReadCommitted | IsolationLevel::ReadUncommitted)
+        )
     }
 
     fn has_slot(&self, shard: ShardId) -> bool {
@@ -386,9 +443,11 @@ impl ShardAccess {
                     // default to READ COMMITTED), XA START, and the
                     // savepoints taken before this shard was touched.
                     let mut sql = String::new();
-                    if let Some(level) = &branches.isolation {
-                        if !level.eq_ignore_ascii_case("read committed") {
-                            sql.push_str(&format!("SET TRANSACTION ISOLATION LEVEL {level}; "));
+                    if let Some(level) = branches.isolation {
+                        if level != IsolationLevel::ReadCommitted {
+                            sql.push_str("SET TRANSACTION ISOLATION LEVEL ");
+                            sql.push_str(level.sql());
+                            sql.push_str("; ");
                         }
                     }
                     sql.push_str(&format!("XA START {}", xid(&branches.gtrid, shard)));

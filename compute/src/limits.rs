@@ -1,0 +1,190 @@
+//! Bounds on what one client statement may cost before anything walks it:
+//! its size in bytes and the depth of its expression trees.
+//!
+//! sqlparser bounds the nesting it parses recursively (parentheses,
+//! subqueries, function calls: 50 levels), but a chain of infix operators
+//! (`a = 0 OR a = 1 OR ...`, `x::int::int...`) is parsed in a loop into a
+//! left-deep tree of any depth. Every later walk over such a tree
+//! (planning, rendering, `Clone`, `Drop`) recurses once per level, and a few
+//! thousand levels overflowed a worker's stack and aborted the node.
+//! [`check_statement`] measures depth with a visitor that stops at the
+//! limit, and a statement past it is taken apart iteratively (never dropped
+//! recursively) and refused with 54001, PostgreSQL's "stack depth limit
+//! exceeded".
+
+use std::ops::ControlFlow;
+
+use common::{Error, Result, SqlState};
+use datafusion::sql::sqlparser::ast::{
+    Expr, Statement, Value, Visit, VisitMut, Visitor, VisitorMut,
+};
+
+/// Deepest expression tree a statement may have. Planning walks it a few
+/// times recursively; at this depth that is well inside a worker's stack.
+pub const MAX_EXPR_DEPTH: usize = 1000;
+
+/// Longest statement text accepted (PostgreSQL's limit is 1 GB; sysbench's
+/// bulk_insert sends 512 KiB).
+pub const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
+
+fn too_complex() -> Error {
+    Error::TxnState {
+        state: SqlState::STATEMENT_TOO_COMPLEX,
+        message: format!(
+            "stack depth limit exceeded: expressions nest deeper than {MAX_EXPR_DEPTH} levels"
+        ),
+    }
+}
+
+/// Refuses statement text over [`MAX_STATEMENT_BYTES`] (54000).
+pub fn check_size(sql: &str) -> Result<()> {
+    if sql.len() > MAX_STATEMENT_BYTES {
+        return Err(Error::TxnState {
+            state: SqlState::PROGRAM_LIMIT_EXCEEDED,
+            message: format!(
+                "statement of {} bytes is longer than the limit of {MAX_STATEMENT_BYTES}",
+                sql.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+struct Depth {
+    now: usize,
+    limit: usize,
+}
+
+impl Visitor for Depth {
+    type Break = ();
+    fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+        self.now += 1;
+        if self.now > self.limit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+    fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+        self.now -= 1;
+        ControlFlow::Continue(())
+    }
+}
+
+/// Whether some expression in `node` nests deeper than `limit`. The walk
+/// itself never goes deeper than `limit + 1`.
+pub fn deeper_than<V: Visit>(node: &V, limit: usize) -> bool {
+    node.visit(&mut Depth { now: 0, limit }).is_break()
+}
+
+/// Cuts every subtree at depth `at` out of the tree (replacing it by NULL)
+/// into `out`.
+struct Cut<'a> {
+    now: usize,
+    at: usize,
+    out: &'a mut Vec<Expr>,
+}
+
+impl VisitorMut for Cut<'_> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        self.now += 1;
+        if self.now >= self.at {
+            self.out
+                .push(std::mem::replace(e, Expr::value(Value::Null)));
+        }
+        ControlFlow::Continue(())
+    }
+    fn post_visit_expr(&mut self, _: &mut Expr) -> ControlFlow<()> {
+        self.now -= 1;
+        ControlFlow::Continue(())
+    }
+}
+
+/// Drops a statement of any depth without deep recursion: subtrees are
+/// cut off at a bounded depth and dismantled from a work list.
+pub fn dismantle(mut stmt: Statement) {
+    const AT: usize = 64;
+    let mut work = vec![];
+    let _ = VisitMut::visit(
+        &mut stmt,
+        &mut Cut {
+            now: 0,
+            at: AT,
+            out: &mut work,
+        },
+    );
+    drop(stmt);
+    while let Some(mut e) = work.pop() {
+        let mut more = vec![];
+        // The root itself is depth 1: `e` keeps at most AT levels.
+        let _ = VisitMut::visit(
+            &mut e,
+            &mut Cut {
+                now: 0,
+                at: AT,
+                out: &mut more,
+            },
+        );
+        drop(e);
+        work.append(&mut more);
+    }
+}
+
+/// Refuses (54001) a statement whose expressions nest deeper than
+/// [`MAX_EXPR_DEPTH`], disposing of it safely.
+pub fn check_statement(stmt: Statement) -> Result<Statement> {
+    if deeper_than(&stmt, MAX_EXPR_DEPTH) {
+        dismantle(stmt);
+        return Err(too_complex());
+    }
+    Ok(stmt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    fn or_chain(n: usize) -> String {
+        let mut s = String::from("SELECT * FROM t WHERE id = 0");
+        for i in 1..n {
+            s.push_str(&format!(" OR id = {i}"));
+        }
+        s
+    }
+
+    #[test]
+    fn shallow_statements_pass() {
+        let stmt = Parser::parse_sql(&PostgreSqlDialect {}, &or_chain(100))
+            .unwrap()
+            .remove(0);
+        assert!(check_statement(stmt).is_ok());
+    }
+
+    #[test]
+    fn deep_chains_are_refused_and_dropped_safely() {
+        // Run on a small stack: a recursive drop of 20,000 levels would
+        // overflow it.
+        let h = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let sql = or_chain(20_000);
+                let stmt = Parser::parse_sql(&PostgreSqlDialect {}, &sql)
+                    .unwrap()
+                    .remove(0);
+                let e = check_statement(stmt).unwrap_err();
+                e.sqlstate().code()
+            })
+            .unwrap();
+        assert_eq!(h.join().unwrap(), "54001");
+    }
+
+    #[test]
+    fn size_is_bounded() {
+        assert!(check_size("SELECT 1").is_ok());
+        let big = "x".repeat(MAX_STATEMENT_BYTES + 1);
+        assert_eq!(check_size(&big).unwrap_err().sqlstate().code(), "54000");
+    }
+}
