@@ -30,6 +30,55 @@ pub struct ClusterFile {
     /// Whether a haproxy (round robin over the compute nodes) runs too.
     #[serde(default)]
     pub haproxy: bool,
+    /// `durable` (the default: every commit flushed and fsynced on meta and
+    /// shards) or `relaxed` (the benchmark reports' settings, on every side
+    /// of a comparison alike).
+    #[serde(default)]
+    pub durability: Durability,
+}
+
+/// How MariaDB nodes flush at commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// `innodb_flush_log_at_trx_commit=1`, `sync_binlog=1`: an acknowledged
+    /// commit (and a prepared XA branch) survives an OS crash.
+    #[default]
+    Durable,
+    /// `innodb_flush_log_at_trx_commit=2`, `sync_binlog=0`: survives a
+    /// process crash, not an OS crash. Meta stays durable: it holds the
+    /// commit decisions.
+    Relaxed,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "durable" => Ok(Durability::Durable),
+            "relaxed" => Ok(Durability::Relaxed),
+            other => Err(format!(
+                "--durability must be durable or relaxed, not {other}"
+            )),
+        }
+    }
+}
+
+/// Writes a file only its owner can read (it holds passwords).
+fn write_private(path: &Path, text: &str) -> AnyResult<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // An existing file keeps its mode on open: set it.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    f.write_all(text.as_bytes()).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +240,8 @@ pub struct UpArgs {
     pub base_port: u16,
     pub default_distribution: DefaultDistribution,
     pub haproxy: bool,
+    /// `None`: keep the cluster's setting (durable for a new cluster).
+    pub durability: Option<Durability>,
 }
 
 fn spawn_daemon(cmd: &mut Command, log: &Path, pid_file: &Path) -> AnyResult<u32> {
@@ -258,7 +309,9 @@ fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
             .arg("--user=root")
-            .arg("--auth-root-authentication-method=normal")
+            // root logs in only through the unix socket as the OS user
+            // root: no password exists that could be guessed or leaked.
+            .arg("--auth-root-authentication-method=socket")
             .arg("--skip-test-db")
             .output()
             .map_err(|e| e.to_string())?;
@@ -272,6 +325,15 @@ fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     }
     let sock = node.dir.join("mysqld.sock");
     let log = node.dir.join("node.log");
+    // secure_file_priv must name an existing directory: an empty one that
+    // only the server's user may enter.
+    let no_files = node.dir.join("no-file-access");
+    std::fs::create_dir_all(&no_files).map_err(|e| e.to_string())?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&no_files, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
+    }
     let mut cmd = Command::new(mariadbd);
     cmd.arg("--no-defaults")
         .arg(format!("--datadir={}", data.display()))
@@ -284,14 +346,26 @@ fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         ))
         .arg("--user=root")
         .arg("--skip-name-resolve")
-        // Shards run with the reports' settings; meta holds the commit
-        // decisions, so it flushes its log at every commit.
-        .arg(if node.role == Role::Meta {
-            "--innodb-flush-log-at-trx-commit=1"
-        } else {
-            "--innodb-flush-log-at-trx-commit=2"
-        })
-        .arg("--sync-binlog=0")
+        // Durable by default; meta holds the commit decisions, so it
+        // flushes at every commit whatever the setting.
+        .arg(
+            if node.role == Role::Meta || cf.durability == Durability::Durable {
+                "--innodb-flush-log-at-trx-commit=1"
+            } else {
+                "--innodb-flush-log-at-trx-commit=2"
+            },
+        )
+        .arg(
+            if node.role == Role::Meta || cf.durability == Durability::Durable {
+                "--sync-binlog=1"
+            } else {
+                "--sync-binlog=0"
+            },
+        )
+        // No server-side file access for anyone (LOAD_FILE, INTO OUTFILE,
+        // LOAD DATA INFILE): a directory that does not exist.
+        .arg(format!("--secure-file-priv={}", no_files.display()))
+        .arg("--local-infile=0")
         // 1 GiB per shard holds a TPC-H SF1 partition's working set; the
         // pool grows on demand (allocated, not reserved, on Linux).
         .arg(if node.role == Role::Meta {
@@ -309,12 +383,35 @@ fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
     if fresh {
-        create_mysql_user(cf, &sock)?;
+        create_mysql_user(cf, node.role, &sock)?;
     }
     Ok(())
 }
 
-fn create_mysql_user(cf: &ClusterFile, sock: &Path) -> AnyResult<()> {
+/// The privileges of the cluster's account on a node: on meta, everything
+/// on the meta database only; on a shard, data and schema changes on
+/// Tessera's databases (`tsr_*`, see `meta::physical_database`) and XA
+/// recovery, but no FILE, no GRANT OPTION, no access to `mysql` or `sys`.
+fn grants(role: Role, user: &str) -> Vec<String> {
+    match role {
+        Role::Meta => vec![format!(
+            "GRANT ALL PRIVILEGES ON `tessera_meta`.* TO '{user}'@'%'"
+        )],
+        _ => vec![
+            format!(
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES, \
+                 CREATE TEMPORARY TABLES, LOCK TABLES ON `{}%`.* TO '{user}'@'%'",
+                meta::PHYSICAL_DB_PREFIX.replace('_', "\\_")
+            ),
+            // XA RECOVER lists other connections' prepared branches only
+            // with this privilege (MariaDB 10.5+), and `cluster status`
+            // counts the node's connections with PROCESS.
+            format!("GRANT PROCESS ON *.* TO '{user}'@'%'"),
+        ],
+    }
+}
+
+fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> AnyResult<()> {
     use mysql_async::prelude::*;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -328,17 +425,21 @@ fn create_mysql_user(cf: &ClusterFile, sock: &Path) -> AnyResult<()> {
             .await
             .map_err(|e| format!("connecting to new MariaDB as root: {e}"))?;
         let pw = cf.mysql_password.replace('\'', "''");
-        for sql in [
+        let mut stmts = vec![
+            // Anonymous accounts, if the installer made any.
+            "DELETE FROM mysql.global_priv WHERE User = ''".to_string(),
+            "FLUSH PRIVILEGES".to_string(),
             format!(
                 "CREATE USER IF NOT EXISTS '{}'@'%' IDENTIFIED BY '{pw}'",
                 cf.mysql_user
             ),
-            format!(
-                "GRANT ALL PRIVILEGES ON *.* TO '{}'@'%' WITH GRANT OPTION",
-                cf.mysql_user
-            ),
-            "FLUSH PRIVILEGES".to_string(),
-        ] {
+        ];
+        if role == Role::Meta {
+            stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
+        }
+        stmts.extend(grants(role, &cf.mysql_user));
+        stmts.push("FLUSH PRIVILEGES".to_string());
+        for sql in stmts {
             conn.query_drop(sql).await.map_err(|e| e.to_string())?;
         }
         let _ = conn.disconnect().await;
@@ -361,7 +462,7 @@ fn start_compute(cf: &ClusterFile, node: &Node, index: u32, exe: &Path) -> AnyRe
         xa_orphan_timeout_secs: 10,
     };
     let cfg_path = node.dir.join("compute.toml");
-    std::fs::write(&cfg_path, config.to_toml()).map_err(|e| e.to_string())?;
+    write_private(&cfg_path, &config.to_toml())?;
     let log = node.dir.join("node.log");
     let mut cmd = Command::new(exe);
     cmd.arg("compute").arg("--config").arg(&cfg_path);
@@ -387,24 +488,26 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 pg_password: random_token(12),
                 default_distribution: args.default_distribution,
                 haproxy: args.haproxy,
+                durability: args.durability.unwrap_or_default(),
             };
-            std::fs::write(
-                dir.join("cluster.toml"),
-                toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
-            )
-            .map_err(|e| e.to_string())?;
+            write_private(
+                &dir.join("cluster.toml"),
+                &toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
+            )?;
             cf
         }
     };
     let mut cf = cf;
-    if args.haproxy && !cf.haproxy {
-        cf.haproxy = true;
-        std::fs::write(
-            dir.join("cluster.toml"),
-            toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
-        )
-        .map_err(|e| e.to_string())?;
+    let durability = args.durability.unwrap_or(cf.durability);
+    if (args.haproxy && !cf.haproxy) || durability != cf.durability {
+        cf.haproxy |= args.haproxy;
+        cf.durability = durability;
     }
+    // Rewritten every time: also tightens the mode of older files.
+    write_private(
+        &dir.join("cluster.toml"),
+        &toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
+    )?;
     let nodes = cf.nodes(&dir);
     let running: Vec<bool> = nodes.iter().map(|n| node_pid(n).is_some()).collect();
     if running.iter().all(|r| *r) {

@@ -23,6 +23,10 @@ use datafusion::sql::sqlparser::ast::{
 /// times recursively; at this depth that is well inside a worker's stack.
 pub const MAX_EXPR_DEPTH: usize = 1000;
 
+/// Stack of every compute node worker thread: room for planning a
+/// statement of [`MAX_EXPR_DEPTH`] in any build profile.
+pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Longest statement text accepted (PostgreSQL's limit is 1 GB; sysbench's
 /// bulk_insert sends 512 KiB).
 pub const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;

@@ -57,6 +57,10 @@ enum ClusterCmd {
         /// compute nodes, on base port + 20.
         #[arg(long)]
         haproxy: bool,
+        /// durable (default: commits flushed and fsynced) or relaxed (the
+        /// benchmark reports' settings; kept for later starts).
+        #[arg(long)]
+        durability: Option<compute::cluster::Durability>,
     },
     /// Show every node, its role, pid, address and login.
     Status {
@@ -83,6 +87,7 @@ fn main() {
                 base_port,
                 default_distribution,
                 haproxy,
+                durability,
             } => {
                 let dd = match default_distribution.as_str() {
                     "hash" => DefaultDistribution::Hash,
@@ -105,6 +110,7 @@ fn main() {
                     base_port,
                     default_distribution: dd,
                     haproxy,
+                    durability,
                 })
             }
             ClusterCmd::Status { data_dir, json } => compute::cluster::status(&data_dir, json),
@@ -134,6 +140,11 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // Planning walks statements recursively, up to
+        // `limits::MAX_EXPR_DEPTH` levels deep; the default 2 MiB did not
+        // hold 500 levels in a debug build. Reserved, not committed: pages
+        // are only used as deep as a statement goes.
+        .thread_stack_size(compute::limits::WORKER_STACK_BYTES)
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {

@@ -201,7 +201,7 @@ impl Session {
                         .and_then(|s| IsolationLevel::parse(s).ok());
                     self.txn = Some(Arc::new(Branches::new(
                         self.router.node_id,
-                        isolation.clone().or(default_iso),
+                        (*isolation).or(default_iso),
                         *read_only,
                     )));
                 }
@@ -546,6 +546,7 @@ impl Session {
                     return Err(Error::unsupported("CREATE SCHEMA AUTHORIZATION"));
                 };
                 let name = object_parts(n).join(".");
+                check_schema_name(&name)?;
                 if catalog.schemas.contains(&name) {
                     if *if_not_exists {
                         return Ok("CREATE SCHEMA".into());
@@ -1234,4 +1235,33 @@ fn insert_rows(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Schema names PostgreSQL or the shards reserve (42939): `pg_*`,
+/// `information_schema`, MariaDB's own databases and Tessera's; and names
+/// too long for a shard database once prefixed (42622).
+fn check_schema_name(name: &str) -> Result<()> {
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with("pg_")
+        || lower.starts_with("tessera")
+        || lower.starts_with(meta::PHYSICAL_DB_PREFIX)
+        || matches!(
+            lower.as_str(),
+            "information_schema" | "performance_schema" | "mysql" | "sys"
+        )
+    {
+        return Err(Error::TxnState {
+            state: SqlState::RESERVED_NAME,
+            message: format!(
+                "unacceptable schema name \"{name}\": the name is reserved for system schemas"
+            ),
+        });
+    }
+    if name.chars().count() + meta::PHYSICAL_DB_PREFIX.len() > 64 {
+        return Err(Error::TxnState {
+            state: SqlState("42622"),
+            message: format!("schema name \"{name}\" is too long (at most 60 characters)"),
+        });
+    }
+    Ok(())
 }

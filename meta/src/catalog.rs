@@ -91,10 +91,17 @@ impl TableDef {
     }
 
     /// The physical table name of partition `i` on its shard.
+    /// The name of a physical table of this table on its shard:
+    /// `<name>_<table id>` (whole copies) or `<name>_<table id>_p<i>`
+    /// (partitions), the name cut to 40 characters. The table id makes it
+    /// unique: no other logical table, and no table created later under
+    /// the same name, can own it (a name alone let `CREATE TABLE t_p0`
+    /// adopt partition 0 of `t`).
     pub fn physical_name(&self, partition: u32) -> String {
+        let short: String = self.name.chars().take(40).collect();
         match self.distribution {
-            Distribution::Hash { .. } => format!("{}_p{}", self.name, partition),
-            _ => self.name.clone(),
+            Distribution::Hash { .. } => format!("{short}_{}_p{partition}", self.id.0),
+            _ => format!("{short}_{}", self.id.0),
         }
     }
 

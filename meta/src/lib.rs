@@ -11,3 +11,14 @@ pub mod store;
 
 pub use catalog::{Catalog, ColumnDef, Distribution, IndexDef, ShardInfo, TableDef};
 pub use store::{DdlTxn, MetaStore};
+
+/// Prefix of every MariaDB database Tessera creates on a shard: schema `s`
+/// is database `tsr_s`, so the cluster's shard account is granted
+/// privileges on `tsr\_%` only and can never reach `mysql`, `sys` or any
+/// other database of the server.
+pub const PHYSICAL_DB_PREFIX: &str = "tsr_";
+
+/// The shard database holding a schema's tables.
+pub fn physical_database(schema: &str) -> String {
+    format!("{PHYSICAL_DB_PREFIX}{schema}")
+}

@@ -48,7 +48,9 @@ pub fn create_table_sql(def: &TableDef, partition: u32) -> String {
         ));
     }
     format!(
-        "CREATE TABLE IF NOT EXISTS {} ({}) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin",
+        // No IF NOT EXISTS: the name carries the table id, so a table of
+        // that name is never another table's to adopt.
+        "CREATE TABLE {} ({}) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin",
         physical_object(&def.schema, &def.physical_name(partition)),
         parts.join(", ")
     )
@@ -101,7 +103,7 @@ fn group(def: &TableDef, f: impl Fn(u32) -> Vec<String>) -> Vec<(ShardId, Vec<St
 pub fn ensure_schema_sql(schema: &str) -> String {
     format!(
         "CREATE DATABASE IF NOT EXISTS {} CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
-        quote_ident(schema)
+        quote_ident(&meta::physical_database(schema))
     )
 }
 
@@ -171,7 +173,10 @@ pub async fn drop_index(router: &Router, def: &TableDef, name: &str) -> Result<(
 }
 
 pub async fn drop_schema(router: &Router, shards: &[ShardId], schema: &str) -> Result<()> {
-    let sql = format!("DROP DATABASE IF EXISTS {}", quote_ident(schema));
+    let sql = format!(
+        "DROP DATABASE IF EXISTS {}",
+        quote_ident(&meta::physical_database(schema))
+    );
     run_on_shards(
         router,
         shards.iter().map(|s| (*s, vec![sql.clone()])).collect(),

@@ -14,11 +14,12 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::route::placeholder_index;
 
-/// `"schema"."table"`, quoted by the one identifier quoter.
+/// `"<schema database>"."table"` of a physical table, quoted by the one
+/// identifier quoter.
 pub fn physical_object(schema: &str, table: &str) -> String {
     format!(
         "{}.{}",
-        storage_adapter::quote_ident(schema),
+        storage_adapter::quote_ident(&meta::physical_database(schema)),
         storage_adapter::quote_ident(table)
     )
 }

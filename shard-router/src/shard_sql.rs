@@ -47,9 +47,11 @@ impl ShardSql {
         self
     }
 
-    /// `"schema"."table"`.
+    /// `"<schema database>"."table"` (see [`meta::physical_database`]).
     pub fn table(&mut self, schema: &str, table: &str) -> &mut Self {
-        self.ident(schema).keyword(".").ident(table)
+        self.ident(&meta::physical_database(schema))
+            .keyword(".")
+            .ident(table)
     }
 
     /// A string literal (NO_BACKSLASH_ESCAPES: only `'` is doubled).
@@ -86,7 +88,7 @@ impl ShardSql {
 
     /// A byte string literal `X'..'`.
     pub fn hex(&mut self, hex: &str) -> Result<&mut Self> {
-        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error::internal("invalid hex literal"));
         }
         self.text.push_str("X'");
@@ -556,7 +558,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             sql,
-            "SELECT \"c\", \"pad\" FROM \"public\".\"t_p1\" WHERE (((\"id\" = ?) AND (\"k\" BETWEEN ? AND 10)) AND (\"c\" = '$3 it''s'))"
+            "SELECT \"c\", \"pad\" FROM \"tsr_public\".\"t_p1\" WHERE (((\"id\" = ?) AND (\"k\" BETWEEN ? AND 10)) AND (\"c\" = '$3 it''s'))"
         );
         assert_eq!(order, vec![1, 0]);
     }
@@ -570,7 +572,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             sql,
-            "UPDATE \"public\".\"t_p1\" SET \"name\" = '''; CREATE DATABASE pwned3; -- ' WHERE (\"id\" = 4)"
+            "UPDATE \"tsr_public\".\"t_p1\" SET \"name\" = '''; CREATE DATABASE pwned3; -- ' WHERE (\"id\" = 4)"
         );
         let (sql, _) = render("UPDATE acct SET name = '\\''; DROP TABLE x; --' WHERE id = 4")
             .unwrap_or_else(|e| panic!("{e}"));
@@ -582,7 +584,7 @@ mod tests {
         let (sql, _) = render("DELETE FROM t WHERE \"a\"\"b; DROP\" = 'é'").unwrap();
         assert_eq!(
             sql,
-            "DELETE FROM \"public\".\"t_p1\" WHERE (\"a\"\"b; DROP\" = 'é')"
+            "DELETE FROM \"tsr_public\".\"t_p1\" WHERE (\"a\"\"b; DROP\" = 'é')"
         );
     }
 
@@ -662,7 +664,7 @@ mod tests {
                 let stmt = Parser::parse_sql(&PostgreSqlDialect {}, &pg).unwrap().remove(0);
                 let (sql, _) = render_statement(&stmt, "public", "t_p0").unwrap().into_parts();
                 let expect = format!(
-                    "UPDATE \"public\".\"t_p0\" SET \"name\" = {} WHERE (\"id\" = 1)",
+                    "UPDATE \"tsr_public\".\"t_p0\" SET \"name\" = {} WHERE (\"id\" = 1)",
                     quote_str(&s)
                 );
                 prop_assert_eq!(sql, expect);

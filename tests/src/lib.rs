@@ -116,6 +116,25 @@ impl TestCluster {
             .collect()
     }
 
+    /// The files of the cluster folder that hold passwords.
+    pub fn private_files(&self) -> Vec<PathBuf> {
+        let mut out = vec![self.dir.join("cluster.toml")];
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                let f = e.path().join("compute.toml");
+                if f.exists() {
+                    out.push(f);
+                }
+            }
+        }
+        assert!(
+            out.len() > 1,
+            "no compute.toml found in {}",
+            self.dir.display()
+        );
+        out
+    }
+
     pub fn role(&self, role: &str) -> Vec<NodeInfo> {
         self.nodes
             .iter()

@@ -57,8 +57,18 @@ async fn placement(cluster: &TestCluster) {
         let mut count = 0;
         // Each shard holds one partition of a 3-partition table.
         for p in 0..3u32 {
+            // Physical names carry the table id: `place_<id>_p<i>` in the
+            // schema's database `tsr_public`.
+            let names: Vec<String> = conn
+                .query(format!(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'tsr_public' AND table_name LIKE 'place\\_%\\_p{p}'"
+                ))
+                .await
+                .unwrap();
+            assert!(names.len() <= 1, "{names:?}");
+            let Some(name) = names.first() else { continue };
             let rows: Result<Vec<i64>, _> = conn
-                .query(format!("SELECT id FROM `public`.`place_p{p}`"))
+                .query(format!("SELECT id FROM `tsr_public`.`{name}`"))
                 .await;
             if let Ok(ids) = rows {
                 for id in ids {
@@ -634,11 +644,13 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
     .await
     .unwrap();
     let mut my = cluster.shard_conn(1).await;
-    my.query_drop("DROP DATABASE IF EXISTS sb_oracle")
+    my.query_drop("DROP DATABASE IF EXISTS tsr_zz_sb_oracle")
         .await
         .unwrap();
-    my.query_drop("CREATE DATABASE sb_oracle").await.unwrap();
-    my.query_drop("CREATE TABLE sb_oracle.sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id), KEY k_1 (k))")
+    my.query_drop("CREATE DATABASE tsr_zz_sb_oracle")
+        .await
+        .unwrap();
+    my.query_drop("CREATE TABLE tsr_zz_sb_oracle.sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id), KEY k_1 (k))")
         .await
         .unwrap();
     let mut rng = Rng(42);
@@ -658,7 +670,7 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
             .await
             .unwrap();
         my.query_drop(format!(
-            "INSERT INTO sb_oracle.sbtest1 (id, k, c, pad) VALUES {v}"
+            "INSERT INTO tsr_zz_sb_oracle.sbtest1 (id, k, c, pad) VALUES {v}"
         ))
         .await
         .unwrap();
@@ -719,7 +731,8 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
         ];
         for (sql, ordered) in stmts {
             let mut a = tessera_rows(&pg, &sql).await;
-            let mut b = maria_rows(&mut my, &sql.replace("sbtest1", "sb_oracle.sbtest1")).await;
+            let mut b =
+                maria_rows(&mut my, &sql.replace("sbtest1", "tsr_zz_sb_oracle.sbtest1")).await;
             if !ordered {
                 a.sort();
                 b.sort();
@@ -744,7 +757,7 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
                 .map(|n| n as i64)
                 .unwrap_or(-1);
             let b = match my
-                .query_drop(w.replace("sbtest1", "sb_oracle.sbtest1"))
+                .query_drop(w.replace("sbtest1", "tsr_zz_sb_oracle.sbtest1"))
                 .await
             {
                 Ok(()) => my.affected_rows() as i64,
@@ -774,7 +787,7 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
             .collect();
         let b = maria_rows(
             &mut my,
-            &format!("SELECT c, id FROM sb_oracle.sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c DESC, id LIMIT {n}"),
+            &format!("SELECT c, id FROM tsr_zz_sb_oracle.sbtest1 WHERE id BETWEEN {id} AND {hi} ORDER BY c DESC, id LIMIT {n}"),
         )
         .await;
         assert_eq!(a, b, "ranges with LIMIT ${n}");
@@ -788,7 +801,7 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
             .get(0);
         let t = maria_rows(
             &mut my,
-            &format!("SELECT sum(k) FROM sb_oracle.sbtest1 WHERE k BETWEEN {id} AND {hi}"),
+            &format!("SELECT sum(k) FROM tsr_zz_sb_oracle.sbtest1 WHERE k BETWEEN {id} AND {hi}"),
         )
         .await;
         assert_eq!(
@@ -801,10 +814,12 @@ async fn sysbench_statements_match_mariadb(cluster: &TestCluster) {
     let all = "SELECT id, k, c, pad FROM sbtest1 ORDER BY id";
     assert_eq!(
         tessera_rows(&pg, all).await,
-        maria_rows(&mut my, &all.replace("sbtest1", "sb_oracle.sbtest1")).await
+        maria_rows(&mut my, &all.replace("sbtest1", "tsr_zz_sb_oracle.sbtest1")).await
     );
     pg.batch_execute("DROP TABLE sbtest1").await.unwrap();
-    my.query_drop("DROP DATABASE sb_oracle").await.unwrap();
+    my.query_drop("DROP DATABASE tsr_zz_sb_oracle")
+        .await
+        .unwrap();
 }
 
 /// Rows of a simple-protocol query as text.
@@ -941,8 +956,8 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
     c.batch_execute("SET tessera.pushdown = on").await.unwrap();
     for (q, shard_sql) in [
         ("SELECT g, sum(d) FROM a GROUP BY g", "GROUP BY"),
-        ("SELECT sum(b.v) FROM a JOIN b ON a.id = b.aid", "\"b_p"),
-        ("SELECT count(*) FROM a JOIN m ON a.g = m.g", "\"m\" AS"),
+        ("SELECT sum(b.v) FROM a JOIN b ON a.id = b.aid", "\"b_"),
+        ("SELECT count(*) FROM a JOIN m ON a.g = m.g", "\"m_"),
         (
             "SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.aid = a.id)",
             "EXISTS (SELECT 1",
@@ -961,19 +976,19 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
     }
     // Not pushed: a join that is not co-located, division, LIKE with an escape.
     for (q, not_in_shard_sql) in [
-        ("SELECT count(*) FROM a JOIN b ON a.g = b.k", "\"b_p"),
+        ("SELECT count(*) FROM a JOIN b ON a.g = b.k", "\"b_"),
         ("SELECT sum(d / 3) FROM a", "SUM("),
         ("SELECT count(*) FROM a WHERE s LIKE 'a\\%'", "LIKE"),
     ] {
         let scans = shard_queries(&c, q).await;
         assert!(
-            scans.iter().any(|l| l.contains("a_p")),
+            scans.iter().any(|l| l.contains("\"a_")),
             "{q}: no scan of a: {scans:#?}"
         );
         assert!(
             scans
                 .iter()
-                .all(|l| !l.contains("a_p") || !l.contains(not_in_shard_sql)),
+                .all(|l| !l.contains("\"a_") || !l.contains(not_in_shard_sql)),
             "{q}: pushed what it must not: {scans:#?}"
         );
     }
@@ -981,7 +996,7 @@ async fn pushdown_matches_datafusion(cluster: &TestCluster) {
     c.batch_execute("SET tessera.pushdown = off").await.unwrap();
     let scans = shard_queries(&c, "SELECT g, sum(d) FROM a GROUP BY g").await;
     assert!(
-        scans.iter().any(|l| l.contains("a_p")) && scans.iter().all(|l| !l.contains("GROUP BY")),
+        scans.iter().any(|l| l.contains("\"a_")) && scans.iter().all(|l| !l.contains("GROUP BY")),
         "pushdown off still pushed: {scans:#?}"
     );
     c.batch_execute("SET search_path = public; DROP SCHEMA pd CASCADE")
@@ -1160,6 +1175,109 @@ async fn simple_protocol_shapes(cluster: &TestCluster) {
         .unwrap();
 }
 
+/// Every shard's databases, as the cluster account sees them.
+async fn shard_databases(cluster: &TestCluster) -> Vec<Vec<String>> {
+    let mut out = vec![];
+    for s in 1..=3usize {
+        let mut conn = cluster.shard_conn(s).await;
+        let mut names: Vec<String> = conn
+            .query("SELECT schema_name FROM information_schema.schemata")
+            .await
+            .unwrap();
+        names.sort();
+        for n in &names {
+            assert!(
+                n.starts_with("tsr_") || n == "information_schema",
+                "shard {s} shows database {n} to the cluster account"
+            );
+        }
+        out.push(names);
+    }
+    out
+}
+
+/// Deep expressions are refused with 54001 and the node keeps serving;
+/// a wide but shallow IN list still runs.
+async fn safety(cluster: &TestCluster) {
+    let c = cluster.connect(1).await;
+    c.batch_execute("DROP TABLE IF EXISTS deep; CREATE TABLE deep (id bigint PRIMARY KEY, v text)")
+        .await
+        .unwrap();
+    c.execute("INSERT INTO deep VALUES (1, 'a'), (2, 'b')", &[])
+        .await
+        .unwrap();
+    let chain = |n: usize| {
+        let mut q = String::from("SELECT count(*) FROM deep WHERE id = 0");
+        for i in 1..n {
+            q.push_str(&format!(" OR id = {i}"));
+        }
+        q
+    };
+    for n in [3_000, 100_000] {
+        let e = c.simple_query(&chain(n)).await.unwrap_err();
+        assert_eq!(
+            e.code().map(|s| s.code()),
+            Some("54001"),
+            "{n} OR terms: {e}"
+        );
+        let e = c.query(&chain(n), &[]).await.unwrap_err();
+        assert_eq!(e.code().map(|s| s.code()), Some("54001"), "{e}");
+    }
+    let rows = c.query(&chain(500), &[]).await.unwrap();
+    assert_eq!(rows[0].get::<_, i64>(0), 2);
+    let list: Vec<String> = (0..30_000).map(|i| i.to_string()).collect();
+    let rows = c
+        .query(
+            &format!("SELECT count(*) FROM deep WHERE id IN ({})", list.join(",")),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows[0].get::<_, i64>(0), 2);
+    // The node still serves its other sessions.
+    let d = cluster.connect(1).await;
+    d.simple_query("SELECT 1").await.unwrap();
+    c.batch_execute("DROP TABLE deep").await.unwrap();
+}
+
+/// Least privilege: MariaDB root has no network login, the cluster
+/// account has no FILE, no grant option and no access to `mysql`, and the
+/// files holding passwords are private.
+async fn least_privilege(cluster: &TestCluster) {
+    for s in 1..=3usize {
+        let port = cluster.role("shard")[s - 1].port;
+        let opts = mysql_async::OptsBuilder::default()
+            .ip_or_hostname("127.0.0.1")
+            .tcp_port(port)
+            .user(Some("root"))
+            .prefer_socket(false);
+        assert!(
+            mysql_async::Conn::new(opts).await.is_err(),
+            "root logged in to shard {s} over TCP without a password"
+        );
+        let mut conn = cluster.shard_conn(s).await;
+        for sql in [
+            "SELECT count(*) FROM mysql.user",
+            "SELECT count(*) FROM mysql.global_priv",
+            "CREATE DATABASE not_tessera",
+            "GRANT SELECT ON *.* TO 'x'@'%'",
+        ] {
+            let r: Result<Vec<mysql_async::Row>, _> = conn.query(sql).await;
+            assert!(r.is_err(), "shard {s}: {sql} was allowed");
+        }
+        let f: Vec<Option<String>> = conn
+            .query("SELECT LOAD_FILE('/etc/hostname')")
+            .await
+            .unwrap();
+        assert_eq!(f, vec![None], "LOAD_FILE read a file");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    for f in cluster.private_files() {
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} has mode {mode:o}", f.display());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
@@ -1174,7 +1292,14 @@ async fn cluster_suite() {
     pushdown_matches_datafusion(&cluster).await;
     sysbench_statements_match_mariadb(&cluster).await;
     simple_protocol_shapes(&cluster).await;
+    let before = shard_databases(&cluster).await;
     run_slt(&cluster).await;
+    safety(&cluster).await;
+    // No statement a client sent created or dropped a database on a shard
+    // outside what the catalog made (the slt files drop their schemas).
+    let after = shard_databases(&cluster).await;
+    assert_eq!(before, after, "shard databases changed behind the catalog");
+    least_privilege(&cluster).await;
     bank_under_faults(&cluster, Victim::Compute).await;
     bank_under_faults(&cluster, Victim::Shard).await;
 }
