@@ -64,6 +64,25 @@ fn run(cmd: &mut Command) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).to_string())
 }
 
+/// Flushing at commit, set alike on every side of a comparison: `relaxed`
+/// is the benchmark reports' setting (MariaDB
+/// `innodb_flush_log_at_trx_commit=2`, `sync_binlog=0`; PostgreSQL
+/// `synchronous_commit=off`), `durable` flushes and fsyncs every commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Durability {
+    Relaxed,
+    Durable,
+}
+
+impl Durability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Relaxed => "relaxed",
+            Durability::Durable => "durable",
+        }
+    }
+}
+
 /// A Tessera cluster started with `tessera cluster up --haproxy`.
 pub struct Tessera {
     pub bin: PathBuf,
@@ -76,6 +95,7 @@ impl Tessera {
         dir: &Path,
         base_port: u16,
         distribution: &str,
+        durability: Durability,
     ) -> Result<(Tessera, Endpoint), String> {
         run(Command::new(bin)
             .args(["cluster", "up", "--haproxy", "--data-dir"])
@@ -85,6 +105,8 @@ impl Tessera {
                 &base_port.to_string(),
                 "--default-distribution",
                 distribution,
+                "--durability",
+                durability.name(),
             ]))?;
         let status = run(Command::new(bin)
             .args(["cluster", "status", "--json", "--data-dir"])
@@ -127,7 +149,11 @@ pub struct Mariadb {
 }
 
 impl Mariadb {
-    pub fn start(dir: &Path, port: u16) -> Result<(Mariadb, Endpoint), String> {
+    pub fn start(
+        dir: &Path,
+        port: u16,
+        durability: Durability,
+    ) -> Result<(Mariadb, Endpoint), String> {
         let data = dir.join("data");
         let fresh = !data.join("mysql").exists();
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
@@ -152,8 +178,14 @@ impl Mariadb {
             .args([
                 "--user=root",
                 "--skip-name-resolve",
-                "--innodb-flush-log-at-trx-commit=2",
-                "--sync-binlog=0",
+                match durability {
+                    Durability::Relaxed => "--innodb-flush-log-at-trx-commit=2",
+                    Durability::Durable => "--innodb-flush-log-at-trx-commit=1",
+                },
+                match durability {
+                    Durability::Relaxed => "--sync-binlog=0",
+                    Durability::Durable => "--sync-binlog=1",
+                },
                 "--innodb-buffer-pool-size=1G",
                 "--innodb-log-file-size=128M",
                 "--max-connections=4000",
@@ -199,7 +231,11 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    pub fn start(dir: &Path, port: u16) -> Result<(Postgres, Endpoint), String> {
+    pub fn start(
+        dir: &Path,
+        port: u16,
+        durability: Durability,
+    ) -> Result<(Postgres, Endpoint), String> {
         let bin = PathBuf::from("/usr/lib/postgresql/15/bin");
         if !bin.join("postgres").exists() {
             return Err("PostgreSQL 15 is not installed (apt-get install -y postgresql-15)".into());
@@ -225,8 +261,12 @@ impl Postgres {
             .arg(dir.join("postgres.log"))
             .arg("-o")
             .arg(format!(
-                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=1100 -c shared_buffers=256MB -c synchronous_commit=off",
-                dir.display()
+                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=1100 -c shared_buffers=256MB -c synchronous_commit={}",
+                dir.display(),
+                match durability {
+                    Durability::Relaxed => "off",
+                    Durability::Durable => "on",
+                }
             ))
             .args(["-w", "start"]))?;
         let pg = Postgres {

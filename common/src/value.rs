@@ -1,7 +1,7 @@
 //! `Datum`: one SQL value as it travels between the wire, the router and the
 //! shards.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -92,13 +92,22 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 /// Parses a bytea in hex (`\x0a0b`) or escape format.
 pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
     if let Some(hex) = s.strip_prefix("\\x") {
-        if hex.len() % 2 != 0 {
-            return None;
+        // Pairs of hex digits, whitespace allowed between pairs (as
+        // PostgreSQL reads them); bytes, not chars, so a multi-byte
+        // character is simply not a digit.
+        fn digit(b: u8) -> Option<u8> {
+            (b as char).to_digit(16).map(|d| d as u8)
         }
-        (0..hex.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
-            .collect()
+        let mut out = Vec::with_capacity(hex.len() / 2);
+        let mut it = hex.bytes();
+        while let Some(hi) = it.next() {
+            if hi.is_ascii_whitespace() {
+                continue;
+            }
+            let lo = it.next()?;
+            out.push((digit(hi)? << 4) | digit(lo)?);
+        }
+        Some(out)
     } else {
         let b = s.as_bytes();
         let mut out = Vec::with_capacity(b.len());
@@ -153,6 +162,48 @@ fn parse_timestamptz(s: &str) -> Option<DateTime<Utc>> {
     parse_timestamp(t).map(|n| n.and_utc())
 }
 
+/// PostgreSQL writes years BC with a suffix (`0044-03-15 BC`) and has no
+/// negative years; the shards store no years before 1, so BC is refused
+/// as a feature, a leading `-` as bad syntax.
+fn check_era(t: &str, s: &str, ty: &SqlType) -> Result<()> {
+    if t.starts_with('-') || t.starts_with('+') {
+        return Err(invalid(ty, s));
+    }
+    if t.to_ascii_uppercase().ends_with(" BC") {
+        return Err(Error::unsupported("dates before 0001-01-01 (BC)"));
+    }
+    Ok(())
+}
+
+/// Year 0 does not exist in PostgreSQL (22008); the shards hold years
+/// 1..9999.
+fn check_year(year: i32, s: &str) -> Result<()> {
+    if year < 1 {
+        return Err(Error::TxnState {
+            state: crate::SqlState("22008"),
+            message: format!("date/time field value out of range: \"{s}\""),
+        });
+    }
+    if year > 9999 {
+        return Err(Error::unsupported("dates after 9999-12-31"));
+    }
+    Ok(())
+}
+
+/// A double rounded to an integer type, 22003 when it is NaN, infinite or
+/// out of the type's range (PostgreSQL's float8 -> int8 cast).
+pub fn float_to_int(f: f64, ty: &SqlType) -> Result<i64> {
+    let r = f.round_ties_even();
+    // i64::MIN is exactly representable; i64::MAX + 1 is the first double
+    // past the range.
+    if !r.is_finite() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
+        return Err(Error::NumericOutOfRange {
+            message: format!("{ty} out of range"),
+        });
+    }
+    check_int(r as i64, ty)
+}
+
 fn check_int(v: i64, ty: &SqlType) -> Result<i64> {
     let ok = match ty {
         SqlType::SmallInt => i16::try_from(v).is_ok(),
@@ -194,13 +245,22 @@ impl Datum {
             SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => Datum::Text(s.to_string()),
             SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
             SqlType::Date => {
-                Datum::Date(NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| invalid(ty, s))?)
+                check_era(t, s, ty)?;
+                let d = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| invalid(ty, s))?;
+                check_year(d.year(), s)?;
+                Datum::Date(d)
             }
             SqlType::Timestamp => {
-                Datum::Timestamp(parse_timestamp(t).ok_or_else(|| invalid(ty, s))?)
+                check_era(t, s, ty)?;
+                let v = parse_timestamp(t).ok_or_else(|| invalid(ty, s))?;
+                check_year(v.year(), s)?;
+                Datum::Timestamp(v)
             }
             SqlType::TimestampTz => {
-                Datum::TimestampTz(parse_timestamptz(t).ok_or_else(|| invalid(ty, s))?)
+                check_era(t, s, ty)?;
+                let v = parse_timestamptz(t).ok_or_else(|| invalid(ty, s))?;
+                check_year(v.year(), s)?;
+                Datum::TimestampTz(v)
             }
         })
     }
@@ -237,7 +297,7 @@ impl Datum {
                 Decimal::from_str(&f.to_string()).map_err(|_| mismatch(&Datum::Float(f)))?,
             ),
             (Datum::Float(f), SqlType::SmallInt | SqlType::Integer | SqlType::BigInt) => {
-                Datum::Int(check_int(f.round_ties_even() as i64, ty)?)
+                Datum::Int(float_to_int(f, ty)?)
             }
             (Datum::Bool(b), SqlType::Boolean) => Datum::Bool(b),
             (Datum::Bytes(b), SqlType::Bytea) => Datum::Bytes(b),
@@ -252,5 +312,71 @@ impl Datum {
             (Datum::TimestampTz(t), SqlType::Timestamp) => Datum::Timestamp(t.naive_utc()),
             (d, _) => return Err(mismatch(&d)),
         })
+    }
+}
+
+#[cfg(test)]
+mod bytea_tests {
+    use super::parse_bytea;
+    use proptest::prelude::*;
+
+    #[test]
+    fn years_postgres_rejects_are_rejected() {
+        use crate::{Datum, SqlType};
+        let code = |s: &str, ty: SqlType| {
+            Datum::parse(s, &ty)
+                .map(|_| "ok")
+                .unwrap_or_else(|e| e.sqlstate().code())
+        };
+        assert_eq!(code("0000-06-15", SqlType::Date), "22008");
+        assert_eq!(code("-0044-03-15", SqlType::Date), "22P02");
+        assert_eq!(code("0044-03-15 BC", SqlType::Date), "0A000");
+        assert_eq!(code("0001-01-01", SqlType::Date), "ok");
+        assert_eq!(code("0000-01-01 10:00:00", SqlType::Timestamp), "22008");
+    }
+
+    #[test]
+    fn float_to_int_overflow_is_22003() {
+        use crate::{Datum, SqlType};
+        for f in [f64::NAN, f64::INFINITY, 1e300, -1e300, 9.3e18] {
+            let e = Datum::Float(f).coerce(&SqlType::BigInt).unwrap_err();
+            assert_eq!(e.sqlstate().code(), "22003", "{f}");
+        }
+        let d = Datum::Float(i64::MIN as f64)
+            .coerce(&SqlType::BigInt)
+            .unwrap();
+        assert!(matches!(d, Datum::Int(i64::MIN)));
+        assert!(matches!(
+            Datum::Float(2.5).coerce(&SqlType::Integer).unwrap(),
+            Datum::Int(2)
+        ));
+        assert!(Datum::Float(40000.0).coerce(&SqlType::SmallInt).is_err());
+    }
+
+    #[test]
+    fn hex_and_escape_formats() {
+        assert_eq!(parse_bytea("\\x6869"), Some(b"hi".to_vec()));
+        assert_eq!(parse_bytea("\\x68 69"), Some(b"hi".to_vec()));
+        assert_eq!(parse_bytea("\\x6 869"), None);
+        assert_eq!(parse_bytea("\\xa\u{e9}0"), None);
+        assert_eq!(parse_bytea("a\\\\b\\001"), Some(b"a\\b\x01".to_vec()));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+        /// Any text, any prefix: an answer, never a panic; and every byte
+        /// string read back from its hex form.
+        #[test]
+        fn never_panics(s in any::<String>()) {
+            let _ = parse_bytea(&s);
+            let _ = parse_bytea(&format!("\\x{s}"));
+            let _ = parse_bytea(&format!("\\{s}"));
+        }
+
+        #[test]
+        fn hex_round_trips(b in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            prop_assert_eq!(parse_bytea(&format!("\\x{hex}")), Some(b));
+        }
     }
 }

@@ -85,6 +85,23 @@ pub fn field(name: &str, ty: Type, format: FieldFormat) -> FieldInfo {
     FieldInfo::new(name.to_string(), None, None, ty, format)
 }
 
+/// The text of the decimal `v * 10^-scale`, all places kept.
+pub fn decimal_text(v: i128, scale: u32) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let sign = if v < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let scale = scale as usize;
+    let padded = if digits.len() <= scale {
+        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
+    } else {
+        digits
+    };
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
 fn dec_from_i128(v: i128, scale: i8) -> Result<Decimal> {
     if scale >= 0 {
         Decimal::try_from_i128_with_scale(v, scale as u32).map_err(|_| Error::NumericOutOfRange {
@@ -202,10 +219,20 @@ pub fn encode_arrow(
             NaiveDate::from_num_days_from_ce_opt(v + 719_163).unwrap_or_default()
         }),
         DataType::Decimal128(_, s) => {
-            let a = col.as_any().downcast_ref::<Decimal128Array>();
-            match a.map(|a| dec_from_i128(a.value(row), *s)) {
-                Some(Ok(d)) => put!(&d),
-                _ => put!(&None::<i32>),
+            let Some(a) = col.as_any().downcast_ref::<Decimal128Array>() else {
+                return Err(pgwire::error::PgWireError::ApiError(
+                    "numeric column of an unexpected array type".into(),
+                ));
+            };
+            let v = a.value(row);
+            match dec_from_i128(v, *s) {
+                Ok(d) => put!(&d),
+                // More places than a 96-bit decimal holds: the exact text
+                // (never NULL, which is what this was).
+                Err(_) if fmt == FieldFormat::Text && *s >= 0 => {
+                    put!(&decimal_text(v, *s as u32))
+                }
+                Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
             }
         }
         DataType::Timestamp(unit, tz) => {
@@ -354,4 +381,19 @@ pub fn decode_param<S: Clone>(portal: &Portal<S>, idx: usize, ty: &Type) -> Resu
             .map(Datum::Text),
     };
     Ok(d.unwrap_or(Datum::Null))
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    #[test]
+    fn decimal_text_keeps_every_place() {
+        use super::decimal_text;
+        assert_eq!(decimal_text(15, 1), "1.5");
+        assert_eq!(decimal_text(-5, 3), "-0.005");
+        assert_eq!(decimal_text(123, 0), "123");
+        assert_eq!(
+            decimal_text(12_345_678_901_250_000_000_000_000_000_000, 20),
+            "123456789012.50000000000000000000"
+        );
+    }
 }

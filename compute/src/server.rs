@@ -350,6 +350,17 @@ impl QueryParser for TesseraParser {
     }
 }
 
+/// The format of result column `i` (pgwire's `format_for` indexes the
+/// client's code list and panics past its end).
+fn column_format(f: &Format, i: usize) -> FieldFormat {
+    match f {
+        Format::Individual(codes) => codes
+            .get(i)
+            .map_or(FieldFormat::Text, |c| FieldFormat::from(*c)),
+        other => other.format_for(i),
+    }
+}
+
 fn fields_of(fields: &[(String, Type)], format: Option<&Format>) -> Vec<FieldInfo> {
     fields
         .iter()
@@ -358,7 +369,7 @@ fn fields_of(fields: &[(String, Type)], format: Option<&Format>) -> Vec<FieldInf
             field(
                 n,
                 t.clone(),
-                format.map(|f| f.format_for(i)).unwrap_or(FieldFormat::Text),
+                format.map_or(FieldFormat::Text, |f| column_format(f, i)),
             )
         })
         .collect()
@@ -769,6 +780,29 @@ impl ExtendedQueryHandler for ConnHandlers {
                             "bind message supplies {} parameters, but prepared statement requires {}",
                             message.parameters.len(),
                             stmt.statement.plan.param_types.len()
+                        ),
+                    }));
+                }
+                // PostgreSQL's rule: zero, one, or one format code per
+                // parameter / result column. pgwire indexes the codes by
+                // position and would panic on a short list.
+                let n_params = message.parameters.len();
+                let n_codes = message.parameter_format_codes.len();
+                let n_cols = stmt.statement.plan.fields.len();
+                let n_rcodes = message.result_column_format_codes.len();
+                if n_codes > 1 && n_codes != n_params {
+                    return Err(to_pg_error(&Error::TxnState {
+                        state: common::SqlState::PROTOCOL_VIOLATION,
+                        message: format!(
+                            "bind message has {n_codes} parameter formats but {n_params} parameters"
+                        ),
+                    }));
+                }
+                if n_rcodes > 1 && n_cols > 0 && n_rcodes != n_cols {
+                    return Err(to_pg_error(&Error::TxnState {
+                        state: common::SqlState::PROTOCOL_VIOLATION,
+                        message: format!(
+                            "bind message has {n_rcodes} result formats but query has {n_cols} columns"
                         ),
                     }));
                 }

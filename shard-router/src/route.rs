@@ -270,7 +270,12 @@ pub fn eval_const(e: &Expr, params: &[Datum]) -> Result<Datum> {
             op: UnaryOperator::Minus,
             expr,
         } => match eval_const(expr, params)? {
-            Datum::Int(i) => Ok(Datum::Int(-i)),
+            Datum::Int(i) => i
+                .checked_neg()
+                .map(Datum::Int)
+                .ok_or(Error::NumericOutOfRange {
+                    message: "bigint out of range".into(),
+                }),
             Datum::Decimal(d) => Ok(Datum::Decimal(-d)),
             Datum::Float(f) => Ok(Datum::Float(-f)),
             d => Err(Error::TypeMismatch {

@@ -53,13 +53,65 @@ pub type ScanLog = Arc<parking_lot::Mutex<Vec<ScanRecord>>>;
 const BATCH_ROWS: usize = 8192;
 
 /// Arrow type of a column type.
+/// The i128 mantissa of `d` at `scale` for an Arrow `Decimal128(precision,
+/// scale)`, exactly: digits are added without limit of rust_decimal's 28
+/// places (its `rescale` clamps the scale and so changed values: a
+/// numeric(38,20) 123456789012.5 became 123456789.0125); 22003 past the
+/// precision, 0A000 for more places than `scale`.
+pub fn decimal_mantissa(
+    d: &rust_decimal::Decimal,
+    precision: u8,
+    scale: u8,
+) -> common::Result<i128> {
+    let overflow = || {
+        common::Error::NumericOutOfRange {
+        message: format!("numeric field overflow: a value of precision {precision}, scale {scale} must round to an absolute value less than 10^{}", precision as i32 - scale as i32),
+    }
+    };
+    let m = d.mantissa();
+    let ds = d.scale();
+    let s = scale as u32;
+    let v = if s >= ds {
+        m.checked_mul(10i128.checked_pow(s - ds).ok_or_else(overflow)?)
+            .ok_or_else(overflow)?
+    } else {
+        // Shards store a numeric(p, s) column with exactly s places, so
+        // only an unconstrained numeric can have more: refused, since
+        // rounding it would change the value.
+        let div = 10i128.pow(ds - s);
+        if m % div != 0 {
+            return Err(common::Error::unsupported(format!(
+                "unconstrained numeric values with more than {scale} decimal places on the distributed path"
+            )));
+        }
+        m / div
+    };
+    if v.unsigned_abs() >= 10u128.pow(precision.min(38) as u32) {
+        return Err(overflow());
+    }
+    Ok(v)
+}
+
+/// Arrow `Decimal128` precision and scale of a numeric(p, s). Unconstrained
+/// numeric (DECIMAL(65,30) on the shards) does not fit Decimal128's 38
+/// digits: 20 integer and 18 fractional digits are carried, and a value
+/// with more is refused ([`decimal_mantissa`]), not rounded.
+pub fn decimal_params(precision: u8, scale: u8) -> (u8, u8) {
+    if precision > 38 {
+        (38, 18)
+    } else {
+        (precision, scale)
+    }
+}
+
 pub fn arrow_type(t: &SqlType) -> DataType {
     match t {
         SqlType::SmallInt => DataType::Int16,
         SqlType::Integer => DataType::Int32,
         SqlType::BigInt => DataType::Int64,
         SqlType::Numeric { precision, scale } => {
-            DataType::Decimal128((*precision).min(38), (*scale).min(38) as i8)
+            let (p, s) = decimal_params(*precision, *scale);
+            DataType::Decimal128(p, s as i8)
         }
         SqlType::Real => DataType::Float32,
         SqlType::Double => DataType::Float64,
@@ -588,11 +640,10 @@ impl ColumnBuilder {
             SqlType::Date => ColumnBuilder::Date(Date32Builder::new()),
             SqlType::Timestamp => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new(), false),
             SqlType::TimestampTz => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new(), true),
-            SqlType::Numeric { precision, scale } => ColumnBuilder::Dec(
-                Decimal128Builder::new(),
-                (*precision).min(38),
-                (*scale).min(38),
-            ),
+            SqlType::Numeric { precision, scale } => {
+                let (p, s) = decimal_params(*precision, *scale);
+                ColumnBuilder::Dec(Decimal128Builder::new(), p, s)
+            }
         }
     }
 
@@ -627,9 +678,8 @@ impl ColumnBuilder {
             (ColumnBuilder::Ts(b, _), Datum::TimestampTz(t)) => {
                 b.append_value(t.timestamp_micros())
             }
-            (ColumnBuilder::Dec(b, _, s), Datum::Decimal(mut d)) => {
-                d.rescale(*s as u32);
-                b.append_value(d.mantissa())
+            (ColumnBuilder::Dec(b, p, s), Datum::Decimal(d)) => {
+                b.append_value(decimal_mantissa(&d, *p, *s)?)
             }
             (_, d) => return Err(bad(&d)),
         }
@@ -663,5 +713,29 @@ impl ColumnBuilder {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal_mantissa;
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    #[test]
+    fn decimal_mantissa_is_exact_at_any_scale() {
+        let d = Decimal::from_str("123456789012.5").unwrap();
+        assert_eq!(
+            decimal_mantissa(&d, 38, 20).unwrap(),
+            12_345_678_901_250_000_000_000_000_000_000
+        );
+        let d = Decimal::from_str("1.5").unwrap();
+        assert_eq!(decimal_mantissa(&d, 38, 30).unwrap(), 15 * 10i128.pow(29));
+        let d = Decimal::from_str("-2.340").unwrap();
+        assert_eq!(decimal_mantissa(&d, 10, 2).unwrap(), -234);
+        let d = Decimal::from_str("-2.345").unwrap();
+        assert!(decimal_mantissa(&d, 10, 2).is_err());
+        let d = Decimal::from_str("1000").unwrap();
+        assert!(decimal_mantissa(&d, 5, 2).is_err());
     }
 }

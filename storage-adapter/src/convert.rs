@@ -142,11 +142,24 @@ pub fn from_mysql(v: Value, ty: &SqlType) -> Result<Datum> {
             }
             Value::Bytes(_) => {
                 let s = text(&v).ok_or_else(|| bad(ty, &v))?;
-                Datum::Decimal(
-                    Decimal::from_str(s)
-                        .or_else(|_| Decimal::from_scientific(s))
-                        .map_err(|_| bad(ty, &v))?,
-                )
+                // A DECIMAL(65,30) column pads every value to 30 places;
+                // the zeros carry no digits, and 96-bit decimals hold only
+                // 28 places, so they go before parsing. A value with more
+                // digits than that is refused, never rounded.
+                // The column's scale is kept whenever it fits.
+                let trimmed = if s.contains('.') {
+                    s.trim_end_matches('0').trim_end_matches('.')
+                } else {
+                    s
+                };
+                let d = Decimal::from_str_exact(s)
+                    .or_else(|_| Decimal::from_str_exact(trimmed))
+                    .map_err(|_| Error::NumericOutOfRange {
+                        message: format!(
+                            "numeric value {s} has more than 28 significant decimal digits"
+                        ),
+                    })?;
+                Datum::Decimal(d)
             }
             _ => return Err(bad(ty, &v)),
         },

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
 
+pub mod wire;
+
 /// One node as `tessera cluster status --json` reports it.
 #[derive(Debug, Clone)]
 pub struct NodeInfo {

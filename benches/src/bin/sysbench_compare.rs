@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use benches::servers::{Endpoint, Mariadb, Postgres, Tessera};
+use benches::servers::{Durability, Endpoint, Mariadb, Postgres, Tessera};
 use benches::{parse_sysbench, svg, RunResult};
 use clap::Parser;
 
@@ -64,6 +64,10 @@ struct Args {
     out: PathBuf,
     #[arg(long, default_value_t = 25000)]
     base_port: u16,
+    /// Commit flushing on every server alike: relaxed (the reports'
+    /// settings) or durable.
+    #[arg(long, value_enum, default_value = "relaxed")]
+    durability: Durability,
 }
 
 fn sysbench(ep: &Endpoint, workload: &str, cmd: &str, extra: &[String]) -> (bool, String) {
@@ -236,7 +240,13 @@ fn main() {
     {
         let dir = a.work.join(format!("tessera-{dist}"));
         let _ = std::fs::remove_dir_all(&dir);
-        match Tessera::start(&a.tessera, &dir, a.base_port + 100 * i as u16, dist) {
+        match Tessera::start(
+            &a.tessera,
+            &dir,
+            a.base_port + 100 * i as u16,
+            dist,
+            a.durability,
+        ) {
             Ok((cluster, ep)) => {
                 targets.push(ep.name.clone());
                 run_target(&ep, &mut results);
@@ -254,7 +264,7 @@ fn main() {
         }
     }
     if !a.no_baselines {
-        match Mariadb::start(&a.work.join("mariadb"), a.base_port + 300) {
+        match Mariadb::start(&a.work.join("mariadb"), a.base_port + 300, a.durability) {
             Ok((m, ep)) => {
                 targets.push(ep.name.clone());
                 run_target(&ep, &mut results);
@@ -262,7 +272,7 @@ fn main() {
             }
             Err(e) => eprintln!("mariadb baseline did not start: {e}"),
         }
-        match Postgres::start(&a.work.join("postgres"), a.base_port + 301) {
+        match Postgres::start(&a.work.join("postgres"), a.base_port + 301, a.durability) {
             Ok((p, ep)) => {
                 targets.push(ep.name.clone());
                 run_target(&ep, &mut results);

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benches::servers::{Postgres, Tessera};
+use benches::servers::{Durability, Postgres, Tessera};
 use benches::svg;
 use clap::Parser;
 use datafusion::arrow::array::{Array, RecordBatch};
@@ -51,6 +51,9 @@ struct Args {
     out: PathBuf,
     #[arg(long, default_value_t = 26000)]
     base_port: u16,
+    /// Commit flushing on Tessera and PostgreSQL alike: relaxed or durable.
+    #[arg(long, value_enum, default_value = "relaxed")]
+    durability: Durability,
 }
 
 type Rows = Vec<Vec<Option<String>>>;
@@ -323,7 +326,7 @@ async fn real_main(a: Args) -> Result<(), String> {
         None => {
             let dir = a.work.join("tessera");
             let _ = std::fs::remove_dir_all(&dir);
-            let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash")?;
+            let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability)?;
             _cluster = Some(c);
             format!(
                 "host=127.0.0.1 port={} user={} password={} dbname=tessera",
@@ -339,7 +342,7 @@ async fn real_main(a: Args) -> Result<(), String> {
     let mut pg = None;
     let mut pg_load = None;
     if a.postgres {
-        let (p, ep) = Postgres::start(&a.work.join("postgres"), a.base_port + 50)?;
+        let (p, ep) = Postgres::start(&a.work.join("postgres"), a.base_port + 50, a.durability)?;
         let pg_url = format!(
             "host=127.0.0.1 port={} user={} password={} dbname={}",
             ep.port, ep.user, ep.password, ep.db
