@@ -425,7 +425,7 @@ impl CopyIn {
     }
 
     /// CopyDone: flushes, commits an implicit transaction, returns the count.
-    pub async fn finish(mut self, router: &Router) -> Result<u64> {
+    pub async fn finish(mut self, router: &Arc<Router>) -> Result<u64> {
         if self.error.is_none() && !self.pending.is_empty() {
             let rest = std::mem::take(&mut self.pending);
             if let Err(e) = self.line(&rest) {
@@ -444,7 +444,7 @@ impl CopyIn {
             return Err(e);
         }
         if let Some(b) = &self.implicit {
-            b.finish(router, true).await?;
+            b.clone().finish_detached(router.clone(), true).await?;
         }
         Ok(self.count)
     }

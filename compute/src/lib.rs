@@ -4,9 +4,11 @@
 //! each session's transaction. Also home of the `tessera` command (cluster
 //! management). See `ARCHITECTURE.md`.
 
+pub mod cancel;
 pub mod cluster;
 pub mod copy;
 pub mod df;
+pub mod dialect;
 pub mod limits;
 pub mod literals;
 pub mod pgtypes;

@@ -135,12 +135,45 @@ pub fn dismantle(mut stmt: Statement) {
     }
 }
 
+/// Highest `$n` a statement may name: the protocol counts parameters in 16
+/// bits, so no Bind can supply more.
+pub const MAX_PARAMS: usize = 65_535;
+
+/// The first placeholder past [`MAX_PARAMS`] (or malformed) in `stmt`.
+fn bad_placeholder(stmt: &Statement) -> Option<String> {
+    let mut bad = None;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(stmt, |e| {
+        if let Expr::Value(v) = e {
+            if let Value::Placeholder(p) = &v.value {
+                let ok = p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| (1..=MAX_PARAMS).contains(&n));
+                if !ok {
+                    bad = Some(p.clone());
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    bad
+}
+
 /// Refuses (54001) a statement whose expressions nest deeper than
-/// [`MAX_EXPR_DEPTH`], disposing of it safely.
+/// [`MAX_EXPR_DEPTH`], disposing of it safely, and (42P02) one naming a
+/// parameter no Bind can supply (`$8888888888888888888` made the planner
+/// allocate a parameter list that large and abort the node).
 pub fn check_statement(stmt: Statement) -> Result<Statement> {
     if deeper_than(&stmt, MAX_EXPR_DEPTH) {
         dismantle(stmt);
         return Err(too_complex());
+    }
+    if let Some(p) = bad_placeholder(&stmt) {
+        return Err(Error::TxnState {
+            state: SqlState("42P02"),
+            message: format!("there is no parameter {p}"),
+        });
     }
     Ok(stmt)
 }
@@ -183,6 +216,25 @@ mod tests {
             })
             .unwrap();
         assert_eq!(h.join().unwrap(), "54001");
+    }
+
+    #[test]
+    fn placeholders_are_bounded() {
+        for (sql, ok) in [
+            ("SELECT $1, $65535", true),
+            ("SELECT $65536", false),
+            ("SELECT $8888888888888888888", false),
+            ("SELECT $0", false),
+        ] {
+            let stmt = Parser::parse_sql(&PostgreSqlDialect {}, sql)
+                .unwrap()
+                .remove(0);
+            let r = check_statement(stmt);
+            assert_eq!(r.is_ok(), ok, "{sql}");
+            if let Err(e) = r {
+                assert_eq!(e.sqlstate().code(), "42P02");
+            }
+        }
     }
 
     #[test]

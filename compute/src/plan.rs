@@ -447,7 +447,7 @@ impl Planner<'_> {
                             table.name.replace('"', "\"\"")
                         );
                         datafusion::sql::sqlparser::parser::Parser::parse_sql(
-                            &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                            &crate::dialect::TesseraDialect,
                             &sql,
                         )
                         .map_err(Error::internal)?

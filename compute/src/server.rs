@@ -8,14 +8,12 @@ use async_trait::async_trait;
 use common::{Datum, Error, Result};
 use datafusion::execution::context::SessionContext;
 use datafusion::sql::sqlparser::ast::Statement;
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::{Parser, ParserError};
+use datafusion::sql::sqlparser::parser::ParserError;
 use futures::stream;
 use futures::{SinkExt, StreamExt};
 use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{AuthSource, DefaultServerParameterProvider, LoginInfo, Password};
-use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::portal::PortalExecutionState;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
@@ -141,7 +139,7 @@ fn parse_error(sql: &str, e: ParserError) -> Error {
 /// over the limits of [`crate::limits`] before anything else walks them.
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     crate::limits::check_size(sql)?;
-    let stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| parse_error(sql, e))?;
+    let stmts = crate::dialect::parse(sql).map_err(|e| parse_error(sql, e))?;
     let mut out = Vec::with_capacity(stmts.len());
     let mut err = None;
     for s in stmts {
@@ -394,6 +392,7 @@ impl ConnHandlers {
             let user = md.get("user").cloned().unwrap_or_default();
             let db = md.get("database").cloned().unwrap_or_else(|| user.clone());
             let mut s = Session::new(self.router.clone(), db, user);
+            s.pid = client.pid_and_secret_key().0;
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
@@ -415,6 +414,24 @@ impl ConnHandlers {
         if session.failed {
             return Err(Error::InFailedTransaction);
         }
+        let armed = session.arm_statement();
+        let res = self
+            .run_datafusion_armed(session, prepared_id, stmt, lock, params)
+            .await;
+        if armed && res.is_ok() {
+            session.failed = false;
+        }
+        res
+    }
+
+    async fn run_datafusion_armed(
+        &self,
+        session: &mut Session,
+        prepared_id: u64,
+        stmt: &Statement,
+        lock: Option<&'static str>,
+        params: &[Datum],
+    ) -> Result<Vec<datafusion::arrow::array::RecordBatch>> {
         *session.access_cell.write() = session.access();
         let version = self.router.catalog().version;
         let schema = session.current_schema();
@@ -748,7 +765,21 @@ impl ExtendedQueryHandler for ConnHandlers {
             .name
             .clone()
             .unwrap_or_else(|| DEFAULT_NAME.to_owned());
-        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+        let parsed = StoredStatement::parse(client, &message, self.query_parser()).await;
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                // As in PostgreSQL, an error at Parse inside a transaction
+                // block fails the transaction too.
+                if let Some(session) = self.session.lock().await.as_mut() {
+                    if session.in_txn() {
+                        session.failed = true;
+                    }
+                }
+                return Err(e);
+            }
+        };
+        match parsed {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
         }
@@ -1204,7 +1235,9 @@ impl PgWireServerHandlers for Factory {
         self.handlers.clone()
     }
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
-        Arc::new(DefaultCancelHandler::new(self.handlers.manager.clone()))
+        Arc::new(crate::cancel::ShieldedCancelHandler {
+            manager: self.handlers.manager.clone(),
+        })
     }
 }
 

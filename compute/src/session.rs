@@ -60,6 +60,8 @@ pub struct Session {
     /// `literals`): catalog version planned at, and the plan if the shape
     /// runs on the fast path (`None`: plan each statement with its literals).
     pub simple_plans: SimplePlans,
+    /// The backend pid cancel requests name (see `cancel`).
+    pub pid: i32,
 }
 
 /// Cached plans of simple-protocol statement shapes, by schema and shape.
@@ -131,6 +133,7 @@ impl Session {
             scan_log: Default::default(),
             df_plans: std::collections::HashMap::new(),
             simple_plans: SimplePlans::new(),
+            pid: 0,
         }
     }
 
@@ -176,11 +179,38 @@ impl Session {
         if self.failed && !plan.kind.allowed_when_failed() {
             return Err(Error::InFailedTransaction);
         }
+        let armed = !matches!(
+            plan.kind,
+            PlanKind::Commit
+                | PlanKind::Rollback
+                | PlanKind::Begin { .. }
+                | PlanKind::Set { .. }
+                | PlanKind::Show { .. }
+                | PlanKind::Noop
+                | PlanKind::Empty
+        ) && self.arm_statement();
         let res = self.execute_inner(plan, params).await;
         if res.is_err() && self.txn.is_some() {
             self.failed = true;
+        } else if armed && res.is_ok() {
+            self.failed = false;
         }
         res
+    }
+
+    /// Marks an open transaction failed while a statement that reaches the
+    /// shards runs; the caller clears it when the statement ends well. A
+    /// statement dropped mid-way (a cancel request, the client gone) so
+    /// leaves its transaction failed, as PostgreSQL's cancel does: COMMIT
+    /// then rolls back instead of committing half of a write. Returns
+    /// whether it armed.
+    pub fn arm_statement(&mut self) -> bool {
+        if self.txn.is_some() && !self.failed {
+            self.failed = true;
+            true
+        } else {
+            false
+        }
     }
 
     async fn execute_inner(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
@@ -212,7 +242,8 @@ impl Session {
                 self.failed = false;
                 match self.txn.take() {
                     Some(t) => {
-                        t.finish(&self.router, !failed).await?;
+                        let _shield = crate::cancel::Shield::new(self.pid);
+                        t.finish_detached(self.router.clone(), !failed).await?;
                         Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
                     }
                     None => Ok(Output::TxnEnd("COMMIT")),
@@ -221,7 +252,8 @@ impl Session {
             PlanKind::Rollback => {
                 self.failed = false;
                 if let Some(t) = self.txn.take() {
-                    t.finish(&self.router, false).await?;
+                    let _shield = crate::cancel::Shield::new(self.pid);
+                    t.finish_detached(self.router.clone(), false).await?;
                 }
                 Ok(Output::TxnEnd("ROLLBACK"))
             }
@@ -329,6 +361,16 @@ impl Session {
                     .ok_or(Error::UnknownSetting { name: name.clone() })?;
                 Ok(Output::Rows(vec![vec![Datum::Text(v)]]))
             }
+            PlanKind::Ddl(stmt) if matches!(**stmt, Statement::Truncate(_)) => {
+                let Statement::Truncate(t) = &**stmt else {
+                    return Err(Error::internal("not a TRUNCATE"));
+                };
+                self.execute_truncate(t).await?;
+                Ok(Output::Command {
+                    tag: "TRUNCATE TABLE".into(),
+                    rows: None,
+                })
+            }
             PlanKind::Ddl(stmt) => {
                 if self.txn.is_some() {
                     return Err(Error::unsupported("DDL inside a transaction block"));
@@ -382,8 +424,20 @@ impl Session {
                 // then the shards; the meta commit makes it visible.
                 let id = txn.create_table(&def).await?;
                 def.id = id;
-                shard_router::ddl::create_table(&router, &def).await?;
+                // Queued first, committed at once: if the shards fail or
+                // this node dies before the catalog commit, recovery drops
+                // what was made (the id is never reused).
+                let physical = shard_router::ddl::physical_tables(&def);
+                router.meta.queue_drops(id, &physical).await?;
+                if let Err(e) = shard_router::ddl::create_table(&router, &def).await {
+                    drop(txn);
+                    let _ = shard_router::ddl::drop_physical(&router, &physical).await;
+                    return Err(e);
+                }
                 txn.commit().await?;
+                for (shard, db, tbl) in &physical {
+                    let _ = router.meta.unqueue_drop(*shard, db, tbl).await;
+                }
                 router.reload().await?;
                 Ok("CREATE TABLE".into())
             }
@@ -447,9 +501,22 @@ impl Session {
                                 .meta
                                 .begin_ddl(router.node_id, &stmt.to_string())
                                 .await?;
+                            // The catalog change commits first, with the
+                            // physical tables queued; then they are dropped.
+                            // A shard that fails keeps its table queued and
+                            // recovery drops it: the DROP is never half done.
+                            let physical = shard_router::ddl::physical_tables(&table);
                             txn.drop_table(&table).await?;
-                            shard_router::ddl::drop_table(&router, &table).await?;
+                            router.meta.queue_drops(table.id, &physical).await?;
                             txn.commit().await?;
+                            if let Err(e) =
+                                shard_router::ddl::drop_physical(&router, &physical).await
+                            {
+                                tracing::warn!(
+                                    "DROP TABLE {}: physical tables left for recovery: {e}",
+                                    table.qualified_name()
+                                );
+                            }
                             for c in &table.columns {
                                 if let Some(s) = &c.sequence {
                                     router.forget_sequence(s);
@@ -526,16 +593,6 @@ impl Session {
                     }
                     other => Err(Error::unsupported(format!("DROP {other}"))),
                 }
-            }
-            Statement::Truncate(t) => {
-                let mut tables = vec![];
-                for target in &t.table_names {
-                    tables.push(resolve_table(&catalog, &target.name, &schema)?);
-                }
-                for table in tables {
-                    shard_router::ddl::truncate_table(&router, &table).await?;
-                }
-                Ok("TRUNCATE TABLE".into())
             }
             Statement::CreateSchema {
                 schema_name,
@@ -858,6 +915,33 @@ impl Session {
     /// Runs write statements, each (shard, sql, params). A single statement
     /// in autocommit runs on a pooled connection; several run in one
     /// implicit transaction so they apply together or not at all.
+    /// TRUNCATE as PostgreSQL's is: all of it or none of it, inside a
+    /// transaction block too. Every partition of every named table is
+    /// emptied by `DELETE` in one transaction (the session's, or an
+    /// implicit one committed with 2PC), so a shard that fails leaves
+    /// every table as it was. MariaDB's own TRUNCATE commits on each shard
+    /// at once and cannot be undone: with one shard down it emptied two
+    /// thirds of a table.
+    async fn execute_truncate(
+        &mut self,
+        t: &datafusion::sql::sqlparser::ast::Truncate,
+    ) -> Result<()> {
+        let catalog = self.router.ensure_fresh().await?;
+        let schema = self.current_schema();
+        let mut work = vec![];
+        for target in &t.table_names {
+            let table = resolve_table(&catalog, &target.name, &schema)?;
+            for (shard, p) in shard_router::ddl::placements(&table) {
+                let mut sql = shard_router::shard_sql::ShardSql::new();
+                sql.keyword("DELETE FROM ")
+                    .table(&table.schema, &table.physical_name(p));
+                work.push((shard, sql.into_parts().0, vec![]));
+            }
+        }
+        self.run_writes(work).await?;
+        Ok(())
+    }
+
     async fn run_writes(
         &mut self,
         work: Vec<(ShardId, String, Vec<mysql_async::Value>)>,
@@ -892,7 +976,9 @@ impl Session {
         }
         if implicit {
             if let ShardAccess::Txn(b) = &access {
-                b.finish(&self.router, result.is_ok()).await?;
+                b.clone()
+                    .finish_detached(self.router.clone(), result.is_ok())
+                    .await?;
             }
         }
         result.map(|_| affected)
@@ -1178,7 +1264,7 @@ fn insert_rows(
         match &col.default {
             Some(d) => {
                 let e = datafusion::sql::sqlparser::parser::Parser::new(
-                    &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+                    &crate::dialect::TesseraDialect,
                 )
                 .try_with_sql(d)
                 .and_then(|mut p| p.parse_expr())

@@ -10,7 +10,7 @@ pub mod schema;
 pub mod store;
 
 pub use catalog::{Catalog, ColumnDef, Distribution, IndexDef, ShardInfo, TableDef};
-pub use store::{DdlTxn, MetaStore};
+pub use store::{DdlTxn, MetaStore, OrphanClaim};
 
 /// Prefix of every MariaDB database Tessera creates on a shard: schema `s`
 /// is database `tsr_s`, so the cluster's shard account is granted

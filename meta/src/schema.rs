@@ -1,7 +1,7 @@
 //! DDL of the metadata schema, versioned: `bootstrap` applies the statements
 //! of every version above the stored one.
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -24,4 +24,11 @@ pub const V1: &[&str] = &[
     "INSERT IGNORE INTO catalog_version VALUES (1, 1)",
     "INSERT IGNORE INTO shard_map VALUES (1, 1)",
     "INSERT IGNORE INTO cat_schemas VALUES ('public')",
+];
+
+/// Version 2: physical tables waiting to be dropped on a shard (a DROP
+/// TABLE committed in the catalog, a CREATE TABLE that failed or whose node
+/// died before its commit). Recovery drops them under the DDL lock.
+pub const V2: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS pending_drops (shard_id INT NOT NULL, db VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, table_id BIGINT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (shard_id, db, tbl))",
 ];

@@ -99,6 +99,11 @@ impl MetaStore {
                 conn.query_drop(*stmt).await.map_err(me)?;
             }
         }
+        if current.unwrap_or(0) < 2 {
+            for stmt in schema::V2 {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+        }
         if current.unwrap_or(0) > schema::SCHEMA_VERSION {
             return Err(Error::meta(format!(
                 "metadata schema version {} is newer than this binary supports ({})",
@@ -281,6 +286,78 @@ impl MetaStore {
         })
     }
 
+    /// Records physical tables to drop (shard, database, table) for table
+    /// `table_id`, committed at once: they outlive this node.
+    pub async fn queue_drops(
+        &self,
+        table_id: TableId,
+        drops: &[(ShardId, String, String)],
+    ) -> Result<()> {
+        let mut conn = self.conn().await?;
+        for (shard, db, tbl) in drops {
+            conn.exec_drop(
+                "INSERT IGNORE INTO pending_drops (shard_id, db, tbl, table_id) VALUES (?, ?, ?, ?)",
+                (shard.0, db, tbl, table_id.0),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets a queued drop (done, or its table exists after all).
+    pub async fn unqueue_drop(&self, shard: ShardId, db: &str, tbl: &str) -> Result<()> {
+        self.conn()
+            .await?
+            .exec_drop(
+                "DELETE FROM pending_drops WHERE shard_id = ? AND db = ? AND tbl = ?",
+                (shard.0, db, tbl),
+            )
+            .await
+            .map_err(me)
+    }
+
+    /// Queued drops whose table is not in the catalog (a committed DROP,
+    /// or a CREATE that never committed), if no DDL is running: returns
+    /// them with a connection holding the DDL lock, so no CREATE can
+    /// commit one of them meanwhile. `None` when there is nothing to do or
+    /// another node holds the lock.
+    pub async fn claim_orphans(&self) -> Result<Option<OrphanClaim>> {
+        let mut conn = self.conn().await?;
+        let any: Option<i64> = conn
+            .query_first("SELECT 1 FROM pending_drops LIMIT 1")
+            .await
+            .map_err(me)?;
+        if any.is_none() {
+            return Ok(None);
+        }
+        let got: Option<Option<i64>> = conn
+            .query_first("SELECT GET_LOCK('tessera_ddl', 0)")
+            .await
+            .map_err(me)?;
+        if got.flatten() != Some(1) {
+            return Ok(None);
+        }
+        // Queued for a table that exists: its CREATE committed (the queue
+        // entry is removed after the commit, so a crash can leave one).
+        conn.query_drop(
+            "DELETE FROM pending_drops WHERE table_id IN (SELECT table_id FROM cat_tables)",
+        )
+        .await
+        .map_err(me)?;
+        let rows: Vec<(u32, String, String)> = conn
+            .query("SELECT shard_id, db, tbl FROM pending_drops")
+            .await
+            .map_err(me)?;
+        Ok(Some(OrphanClaim {
+            conn: Some(conn),
+            drops: rows
+                .into_iter()
+                .map(|(s, d, t)| (ShardId(s), d, t))
+                .collect(),
+        }))
+    }
+
     /// Reserves `count` values of a sequence; returns the first one.
     pub async fn reserve_sequence(&self, name: &str, count: i64) -> Result<i64> {
         let mut conn = self.conn().await?;
@@ -363,6 +440,30 @@ fn list(v: &[String]) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
 }
 
+/// Queued physical drops claimed under the DDL lock; the lock is released
+/// when the claim is dropped.
+pub struct OrphanClaim {
+    conn: Option<Conn>,
+    pub drops: Vec<(ShardId, String, String)>,
+}
+
+impl Drop for OrphanClaim {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            tokio::spawn(async move {
+                if conn
+                    .query_drop("DO RELEASE_LOCK('tessera_ddl')")
+                    .await
+                    .is_err()
+                {
+                    // Never pool a connection that may still hold the lock.
+                    let _ = conn.disconnect().await;
+                }
+            });
+        }
+    }
+}
+
 /// An open DDL change. Dropping it without `commit` rolls the catalog change
 /// back and releases the DDL lock (in a spawned task, before the connection
 /// goes back to the pool).
@@ -414,6 +515,10 @@ impl DdlTxn {
             .await
             .map_err(me)?;
         for (i, c) in def.columns.iter().enumerate() {
+            // The sequence name carries the table id: a table created again
+            // under a dropped one's name gets a new sequence, so no node's
+            // cached range of the old one can hand out a value twice.
+            let sequence = c.sequence.as_ref().map(|s| format!("{s}#{id}"));
             conn.exec_drop(
                 "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -423,14 +528,14 @@ impl DdlTxn {
                     c.ty.to_string(),
                     c.not_null,
                     &c.default,
-                    &c.sequence,
+                    &sequence,
                 ),
             )
             .await
             .map_err(me)?;
-            if let Some(seq) = &c.sequence {
+            if let Some(seq) = &sequence {
                 conn.exec_drop(
-                    "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1) ON DUPLICATE KEY UPDATE next_value = next_value",
+                    "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1)",
                     (seq,),
                 )
                 .await

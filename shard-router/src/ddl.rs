@@ -116,30 +116,50 @@ pub async fn create_table(router: &Router, def: &TableDef) -> Result<()> {
     .await
 }
 
-pub async fn drop_table(router: &Router, def: &TableDef) -> Result<()> {
-    run_on_shards(
-        router,
-        group(def, |p| {
-            vec![format!(
-                "DROP TABLE IF EXISTS {}",
-                physical_object(&def.schema, &def.physical_name(p))
-            )]
-        }),
-    )
-    .await
+/// Every physical table of `def`: (shard, database, table).
+pub fn physical_tables(def: &TableDef) -> Vec<(ShardId, String, String)> {
+    placements(def)
+        .into_iter()
+        .map(|(shard, p)| {
+            (
+                shard,
+                meta::physical_database(&def.schema),
+                def.physical_name(p),
+            )
+        })
+        .collect()
 }
 
-pub async fn truncate_table(router: &Router, def: &TableDef) -> Result<()> {
-    run_on_shards(
-        router,
-        group(def, |p| {
-            vec![format!(
-                "TRUNCATE TABLE {}",
-                physical_object(&def.schema, &def.physical_name(p))
-            )]
-        }),
-    )
-    .await
+/// Drops physical tables, each forgotten in the queue of meta's
+/// `pending_drops` once gone. Shards in parallel; every drop is tried, and
+/// the first error is returned after all were (the rest stay queued for
+/// recovery).
+pub async fn drop_physical(router: &Router, tables: &[(ShardId, String, String)]) -> Result<()> {
+    let results = futures::future::join_all(tables.iter().map(|(shard, db, tbl)| async move {
+        let mut conn = router.shard(*shard)?.conn().await?;
+        conn.query_drop(format!(
+            "DROP TABLE IF EXISTS {}.{}",
+            quote_ident(db),
+            quote_ident(tbl)
+        ))
+        .await
+        .map_err(|e| map_error(*shard, e))?;
+        router.meta.unqueue_drop(*shard, db, tbl).await
+    }))
+    .await;
+    results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+}
+
+/// Recovery's part of DDL: physical tables queued for dropping whose table
+/// is not in the catalog, dropped under the DDL lock. Returns how many.
+pub async fn drop_orphans(router: &Router) -> Result<usize> {
+    let Some(claim) = router.meta.claim_orphans().await? else {
+        return Ok(0);
+    };
+    let n = claim.drops.len();
+    let r = drop_physical(router, &claim.drops).await;
+    drop(claim);
+    r.map(|_| n)
 }
 
 pub async fn create_index(router: &Router, def: &TableDef, ix: &IndexDef) -> Result<()> {

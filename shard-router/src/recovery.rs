@@ -148,5 +148,10 @@ pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeo
             Ok(_) => {}
             Err(e) => tracing::debug!("recovery round failed: {e}"),
         }
+        match crate::ddl::drop_orphans(&router).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("recovery: dropped {n} physical tables left by DDL"),
+            Err(e) => tracing::debug!("dropping leftover physical tables failed: {e}"),
+        }
     }
 }

@@ -166,6 +166,16 @@ impl Branches {
 
     /// Ends the transaction: ROLLBACK, or COMMIT through the two-phase
     /// commit coordinator (`twopc::commit`).
+    /// [`Branches::finish`] in a task of its own: it runs to its end even
+    /// when the statement that asked for it is dropped (a cancel request,
+    /// the client gone), so no branch is left half-committed and no
+    /// connection goes back to the pool inside an XA transaction.
+    pub async fn finish_detached(self: Arc<Self>, router: Arc<Router>, commit: bool) -> Result<()> {
+        tokio::spawn(async move { self.finish(&router, commit).await })
+            .await
+            .map_err(|e| Error::internal(format!("commit task failed: {e}")))?
+    }
+
     pub async fn finish(&self, router: &Router, commit: bool) -> Result<()> {
         let writers = self.written_shards();
         self.written.lock().clear();

@@ -324,7 +324,98 @@ async fn cancel_request(cluster: &TestCluster) {
         .unwrap()
         .get(0);
     assert_eq!(n, 3000);
-    c.batch_execute("DROP TABLE cx").await.unwrap();
+    // A write canceled inside a transaction block fails the transaction:
+    // COMMIT rolls back all of it, never half of it.
+    c.batch_execute("CREATE TABLE cy (id int PRIMARY KEY, n int)")
+        .await
+        .unwrap();
+    // Another session holds row 2; this one writes row 1, then waits
+    // for row 2 and is canceled while waiting.
+    let holder = cluster.connect(2).await;
+    holder
+        .batch_execute("BEGIN; INSERT INTO cy VALUES (2, 0)")
+        .await
+        .unwrap();
+    let token = c.cancel_token();
+    c.batch_execute("BEGIN; INSERT INTO cy VALUES (1, 0)")
+        .await
+        .unwrap();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        token.cancel_query(tokio_postgres::NoTls).await
+    });
+    let e = c
+        .query("UPDATE cy SET n = 5 WHERE id = 2", &[])
+        .await
+        .unwrap_err();
+    canceller.await.unwrap().unwrap();
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    let e = c.query("SELECT 1", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("25P02"), "{e}");
+    let tag = c.simple_query("COMMIT").await.unwrap();
+    assert!(
+        matches!(
+            tag.last(),
+            Some(tokio_postgres::SimpleQueryMessage::CommandComplete(_))
+        ),
+        "{tag:?}"
+    );
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM cy", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "a canceled transaction committed");
+    // Cancels racing COMMITs of multi-shard transactions: every COMMIT that
+    // answers success committed, every connection stays usable, no branch
+    // stays prepared.
+    let mut canceled = 0;
+    for round in 0..20 {
+        let base = round * 10;
+        c.batch_execute(&format!(
+            "BEGIN; INSERT INTO cy VALUES ({}, 1), ({}, 1), ({}, 1), ({}, 1)",
+            base,
+            base + 1,
+            base + 2,
+            base + 3
+        ))
+        .await
+        .unwrap();
+        let token = c.cancel_token();
+        let delay = (round % 5) as u64;
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+            token.cancel_query(tokio_postgres::NoTls).await
+        });
+        let r = c.batch_execute("COMMIT").await;
+        canceller.await.unwrap().unwrap();
+        let n: i64 = c
+            .query_one(
+                "SELECT count(*) FROM cy WHERE id >= $1 AND id < $2",
+                &[&base, &(base + 10)],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        match r {
+            Ok(()) => assert_eq!(n, 4, "COMMIT answered success, {n} of 4 rows"),
+            Err(e) => {
+                assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+                canceled += 1;
+                assert!(n == 0 || n == 4, "half a transaction: {n} of 4 rows");
+            }
+        }
+    }
+    println!("cancel racing COMMIT: {canceled} of 20 answered 57014");
+    for i in 0..40 {
+        c.execute("INSERT INTO cy VALUES ($1, 2)", &[&(1000 + i)])
+            .await
+            .unwrap();
+    }
+    c.batch_execute("DROP TABLE cx; DROP TABLE cy")
+        .await
+        .unwrap();
 }
 
 /// FOR UPDATE takes row locks on the shard: a writer waits for the holder.
@@ -1238,6 +1329,10 @@ async fn wire_fuzz(cluster: &TestCluster) {
         .unwrap();
     let n = cluster.role("compute")[0].clone();
     let mut rng = Rng(seed);
+    // TESSERA_FUZZ_LOG=file records every input.
+    let fuzz_log = std::env::var("TESSERA_FUZZ_LOG")
+        .ok()
+        .and_then(|p| std::fs::File::create(p).ok());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     let (mut inputs, mut dropped, mut errors) = (0u64, 0u64, 0u64);
     let mut w = WireClient::connect(n.port, &n.user, &n.password)
@@ -1286,6 +1381,11 @@ async fn wire_fuzz(cluster: &TestCluster) {
         }
         frontend::sync(&mut out);
         inputs += 1;
+        if let Some(log) = &fuzz_log {
+            use std::io::Write;
+            let mut f = log;
+            let _ = writeln!(f, "{inputs}\t{:?}", String::from_utf8_lossy(&out));
+        }
         let ok = match w.send(&out).await {
             Ok(()) => {
                 match tokio::time::timeout(std::time::Duration::from_secs(2), w.until_ready()).await
@@ -1310,7 +1410,23 @@ async fn wire_fuzz(cluster: &TestCluster) {
             // The node itself must still answer.
             w = WireClient::connect(n.port, &n.user, &n.password)
                 .await
-                .unwrap_or_else(|e| panic!("node died after input {inputs} (seed {seed}): {e}"));
+                .unwrap_or_else(|e| {
+                    let log = std::fs::read_to_string(cluster.dir.join("compute1").join("node.log"))
+                        .unwrap_or_default();
+                    let _ = std::fs::write(std::env::temp_dir().join("tessera-fuzz-node.log"), &log);
+                    let lines: Vec<&str> = log.lines().collect();
+                    let tail: String = lines
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, l)| l.contains("panicked") || l.contains("overflow") || l.contains("fatal"))
+                        .flat_map(|(i, _)| lines[i..(i + 3).min(lines.len())].iter())
+                        .map(|l| format!("{l}\n"))
+                        .collect();
+                    panic!(
+                        "node stopped answering after input {inputs} (seed {seed}): {e}\nlast input: {:?}\nnode log:\n{tail}",
+                        String::from_utf8_lossy(&out)
+                    )
+                });
         }
     }
     for i in 0..3 {
@@ -1321,6 +1437,115 @@ async fn wire_fuzz(cluster: &TestCluster) {
     println!(
         "wire fuzz: {inputs} inputs, {errors} error responses, {dropped} connections closed by the node, crashes: 0"
     );
+}
+
+/// DDL with a shard down: TRUNCATE changes nothing, DROP TABLE commits and
+/// recovery drops the unreachable partition later, a failed CREATE TABLE
+/// leaves nothing behind; sequences never repeat across a DROP and
+/// re-CREATE done through another node.
+async fn ddl_with_a_shard_down(cluster: &TestCluster) {
+    let c = cluster.connect(0).await;
+    let other = cluster.connect(1).await;
+    c.batch_execute("DROP TABLE IF EXISTS dd; CREATE TABLE dd (id int PRIMARY KEY, v int) PARTITION BY HASH (id)")
+        .await
+        .unwrap();
+    for i in 1..=9 {
+        c.execute("INSERT INTO dd VALUES ($1, $1)", &[&i])
+            .await
+            .unwrap();
+    }
+    // Sequences: other inserts, this node drops and re-creates, other
+    // inserts again: no duplicate.
+    c.batch_execute("DROP TABLE IF EXISTS sq; CREATE TABLE sq (id serial PRIMARY KEY, v int)")
+        .await
+        .unwrap();
+    other
+        .execute("INSERT INTO sq (v) VALUES (1)", &[])
+        .await
+        .unwrap();
+    c.batch_execute("DROP TABLE sq; CREATE TABLE sq (id serial PRIMARY KEY, v int); INSERT INTO sq (v) VALUES (2)")
+        .await
+        .unwrap();
+    other
+        .execute("INSERT INTO sq (v) VALUES (3)", &[])
+        .await
+        .unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(DISTINCT id) FROM sq", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    c.batch_execute("DROP TABLE sq").await.unwrap();
+
+    let pid: i32 = std::fs::read_to_string(cluster.dir.join("shard2").join("node.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        c.batch_execute("TRUNCATE dd").await.is_err(),
+        "TRUNCATE with a shard down"
+    );
+    assert!(
+        c.batch_execute("CREATE TABLE dd2 (id int PRIMARY KEY) PARTITION BY HASH (id)")
+            .await
+            .is_err(),
+        "CREATE TABLE with a shard down"
+    );
+    c.batch_execute("DROP TABLE dd").await.unwrap();
+    let out = std::process::Command::new(&cluster.bin)
+        .args(["cluster", "up", "--data-dir"])
+        .arg(&cluster.dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Recovery drops dd's partition on shard 2 and the partitions the
+    // failed CREATE made on the others.
+    let mut left = vec![];
+    for _ in 0..60 {
+        left.clear();
+        for s in 1..=3usize {
+            let mut conn = cluster.shard_conn(s).await;
+            let names: Vec<String> = conn
+                .query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'tsr_public' AND (table_name LIKE 'dd\\_%' OR table_name LIKE 'dd2\\_%')")
+                .await
+                .unwrap();
+            left.extend(names);
+        }
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    assert!(left.is_empty(), "physical tables left behind: {left:?}");
+    let c = cluster.connect(0).await;
+    c.batch_execute("CREATE TABLE dd2 (id int PRIMARY KEY) PARTITION BY HASH (id); INSERT INTO dd2 VALUES (1), (2), (3); TRUNCATE dd2")
+        .await
+        .unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM dd2", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0);
+    // TRUNCATE in a transaction block rolls back.
+    c.batch_execute("INSERT INTO dd2 VALUES (1), (2), (3); BEGIN; TRUNCATE dd2; ROLLBACK")
+        .await
+        .unwrap();
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM dd2", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3);
+    c.batch_execute("DROP TABLE dd2").await.unwrap();
 }
 
 /// Every shard's databases, as the cluster account sees them.
@@ -1429,6 +1654,11 @@ async fn least_privilege(cluster: &TestCluster) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
     let cluster = TestCluster::start(3, 3);
+    // TESSERA_FUZZ_ONLY=1 runs just the wire fuzzer (to replay a seed).
+    if std::env::var("TESSERA_FUZZ_ONLY").is_ok() {
+        wire_fuzz(&cluster).await;
+        return;
+    }
     garbage_bytes(&cluster).await;
     placement(&cluster).await;
     ddl_across_nodes(&cluster).await;
@@ -1448,6 +1678,7 @@ async fn cluster_suite() {
     let after = shard_databases(&cluster).await;
     assert_eq!(before, after, "shard databases changed behind the catalog");
     least_privilege(&cluster).await;
+    ddl_with_a_shard_down(&cluster).await;
     bind_format_codes(&cluster).await;
     wire_fuzz(&cluster).await;
     bank_under_faults(&cluster, Victim::Compute).await;
