@@ -81,6 +81,21 @@ pub struct ComputeConfig {
     /// recovery decides abort, in seconds.
     #[serde(default = "default_orphan_timeout")]
     pub xa_orphan_timeout_secs: u64,
+    /// Client connections this node accepts at once; one more is refused
+    /// with 53300, as PostgreSQL's `max_connections`.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Default `statement_timeout` of new sessions, ms (0: none).
+    #[serde(default)]
+    pub statement_timeout_ms: u64,
+    /// Default `idle_in_transaction_session_timeout` of new sessions, ms
+    /// (0: none).
+    #[serde(default)]
+    pub idle_in_transaction_session_timeout_ms: u64,
+}
+
+fn default_max_connections() -> usize {
+    1000
 }
 
 fn default_recovery_interval() -> u64 {

@@ -460,6 +460,9 @@ fn start_compute(cf: &ClusterFile, node: &Node, index: u32, exe: &Path) -> AnyRe
         query_memory_mb: 1024,
         recovery_interval_ms: 1000,
         xa_orphan_timeout_secs: 10,
+        max_connections: 1000,
+        statement_timeout_ms: 0,
+        idle_in_transaction_session_timeout_ms: 0,
     };
     let cfg_path = node.dir.join("compute.toml");
     write_private(&cfg_path, &config.to_toml())?;

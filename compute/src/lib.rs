@@ -25,6 +25,17 @@ pub const SERVER_VERSION: &str = "15.0";
 /// their primary key (config `default_distribution`).
 pub static DEFAULT_HASH: AtomicBool = AtomicBool::new(true);
 
+/// Client connections this node accepts at once (config `max_connections`).
+pub static MAX_CONNECTIONS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1000);
+
+/// Defaults of new sessions' `statement_timeout` and
+/// `idle_in_transaction_session_timeout`, ms (config).
+pub static DEFAULT_STATEMENT_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+pub static DEFAULT_IDLE_TXN_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
 /// DataFusion memory pool size of this node, MiB (config `query_memory_mb`).
 pub static QUERY_MEMORY_MB: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(1024);

@@ -515,7 +515,46 @@ impl ConnHandlers {
     }
 
     /// Executes one planned statement and shapes the wire response.
+    /// Runs one statement under the session's `statement_timeout` (not
+    /// COMMIT/ROLLBACK: a transaction's end always runs to its end).
     async fn run(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        params: &[Datum],
+        format: &Format,
+    ) -> Result<Response> {
+        if session.terminated {
+            return Err(Error::TxnState {
+                state: common::SqlState::IDLE_IN_TRANSACTION_TIMEOUT,
+                message: "terminating connection due to idle-in-transaction timeout".into(),
+            });
+        }
+        session.touch();
+        let limit = session.statement_timeout();
+        let res = match limit {
+            Some(d) if !matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback) => {
+                match tokio::time::timeout(d, self.run_inner(session, prepared, params, format))
+                    .await
+                {
+                    Ok(r) => r,
+                    Err(_) => {
+                        // Dropped mid-way: the statement's transaction, if
+                        // any, is failed (`Session::arm_statement`).
+                        Err(Error::TxnState {
+                            state: common::SqlState::QUERY_CANCELED,
+                            message: "canceling statement due to statement timeout".into(),
+                        })
+                    }
+                }
+            }
+            _ => self.run_inner(session, prepared, params, format).await,
+        };
+        session.touch();
+        res
+    }
+
+    async fn run_inner(
         &self,
         session: &mut Session,
         prepared: &Prepared,
@@ -727,8 +766,11 @@ fn error_info(e: &Error) -> ErrorInfo {
     } else {
         tracing::debug!("statement failed: {state} {e}");
     }
+    // Errors that end the session, as PostgreSQL's FATAL ones (pgwire
+    // closes the connection after sending them).
+    let severity = if state == "25P03" { "FATAL" } else { "ERROR" };
     let mut info = ErrorInfo::new(
-        "ERROR".to_string(),
+        severity.to_string(),
         e.sqlstate().code().to_string(),
         e.to_string(),
     );
@@ -1249,28 +1291,108 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
         router: router.clone(),
     });
     let manager = Arc::new(ConnectionManager::new());
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut last_warning = std::time::Instant::now() - std::time::Duration::from_secs(60);
     loop {
-        let (socket, _) = match listener.accept().await {
+        let (mut socket, _) = match listener.accept().await {
             Ok(s) => s,
             Err(e) => {
-                tracing::warn!("accept failed: {e}");
+                // Out of file descriptors and the like: back off instead of
+                // spinning (and logging) in a tight loop.
+                if last_warning.elapsed() > std::time::Duration::from_secs(10) {
+                    tracing::warn!("accept failed: {e}");
+                    last_warning = std::time::Instant::now();
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
         };
         let _ = socket.set_nodelay(true);
+        let max = crate::MAX_CONNECTIONS.load(std::sync::atomic::Ordering::Relaxed);
+        if open.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let _ = socket
+                    .write_all(&fatal_error("53300", "sorry, too many clients already"))
+                    .await;
+                let _ = socket.shutdown().await;
+            });
+            continue;
+        }
+        let handlers = Arc::new(ConnHandlers {
+            router: router.clone(),
+            session: tokio::sync::Mutex::new(None),
+            parser: parser.clone(),
+            manager: manager.clone(),
+        });
+        tokio::spawn(idle_watchdog(Arc::downgrade(&handlers)));
         let factory = Arc::new(Factory {
-            handlers: Arc::new(ConnHandlers {
-                router: router.clone(),
-                session: tokio::sync::Mutex::new(None),
-                parser: parser.clone(),
-                manager: manager.clone(),
-            }),
+            handlers,
             router: router.clone(),
         });
+        let open = open.clone();
         tokio::spawn(async move {
             if let Err(e) = pgwire::tokio::process_socket(socket, None, factory).await {
                 tracing::debug!("connection ended: {e}");
             }
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         });
     }
+}
+
+/// `idle_in_transaction_session_timeout`: a session idle inside a
+/// transaction block for longer has its transaction rolled back at once
+/// (freeing its shard connections and row locks for everyone else) and is
+/// terminated: its next statement gets FATAL 25P03 and the connection
+/// closes, as in PostgreSQL.
+async fn idle_watchdog(handlers: std::sync::Weak<ConnHandlers>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let Some(h) = handlers.upgrade() else {
+            return;
+        };
+        // Locked: a statement is running, so the session is not idle.
+        let Ok(mut guard) = h.session.try_lock() else {
+            continue;
+        };
+        let Some(s) = guard.as_mut() else {
+            continue;
+        };
+        let Some(limit) = s.idle_in_transaction_timeout() else {
+            continue;
+        };
+        if s.txn.is_some() && s.copy_in.is_none() && s.idle_for() > limit {
+            if let Some(t) = s.txn.take() {
+                let router = h.router.clone();
+                tokio::spawn(async move {
+                    let _ = t.finish_detached(router, false).await;
+                });
+            }
+            s.failed = false;
+            s.terminated = true;
+        }
+    }
+}
+
+/// A FATAL ErrorResponse as raw bytes, for refusing a connection before
+/// any protocol handling (PostgreSQL answers an over-limit connection's
+/// startup this way).
+fn fatal_error(code: &str, message: &str) -> Vec<u8> {
+    let mut body = vec![];
+    for (t, v) in [
+        (b'S', "FATAL"),
+        (b'V', "FATAL"),
+        (b'C', code),
+        (b'M', message),
+    ] {
+        body.push(t);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut out = vec![b'E'];
+    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
 }

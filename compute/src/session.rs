@@ -62,6 +62,10 @@ pub struct Session {
     pub simple_plans: SimplePlans,
     /// The backend pid cancel requests name (see `cancel`).
     pub pid: i32,
+    /// When the session last started or ended a statement.
+    pub last_activity: std::time::Instant,
+    /// Set by the idle-in-transaction watchdog: the session is over.
+    pub terminated: bool,
 }
 
 /// Cached plans of simple-protocol statement shapes, by schema and shape.
@@ -112,10 +116,69 @@ fn default_settings() -> BTreeMap<String, String> {
         ("is_superuser", "on"),
         // Off: every shard scan is a plain table scan, all else DataFusion.
         ("tessera.pushdown", "on"),
+        ("lock_timeout", "0"),
     ] {
         m.insert(k.to_string(), v.to_string());
     }
+    use std::sync::atomic::Ordering::Relaxed;
+    m.insert(
+        "statement_timeout".into(),
+        format_duration_ms(crate::DEFAULT_STATEMENT_TIMEOUT_MS.load(Relaxed)),
+    );
+    m.insert(
+        "idle_in_transaction_session_timeout".into(),
+        format_duration_ms(crate::DEFAULT_IDLE_TXN_TIMEOUT_MS.load(Relaxed)),
+    );
     m
+}
+
+/// A time setting as PostgreSQL reads it: a number of milliseconds, or a
+/// number with a unit (us, ms, s, min, h, d); 22023 otherwise.
+pub fn parse_duration_ms(v: &str) -> Result<u64> {
+    let t = v.trim();
+    let bad = || Error::InvalidParameter {
+        message: format!("invalid value for a time parameter: \"{v}\""),
+    };
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let factor = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return Err(bad()),
+    };
+    let ms = (n * factor).round();
+    if !(0.0..=i32::MAX as f64).contains(&ms) {
+        return Err(Error::InvalidParameter {
+            message: format!("{v} is outside the valid range for a time parameter"),
+        });
+    }
+    Ok(ms as u64)
+}
+
+/// PostgreSQL's SHOW text of a time setting in ms: `0`, `1500ms`, `5s`,
+/// `2min`, `3h`, `1d`.
+pub fn format_duration_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1000),
+    ] {
+        if ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
 }
 
 impl Session {
@@ -134,7 +197,32 @@ impl Session {
             df_plans: std::collections::HashMap::new(),
             simple_plans: SimplePlans::new(),
             pid: 0,
+            last_activity: std::time::Instant::now(),
+            terminated: false,
         }
+    }
+
+    pub fn touch(&mut self) {
+        self.last_activity = std::time::Instant::now();
+    }
+
+    pub fn idle_for(&self) -> std::time::Duration {
+        self.last_activity.elapsed()
+    }
+
+    fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
+        let ms = parse_duration_ms(self.settings.get(name)?).ok()?;
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    /// `statement_timeout`, if set.
+    pub fn statement_timeout(&self) -> Option<std::time::Duration> {
+        self.duration_setting("statement_timeout")
+    }
+
+    /// `idle_in_transaction_session_timeout`, if set.
+    pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        self.duration_setting("idle_in_transaction_session_timeout")
     }
 
     /// The schema unqualified names resolve in.
@@ -299,6 +387,20 @@ impl Session {
                         )));
                     }
                 }
+                let value = &match key.as_str() {
+                    "statement_timeout" | "idle_in_transaction_session_timeout" => {
+                        format_duration_ms(parse_duration_ms(value)?)
+                    }
+                    "lock_timeout" => {
+                        if parse_duration_ms(value)? != 0 {
+                            return Err(Error::unsupported(
+                                "lock_timeout (shards wait up to innodb_lock_wait_timeout, 20 s, then report 40P01)",
+                            ));
+                        }
+                        "0".to_string()
+                    }
+                    _ => value.clone(),
+                };
                 // Every value that can reach a shard is checked against its
                 // allowed values and stored in canonical form (22023).
                 let value =
@@ -1350,4 +1452,20 @@ fn check_schema_name(name: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn time_settings_read_and_print_like_postgres() {
+        use super::{format_duration_ms, parse_duration_ms};
+        assert_eq!(parse_duration_ms("1500").unwrap(), 1500);
+        assert_eq!(parse_duration_ms("5s").unwrap(), 5000);
+        assert_eq!(parse_duration_ms(" 2min").unwrap(), 120_000);
+        assert!(parse_duration_ms("5 parsecs").is_err());
+        assert!(parse_duration_ms("-1").is_err());
+        assert_eq!(format_duration_ms(5000), "5s");
+        assert_eq!(format_duration_ms(1500), "1500ms");
+        assert_eq!(format_duration_ms(0), "0");
+    }
 }

@@ -1548,6 +1548,148 @@ async fn ddl_with_a_shard_down(cluster: &TestCluster) {
     c.batch_execute("DROP TABLE dd2").await.unwrap();
 }
 
+/// statement_timeout, idle_in_transaction_session_timeout and
+/// max_connections, as PostgreSQL names and enforces them.
+async fn session_limits(cluster: &TestCluster) {
+    let c = cluster.connect(0).await;
+    c.batch_execute("DROP TABLE IF EXISTS lim; CREATE TABLE lim (id int PRIMARY KEY, n int)")
+        .await
+        .unwrap();
+    let values: Vec<String> = (0..2000).map(|i| format!("({i}, 0)")).collect();
+    c.batch_execute(&format!("INSERT INTO lim VALUES {}", values.join(",")))
+        .await
+        .unwrap();
+    c.batch_execute("SET statement_timeout = '300ms'")
+        .await
+        .unwrap();
+    let v: String = c
+        .query_one("SHOW statement_timeout", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(v, "300ms");
+    let t = std::time::Instant::now();
+    let e = c
+        .query(
+            "SELECT count(*) FROM lim a, lim b, lim c WHERE a.id + b.id + c.id = -1",
+            &[],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    let e = c
+        .batch_execute("SET statement_timeout = 'soon'")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("22023"), "{e}");
+    c.batch_execute("SET statement_timeout = 0").await.unwrap();
+
+    // An idle transaction holding a row lock is ended and its lock freed.
+    let idle = cluster.connect(0).await;
+    idle.batch_execute(
+        "SET idle_in_transaction_session_timeout = '300ms'; BEGIN; UPDATE lim SET n = 1 WHERE id = 7",
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let t = std::time::Instant::now();
+    c.execute("UPDATE lim SET n = 2 WHERE id = 7", &[])
+        .await
+        .unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "the idle transaction's lock was kept"
+    );
+    let e = idle.query("SELECT 1", &[]).await.unwrap_err();
+    assert!(
+        e.code().map(|c| c.code()) == Some("25P03") || idle.is_closed(),
+        "{e}"
+    );
+    let n: i32 = c
+        .query_one("SELECT n FROM lim WHERE id = 7", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2, "the idle transaction's write survived");
+    c.batch_execute("DROP TABLE lim").await.unwrap();
+
+    // max_connections: an extra compute node of this cluster with room for 3.
+    let cfg = std::fs::read_to_string(cluster.dir.join("compute1").join("compute.toml")).unwrap();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut lines: Vec<String> = cfg
+        .lines()
+        .map(|l| {
+            if l.starts_with("node_id") {
+                "node_id = 99".to_string()
+            } else if l.starts_with("listen") {
+                format!("listen = \"127.0.0.1:{port}\"")
+            } else if l.starts_with("max_connections") {
+                String::new()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines.insert(0, "max_connections = 3".into());
+    let path = cluster.dir.join("limited.toml");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut child = std::process::Command::new(&cluster.bin)
+        .args(["compute", "--config"])
+        .arg(&path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let n = &cluster.role("compute")[0];
+    let url = format!(
+        "host=127.0.0.1 port={port} user={} password={} dbname=tessera",
+        n.user, n.password
+    );
+    let mut held = vec![];
+    for _ in 0..50 {
+        if tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The probe's connection is gone before the count starts.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    for _ in 0..3 {
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        held.push(client);
+    }
+    let e = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .err()
+        .expect("a 4th connection was accepted");
+    assert_eq!(e.code().map(|c| c.code()), Some("53300"), "{e}");
+    drop(held.pop());
+    let mut ok = false;
+    for _ in 0..50 {
+        if tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .is_ok()
+        {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(ok, "a connection slot was not given back");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Every shard's databases, as the cluster account sees them.
 async fn shard_databases(cluster: &TestCluster) -> Vec<Vec<String>> {
     let mut out = vec![];
@@ -1679,6 +1821,7 @@ async fn cluster_suite() {
     assert_eq!(before, after, "shard databases changed behind the catalog");
     least_privilege(&cluster).await;
     ddl_with_a_shard_down(&cluster).await;
+    session_limits(&cluster).await;
     bind_format_codes(&cluster).await;
     wire_fuzz(&cluster).await;
     bank_under_faults(&cluster, Victim::Compute).await;
