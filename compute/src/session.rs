@@ -174,7 +174,7 @@ pub fn format_duration_ms(ms: u64) -> String {
         ("min", 60_000),
         ("s", 1000),
     ] {
-        if ms % size == 0 {
+        if ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }
