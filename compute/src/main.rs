@@ -135,6 +135,8 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
     let cfg = ComputeConfig::from_toml(&text).map_err(|e| e.to_string())?;
     compute::QUERY_MEMORY_MB.store(cfg.query_memory_mb, Ordering::Relaxed);
     compute::MAX_CONNECTIONS.store(cfg.max_connections.max(1), Ordering::Relaxed);
+    shard_router::twopc::ORPHAN_TIMEOUT_MS
+        .store(cfg.xa_orphan_timeout_secs.max(1) * 1000, Ordering::Relaxed);
     compute::DEFAULT_STATEMENT_TIMEOUT_MS.store(cfg.statement_timeout_ms, Ordering::Relaxed);
     compute::DEFAULT_IDLE_TXN_TIMEOUT_MS.store(
         cfg.idle_in_transaction_session_timeout_ms,

@@ -45,6 +45,15 @@ pub struct Router {
 /// How often each node polls meta for the catalog version.
 pub const CATALOG_POLL: Duration = Duration::from_millis(100);
 
+/// How long statements keep running on the cached catalog (and logins on
+/// cached credentials) while meta cannot be reached. DDL cannot happen
+/// without meta, so the cache can only miss a DDL committed in the last
+/// poll interval before the outage.
+pub const META_GRACE: Duration = Duration::from_secs(30);
+
+/// Longest wait for meta's answer to a catalog version check.
+pub const META_CHECK_TIMEOUT: Duration = Duration::from_secs(1);
+
 impl Router {
     pub async fn new(
         meta: MetaStore,
@@ -91,15 +100,32 @@ impl Router {
     /// the version less than `2 * CATALOG_POLL` ago (and DDL waits that long
     /// before answering, see [`Router::reload`]), or this call asks meta.
     pub async fn ensure_fresh(&self) -> Result<Arc<Catalog>> {
-        if let Some(t) = *self.last_confirmed.lock() {
+        let last = *self.last_confirmed.lock();
+        if let Some(t) = last {
             if t.elapsed() < 2 * CATALOG_POLL {
                 return Ok(self.catalog());
             }
         }
-        self.check_version().await
+        let r = match tokio::time::timeout(META_CHECK_TIMEOUT, self.check_version()).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::meta("no answer from the metadata store")),
+        };
+        match r {
+            Ok(c) => Ok(c),
+            // Meta unreachable: statements keep running on the catalog
+            // confirmed last, for a bounded time. DDL, multi-shard commits
+            // and new sequence ranges still need meta and fail.
+            Err(e) if last.is_some_and(|t| t.elapsed() < META_GRACE) => {
+                tracing::debug!("serving the cached catalog, meta unreachable: {e}");
+                Ok(self.catalog())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Asks meta for the catalog version and reloads when it moved.
+    /// (The catalog poller confirms the cached version every
+    /// `CATALOG_POLL`; see [`META_GRACE`].)
     pub async fn check_version(&self) -> Result<Arc<Catalog>> {
         let started = Instant::now();
         let version = self.meta.catalog_version().await?;

@@ -16,15 +16,40 @@ use crate::Router;
 
 #[async_trait]
 impl DecisionLog for MetaStore {
-    async fn decide(&self, gtrid: &str, d: Decision) -> Result<Decision> {
+    async fn decide(
+        &self,
+        gtrid: &str,
+        d: Decision,
+        not_after: Option<std::time::SystemTime>,
+    ) -> Result<Decision> {
         let mut conn = self.conn().await?;
-        let r = conn
-            .exec_drop(
-                "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, 0)",
-                (gtrid, d.as_str()),
-            )
-            .await;
+        let r = match not_after {
+            None => {
+                conn.exec_drop(
+                    "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, 0)",
+                    (gtrid, d.as_str()),
+                )
+                .await
+            }
+            Some(t) => {
+                let secs = t
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs_f64())
+                    .unwrap_or(0.0);
+                conn.exec_drop(
+                    "INSERT INTO commit_log (gtrid, decision, node_id) SELECT ?, ?, 0 FROM DUAL WHERE UNIX_TIMESTAMP(NOW(6)) < ?",
+                    (gtrid, d.as_str(), secs),
+                )
+                .await
+            }
+        };
         match r {
+            // Past the deadline on meta's clock: the abort is recorded
+            // instead (or whatever decision already stands).
+            Ok(()) if not_after.is_some() && conn.affected_rows() == 0 => {
+                drop(conn);
+                Box::pin(self.decide(gtrid, Decision::Abort, None)).await
+            }
             Ok(()) => Ok(d),
             Err(mysql_async::Error::Server(e)) if e.code == 1062 => {
                 let existing: Option<String> = conn

@@ -66,10 +66,30 @@ pub trait Participant: Send {
 #[async_trait]
 pub trait DecisionLog: Send + Sync {
     /// Records `d` unless a decision exists; returns the one that stands.
-    async fn decide(&self, gtrid: &str, d: Decision) -> Result<Decision>;
+    /// With `not_after`, a commit is recorded only if the log's own clock
+    /// has not passed that time; past it the abort decision is recorded
+    /// (and returned) instead.
+    async fn decide(
+        &self,
+        gtrid: &str,
+        d: Decision,
+        not_after: Option<std::time::SystemTime>,
+    ) -> Result<Decision>;
     async fn lookup(&self, gtrids: &[String]) -> Result<HashMap<String, Decision>>;
     /// Deletes decisions older than `age` whose gtrid is not in `keep`.
     async fn forget(&self, age: Duration, keep: &HashSet<String>) -> Result<usize>;
+}
+
+/// How long recovery waits before deciding abort for a prepared branch
+/// with no decision (config `xa_orphan_timeout_secs`, set at start).
+pub static ORPHAN_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(10_000);
+
+/// The latest a coordinator may record its commit decision after starting
+/// to prepare: 60 % of the orphan timeout, leaving room for clock skew
+/// between this node and meta.
+pub fn decision_deadline() -> Duration {
+    Duration::from_millis(ORPHAN_TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed) * 6 / 10)
 }
 
 /// Points where a coordinator can die; the tests stop it there.
@@ -123,6 +143,14 @@ pub async fn commit<P: Participant>(
     if crash(Step::BeforePrepare) {
         return Err(crashed());
     }
+    // The coordinator's deadline: recovery may decide abort for a branch
+    // it has seen prepared for `orphan_timeout`, so the commit decision
+    // must land well before that. Checked here on this node's clock and
+    // again by the log on its own (a decision that arrives late, after a
+    // stall, is recorded as an abort instead).
+    let started = std::time::Instant::now();
+    let deadline = decision_deadline();
+    let not_after = std::time::SystemTime::now() + deadline;
     // A test crash "after prepare i" prepares only the first i + 1.
     let n = writers.len();
     let stop = (0..n).find(|i| crash(Step::AfterPrepare(*i)));
@@ -138,7 +166,17 @@ pub async fn commit<P: Participant>(
     if crash(Step::BeforeDecision) {
         return Err(crashed());
     }
-    match log.decide(gtrid, Decision::Commit).await {
+    if started.elapsed() >= deadline {
+        join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
+        return Err(Error::TxnState {
+            state: SqlState::SERIALIZATION_FAILURE,
+            message: format!(
+                "transaction {gtrid} rolled back: preparing its branches took longer than {} ms",
+                deadline.as_millis()
+            ),
+        });
+    }
+    match log.decide(gtrid, Decision::Commit, Some(not_after)).await {
         Ok(Decision::Commit) => {}
         Ok(Decision::Abort) => {
             // Recovery gave up on us first; its abort stands.
@@ -295,7 +333,7 @@ impl Recovery {
             }
             let seen = *self.first_seen.entry(g.clone()).or_insert(now);
             if now.duration_since(seen) >= self.orphan_timeout {
-                let d = log.decide(g, Decision::Abort).await?;
+                let d = log.decide(g, Decision::Abort, None).await?;
                 if d == Decision::Abort {
                     report.aborted += 1;
                 }
@@ -416,7 +454,12 @@ mod tests {
 
     #[async_trait]
     impl DecisionLog for FakeLog {
-        async fn decide(&self, g: &str, d: Decision) -> Result<Decision> {
+        async fn decide(
+            &self,
+            g: &str,
+            d: Decision,
+            _not_after: Option<std::time::SystemTime>,
+        ) -> Result<Decision> {
             if self.down {
                 return Err(Error::meta("unreachable"));
             }

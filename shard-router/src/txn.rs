@@ -469,6 +469,15 @@ impl ShardAccess {
                         .map_err(|e| map_error(shard, e))?;
                     *guard = Some(Branch { conn });
                 }
+                // A branch that writes or locks rows takes part in the
+                // commit as a writer from now on: it is prepared with the
+                // others (a FOR UPDATE branch committed one phase before
+                // the writers prepared released its locks before the
+                // commit point), and a write dropped mid-way (a cancel)
+                // still counts.
+                if write {
+                    branches.mark_written(shard);
+                }
                 Ok(Lease::Branch(shard, guard, branches.clone()))
             }
         }
