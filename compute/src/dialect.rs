@@ -5,7 +5,8 @@
 //! `f(f(f(...)))` 25 levels deep kept a worker busy for minutes (found by
 //! the wire fuzzer). PostgreSQL names arguments with a plain identifier
 //! (`name => value`), which the identifier-only form parses in constant
-//! time, so that form is used. Everything else is delegated, and
+//! time, so that form is used. `CREATE USER` is read as PostgreSQL reads
+//! it (a role that can log in). Everything else is delegated, and
 //! `dialect()` reports PostgreSQL so the parser's dialect checks hold.
 
 use std::any::TypeId;
@@ -25,6 +26,18 @@ impl Dialect for TesseraDialect {
 
     fn supports_named_fn_args_with_expr_name(&self) -> bool {
         false
+    }
+
+    /// `CREATE USER name ...` is PostgreSQL's `CREATE ROLE name LOGIN ...`
+    /// (sqlparser reads CREATE USER as another dialect's statement).
+    fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        if !parser.parse_keywords(&[Keyword::CREATE, Keyword::USER]) {
+            return None;
+        }
+        Some(parser.parse_create_role().map(|mut cr| {
+            cr.login.get_or_insert(true);
+            Statement::CreateRole(cr)
+        }))
     }
 
     fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
@@ -213,5 +226,25 @@ mod tests {
             let b = Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap();
             assert_eq!(a, b, "{sql}");
         }
+    }
+}
+
+#[cfg(test)]
+mod create_user_tests {
+    use datafusion::sql::sqlparser::ast::Statement;
+
+    #[test]
+    fn create_user_is_a_login_role() {
+        let s = super::parse("SELECT 1; CREATE USER bob WITH PASSWORD 'x' SUPERUSER").unwrap();
+        let Statement::CreateRole(cr) = &s[1] else {
+            panic!("{:?}", s[1]);
+        };
+        assert_eq!(cr.login, Some(true));
+        assert_eq!(cr.superuser, Some(true));
+        let s = super::parse("CREATE USER carl NOLOGIN").unwrap();
+        let Statement::CreateRole(cr) = &s[0] else {
+            panic!();
+        };
+        assert_eq!(cr.login, Some(false));
     }
 }

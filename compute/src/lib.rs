@@ -13,6 +13,7 @@ pub mod limits;
 pub mod literals;
 pub mod pgtypes;
 pub mod plan;
+pub mod privileges;
 pub mod server;
 pub mod session;
 

@@ -327,14 +327,23 @@ impl Planner<'_> {
             | Statement::Drop { .. }
             | Statement::Truncate(_)
             | Statement::CreateSchema { .. }
-            | Statement::CreateDatabase { .. }) => {
+            | Statement::CreateDatabase { .. }
+            | Statement::CreateRole(_)
+            | Statement::AlterRole { .. }
+            | Statement::Grant(_)
+            | Statement::Revoke(_)) => {
                 let tag = match s {
                     Statement::CreateTable(_) => "CREATE TABLE",
                     Statement::CreateIndex(_) => "CREATE INDEX",
+                    Statement::CreateRole(_) => "CREATE ROLE",
+                    Statement::AlterRole { .. } => "ALTER ROLE",
+                    Statement::Grant(_) => "GRANT",
+                    Statement::Revoke(_) => "REVOKE",
                     Statement::Drop { object_type, .. } => match object_type {
                         datafusion::sql::sqlparser::ast::ObjectType::Table => "DROP TABLE",
                         datafusion::sql::sqlparser::ast::ObjectType::Index => "DROP INDEX",
                         datafusion::sql::sqlparser::ast::ObjectType::Schema => "DROP SCHEMA",
+                        datafusion::sql::sqlparser::ast::ObjectType::Role => "DROP ROLE",
                         _ => "DROP",
                     },
                     Statement::Truncate(_) => "TRUNCATE TABLE",

@@ -175,6 +175,10 @@ fn parse_error(sql: &str, e: ParserError) -> Error {
 /// over the limits of [`crate::limits`] before anything else walks them.
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     crate::limits::check_size(sql)?;
+    parse_checked(sql)
+}
+
+fn parse_checked(sql: &str) -> Result<Vec<Statement>> {
     let stmts = crate::dialect::parse(sql).map_err(|e| parse_error(sql, e))?;
     let mut out = Vec::with_capacity(stmts.len());
     let mut err = None;
@@ -427,7 +431,12 @@ impl ConnHandlers {
             let md = client.metadata();
             let user = md.get("user").cloned().unwrap_or_default();
             let db = md.get("database").cloned().unwrap_or_else(|| user.clone());
+            let superuser = crate::privileges::is_superuser(&self.router.catalog(), &user);
             let mut s = Session::new(self.router.clone(), db, user);
+            s.settings.insert(
+                "is_superuser".into(),
+                if superuser { "on" } else { "off" }.into(),
+            );
             s.pid = client.pid_and_secret_key().0;
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
@@ -567,6 +576,12 @@ impl ConnHandlers {
             });
         }
         session.touch();
+        crate::privileges::check(
+            &self.router.catalog(),
+            &session.user,
+            &prepared.stmt,
+            &session.current_schema(),
+        )?;
         let limit = session.statement_timeout();
         let res = match limit {
             Some(d) if !matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback) => {

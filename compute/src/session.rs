@@ -526,6 +526,9 @@ impl Session {
                 // then the shards; the meta commit makes it visible.
                 let id = txn.create_table(&def).await?;
                 def.id = id;
+                if !crate::privileges::is_superuser(&catalog, &self.user) {
+                    txn.set_owner(id, &self.user).await?;
+                }
                 // Queued first, committed at once: if the shards fail or
                 // this node dies before the catalog commit, recovery drops
                 // what was made (the id is never reused).
@@ -693,6 +696,31 @@ impl Session {
                         router.reload().await?;
                         Ok("DROP SCHEMA".into())
                     }
+                    ObjectType::Role => {
+                        let mut txn = router.meta.begin_ddl(router.node_id, "DROP ROLE").await?;
+                        for n in names {
+                            let name = object_parts(n).join(".");
+                            if !catalog.roles.contains_key(&name) {
+                                if *if_exists {
+                                    continue;
+                                }
+                                return Err(Error::TxnState {
+                                    state: SqlState::UNDEFINED_OBJECT,
+                                    message: format!("role \"{name}\" does not exist"),
+                                });
+                            }
+                            if name == self.user {
+                                return Err(Error::TxnState {
+                                    state: SqlState::OBJECT_IN_USE,
+                                    message: "current user cannot be dropped".into(),
+                                });
+                            }
+                            txn.drop_role(&name).await?;
+                        }
+                        txn.commit().await?;
+                        router.reload().await?;
+                        Ok("DROP ROLE".into())
+                    }
                     other => Err(Error::unsupported(format!("DROP {other}"))),
                 }
             }
@@ -730,6 +758,100 @@ impl Session {
                 txn.commit().await?;
                 router.reload().await?;
                 Ok("CREATE SCHEMA".into())
+            }
+            Statement::CreateRole(cr) => {
+                let mut txn = router.meta.begin_ddl(router.node_id, "CREATE ROLE").await?;
+                for n in &cr.names {
+                    let name = object_parts(n).join(".");
+                    if catalog.roles.contains_key(&name) {
+                        if cr.if_not_exists {
+                            continue;
+                        }
+                        return Err(Error::TxnState {
+                            state: SqlState::DUPLICATE_OBJECT,
+                            message: format!("role \"{name}\" already exists"),
+                        });
+                    }
+                    if name.starts_with("pg_") || name == "public" || name == "none" {
+                        return Err(Error::TxnState {
+                            state: SqlState::RESERVED_NAME,
+                            message: format!("role name \"{name}\" is reserved"),
+                        });
+                    }
+                    let password = role_password(cr.password.as_ref())?;
+                    txn.put_role(
+                        &name,
+                        Some(cr.superuser.unwrap_or(false)),
+                        Some(cr.login.unwrap_or(false)),
+                        password,
+                    )
+                    .await?;
+                }
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("CREATE ROLE".into())
+            }
+            Statement::AlterRole { name, operation } => {
+                use datafusion::sql::sqlparser::ast::{AlterRoleOperation, RoleOption};
+                let name = normalize_ident(name);
+                if !catalog.roles.contains_key(&name) {
+                    return Err(Error::TxnState {
+                        state: SqlState::UNDEFINED_OBJECT,
+                        message: format!("role \"{name}\" does not exist"),
+                    });
+                }
+                let AlterRoleOperation::WithOptions { options } = operation else {
+                    return Err(Error::unsupported("this ALTER ROLE"));
+                };
+                let (mut su, mut login, mut pw) = (None, None, None);
+                for o in options {
+                    match o {
+                        RoleOption::SuperUser(b) => su = Some(*b),
+                        RoleOption::Login(b) => login = Some(*b),
+                        RoleOption::Password(p) => pw = role_password(Some(p))?,
+                        other => return Err(Error::unsupported(format!("role option {other}"))),
+                    }
+                }
+                let mut txn = router.meta.begin_ddl(router.node_id, "ALTER ROLE").await?;
+                txn.put_role(&name, su, login, pw).await?;
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("ALTER ROLE".into())
+            }
+            Statement::Grant(g) => {
+                let privs = grant_list(
+                    &catalog,
+                    &schema,
+                    &g.privileges,
+                    g.objects.as_ref(),
+                    &g.grantees,
+                )?;
+                if g.with_grant_option {
+                    return Err(Error::unsupported("WITH GRANT OPTION"));
+                }
+                let mut txn = router.meta.begin_ddl(router.node_id, "GRANT").await?;
+                for p in &privs {
+                    txn.set_grant(p, true).await?;
+                }
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("GRANT".into())
+            }
+            Statement::Revoke(r) => {
+                let privs = grant_list(
+                    &catalog,
+                    &schema,
+                    &r.privileges,
+                    r.objects.as_ref(),
+                    &r.grantees,
+                )?;
+                let mut txn = router.meta.begin_ddl(router.node_id, "REVOKE").await?;
+                for p in &privs {
+                    txn.set_grant(p, false).await?;
+                }
+                txn.commit().await?;
+                router.reload().await?;
+                Ok("REVOKE".into())
             }
             _ => Err(Error::unsupported(
                 "CREATE DATABASE (a cluster serves one database; use schemas)",
@@ -1452,6 +1574,154 @@ fn check_schema_name(name: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The SCRAM material of a role's `PASSWORD` option: `Some(None)` for
+/// `PASSWORD NULL`.
+fn role_password(
+    p: Option<&datafusion::sql::sqlparser::ast::Password>,
+) -> Result<Option<Option<meta::ScramSecret>>> {
+    use datafusion::sql::sqlparser::ast::{Password, Value};
+    Ok(match p {
+        None => None,
+        Some(Password::NullPassword) => Some(None),
+        Some(Password::Password(Expr::Value(v))) => match &v.value {
+            Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
+                Some(Some(crate::privileges::password_verifier(s)))
+            }
+            Value::Null => Some(None),
+            _ => {
+                return Err(Error::unsupported(
+                    "a password that is not a string literal",
+                ))
+            }
+        },
+        Some(_) => {
+            return Err(Error::unsupported(
+                "a password that is not a string literal",
+            ))
+        }
+    })
+}
+
+/// The privileges a GRANT or REVOKE names, one row each.
+fn grant_list(
+    catalog: &meta::Catalog,
+    schema: &str,
+    privileges: &datafusion::sql::sqlparser::ast::Privileges,
+    objects: Option<&datafusion::sql::sqlparser::ast::GrantObjects>,
+    grantees: &[datafusion::sql::sqlparser::ast::Grantee],
+) -> Result<Vec<meta::Privilege>> {
+    use datafusion::sql::sqlparser::ast::{
+        Action, GrantObjects, GranteeName, GranteesType, Privileges,
+    };
+    let mut roles = vec![];
+    for g in grantees {
+        let name = match (&g.grantee_type, &g.name) {
+            (GranteesType::Public, _) => "public".to_string(),
+            (_, Some(GranteeName::ObjectName(n))) => object_parts(n).join("."),
+            _ => return Err(Error::unsupported("this grantee")),
+        };
+        if name != "public" && !catalog.roles.contains_key(&name) {
+            return Err(Error::TxnState {
+                state: SqlState::UNDEFINED_OBJECT,
+                message: format!("role \"{name}\" does not exist"),
+            });
+        }
+        roles.push(name);
+    }
+    // (kind, schema, object) targets
+    let mut targets = vec![];
+    let on_schema;
+    match objects {
+        Some(GrantObjects::Tables(names)) => {
+            on_schema = false;
+            for n in names {
+                let t = resolve_table(catalog, n, schema)?;
+                targets.push(("table", t.schema.clone(), t.name.clone()));
+            }
+        }
+        Some(GrantObjects::AllTablesInSchema { schemas }) => {
+            on_schema = false;
+            for s in schemas {
+                let s = object_parts(s).join(".");
+                if !catalog.schemas.contains(&s) {
+                    return Err(Error::SchemaNotFound { name: s });
+                }
+                for t in catalog.tables.values().filter(|t| t.schema == s) {
+                    targets.push(("table", t.schema.clone(), t.name.clone()));
+                }
+            }
+        }
+        Some(GrantObjects::Schemas(names)) => {
+            on_schema = true;
+            for n in names {
+                let s = object_parts(n).join(".");
+                if !catalog.schemas.contains(&s) {
+                    return Err(Error::SchemaNotFound { name: s });
+                }
+                targets.push(("schema", s, String::new()));
+            }
+        }
+        _ => return Err(Error::unsupported("GRANT on this kind of object")),
+    }
+    let all_table = ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE"];
+    let all_schema = ["USAGE", "CREATE"];
+    let names: Vec<&str> = match privileges {
+        Privileges::All { .. } => {
+            if on_schema {
+                all_schema.to_vec()
+            } else {
+                all_table.to_vec()
+            }
+        }
+        Privileges::Actions(actions) => {
+            let mut v = vec![];
+            for a in actions {
+                let n = match a {
+                    Action::Select { columns: None } => "SELECT",
+                    Action::Insert { columns: None } => "INSERT",
+                    Action::Update { columns: None } => "UPDATE",
+                    Action::Delete => "DELETE",
+                    Action::Truncate => "TRUNCATE",
+                    Action::Usage => "USAGE",
+                    Action::Create { obj_type: None } => "CREATE",
+                    other => return Err(Error::unsupported(format!("privilege {other}"))),
+                };
+                let fits = if on_schema {
+                    all_schema.contains(&n)
+                } else {
+                    all_table.contains(&n)
+                };
+                if !fits {
+                    return Err(Error::TxnState {
+                        state: SqlState("0LP01"),
+                        message: format!(
+                            "invalid privilege type {n} for {}",
+                            if on_schema { "schema" } else { "table" }
+                        ),
+                    });
+                }
+                v.push(n);
+            }
+            v
+        }
+    };
+    let mut out = vec![];
+    for r in &roles {
+        for (kind, s, o) in &targets {
+            for p in &names {
+                out.push(meta::Privilege {
+                    grantee: r.clone(),
+                    kind: kind.to_string(),
+                    schema: s.clone(),
+                    object: o.clone(),
+                    privilege: p.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

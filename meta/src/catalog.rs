@@ -123,6 +123,59 @@ pub struct Catalog {
     pub shards: Vec<ShardInfo>,
     pub schemas: BTreeSet<String>,
     pub tables: HashMap<(String, String), Arc<TableDef>>,
+    /// Roles by name.
+    pub roles: HashMap<String, Role>,
+    /// Privileges granted (see [`Privilege`]).
+    pub grants: std::collections::HashSet<Privilege>,
+    /// Owner of each table created by a role (tables without one belong to
+    /// the superusers).
+    pub owners: HashMap<TableId, String>,
+}
+
+/// SCRAM-SHA-256 material of a password: salt, salted password,
+/// iterations.
+pub type ScramSecret = (Vec<u8>, Vec<u8>, u32);
+
+/// A PostgreSQL role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Role {
+    pub superuser: bool,
+    pub login: bool,
+}
+
+/// One privilege granted: to `grantee` (a role or `public`), on a table
+/// (`kind` "table", `object` its name) or a schema (`kind` "schema",
+/// `object` empty), `privilege` in PostgreSQL's spelling (`SELECT`,
+/// `INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`, `USAGE`, `CREATE`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Privilege {
+    pub grantee: String,
+    pub kind: String,
+    pub schema: String,
+    pub object: String,
+    pub privilege: String,
+}
+
+impl Catalog {
+    /// Whether `role` (or PUBLIC) holds `privilege` on the object.
+    pub fn granted(
+        &self,
+        role: &str,
+        kind: &str,
+        schema: &str,
+        object: &str,
+        privilege: &str,
+    ) -> bool {
+        [role, "public"].iter().any(|g| {
+            self.grants.contains(&Privilege {
+                grantee: g.to_string(),
+                kind: kind.into(),
+                schema: schema.into(),
+                object: object.into(),
+                privilege: privilege.into(),
+            })
+        })
+    }
 }
 
 impl Catalog {

@@ -9,7 +9,9 @@ pub mod catalog;
 pub mod schema;
 pub mod store;
 
-pub use catalog::{Catalog, ColumnDef, Distribution, IndexDef, ShardInfo, TableDef};
+pub use catalog::{
+    Catalog, ColumnDef, Distribution, IndexDef, Privilege, Role, ScramSecret, ShardInfo, TableDef,
+};
 pub use store::{DdlTxn, MetaStore, OrphanClaim};
 
 /// Prefix of every MariaDB database Tessera creates on a shard: schema `s`

@@ -1,7 +1,7 @@
 //! DDL of the metadata schema, versioned: `bootstrap` applies the statements
 //! of every version above the stored one.
 
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -31,4 +31,14 @@ pub const V1: &[&str] = &[
 /// died before its commit). Recovery drops them under the DDL lock.
 pub const V2: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS pending_drops (shard_id INT NOT NULL, db VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, table_id BIGINT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (shard_id, db, tbl))",
+];
+
+/// Version 3: PostgreSQL roles and privileges. Existing users keep being
+/// superusers that can log in.
+pub const V3: &[&str] = &[
+    "ALTER TABLE users ADD COLUMN IF NOT EXISTS superuser BOOLEAN NOT NULL DEFAULT TRUE",
+    "ALTER TABLE users ADD COLUMN IF NOT EXISTS can_login BOOLEAN NOT NULL DEFAULT TRUE",
+    "ALTER TABLE users MODIFY salt VARBINARY(64) NULL, MODIFY salted_password VARBINARY(64) NULL",
+    "CREATE TABLE IF NOT EXISTS grants (grantee VARCHAR(64) NOT NULL, kind VARCHAR(8) NOT NULL, schema_name VARCHAR(64) NOT NULL, object_name VARCHAR(64) NOT NULL, privilege VARCHAR(16) NOT NULL, PRIMARY KEY (grantee, kind, schema_name, object_name, privilege))",
+    "CREATE TABLE IF NOT EXISTS table_owners (table_id BIGINT PRIMARY KEY, owner VARCHAR(64) NOT NULL)",
 ];

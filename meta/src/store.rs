@@ -104,6 +104,11 @@ impl MetaStore {
                 conn.query_drop(*stmt).await.map_err(me)?;
             }
         }
+        if current.unwrap_or(0) < 3 {
+            for stmt in schema::V3 {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+        }
         if current.unwrap_or(0) > schema::SCHEMA_VERSION {
             return Err(Error::meta(format!(
                 "metadata schema version {} is newer than this binary supports ({})",
@@ -238,7 +243,39 @@ impl MetaStore {
                 .collect(),
             schemas: schemas.into_iter().collect::<BTreeSet<_>>(),
             tables: HashMap::new(),
+            roles: HashMap::new(),
+            grants: Default::default(),
+            owners: HashMap::new(),
         };
+        let roles: Vec<(String, bool, bool)> = conn
+            .query("SELECT user_name, superuser, can_login FROM users")
+            .await
+            .map_err(me)?;
+        for (name, superuser, login) in roles {
+            catalog
+                .roles
+                .insert(name, crate::catalog::Role { superuser, login });
+        }
+        let grants: Vec<(String, String, String, String, String)> = conn
+            .query("SELECT grantee, kind, schema_name, object_name, privilege FROM grants")
+            .await
+            .map_err(me)?;
+        for (grantee, kind, schema, object, privilege) in grants {
+            catalog.grants.insert(crate::catalog::Privilege {
+                grantee,
+                kind,
+                schema,
+                object,
+                privilege,
+            });
+        }
+        let owners: Vec<(u64, String)> = conn
+            .query("SELECT table_id, owner FROM table_owners")
+            .await
+            .map_err(me)?;
+        for (tid, owner) in owners {
+            catalog.owners.insert(TableId(tid), owner);
+        }
         for (tid, schema, name, dist, dist_cols, pk) in tables {
             let partition_shards = parts.remove(&tid).unwrap_or_default();
             let distribution = match dist.as_str() {
@@ -401,10 +438,12 @@ impl MetaStore {
     }
 
     /// SCRAM credentials of a user: (salt, salted password, iterations).
+    /// A login role's SCRAM material; `None` for an unknown role, a role
+    /// without a password or one that may not log in.
     pub async fn user_credentials(&self, user: &str) -> Result<Option<(Vec<u8>, Vec<u8>, u32)>> {
         let mut conn = self.conn().await?;
         conn.exec_first(
-            "SELECT salt, salted_password, iterations FROM users WHERE user_name = ?",
+            "SELECT salt, salted_password, iterations FROM users WHERE user_name = ? AND can_login AND salt IS NOT NULL AND salted_password IS NOT NULL",
             (user,),
         )
         .await
@@ -420,7 +459,7 @@ impl MetaStore {
     ) -> Result<()> {
         let mut conn = self.conn().await?;
         conn.exec_drop(
-            "REPLACE INTO users VALUES (?, ?, ?, ?)",
+            "REPLACE INTO users (user_name, salt, salted_password, iterations, superuser, can_login) VALUES (?, ?, ?, ?, TRUE, TRUE)",
             (user, salt, salted, iterations),
         )
         .await
@@ -563,7 +602,19 @@ impl DdlTxn {
 
     pub async fn drop_table(&mut self, def: &TableDef) -> Result<()> {
         let conn = self.c()?;
-        for t in ["cat_tables", "cat_columns", "cat_indexes", "cat_partitions"] {
+        conn.exec_drop(
+            "DELETE FROM grants WHERE kind = 'table' AND schema_name = ? AND object_name = ?",
+            (&def.schema, &def.name),
+        )
+        .await
+        .map_err(me)?;
+        for t in [
+            "cat_tables",
+            "cat_columns",
+            "cat_indexes",
+            "cat_partitions",
+            "table_owners",
+        ] {
             conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
                 .await
                 .map_err(me)?;
@@ -594,6 +645,91 @@ impl DdlTxn {
                 "DELETE FROM cat_indexes WHERE table_id = ? AND index_name = ?",
                 (table.0, name),
             )
+            .await
+            .map_err(me)
+    }
+
+    /// Creates or changes a role. `None` keeps a field as it is (new
+    /// roles: no superuser, no login, no password).
+    pub async fn put_role(
+        &mut self,
+        name: &str,
+        superuser: Option<bool>,
+        login: Option<bool>,
+        password: Option<Option<crate::catalog::ScramSecret>>,
+    ) -> Result<()> {
+        let conn = self.c()?;
+        conn.exec_drop(
+            "INSERT IGNORE INTO users (user_name, salt, salted_password, iterations, superuser, can_login) VALUES (?, NULL, NULL, 0, FALSE, FALSE)",
+            (name,),
+        )
+        .await
+        .map_err(me)?;
+        if let Some(su) = superuser {
+            conn.exec_drop(
+                "UPDATE users SET superuser = ? WHERE user_name = ?",
+                (su, name),
+            )
+            .await
+            .map_err(me)?;
+        }
+        if let Some(l) = login {
+            conn.exec_drop(
+                "UPDATE users SET can_login = ? WHERE user_name = ?",
+                (l, name),
+            )
+            .await
+            .map_err(me)?;
+        }
+        if let Some(p) = password {
+            let (salt, salted, iter) = match p {
+                Some((a, b, i)) => (Some(a), Some(b), i),
+                None => (None, None, 0),
+            };
+            conn.exec_drop(
+                "UPDATE users SET salt = ?, salted_password = ?, iterations = ? WHERE user_name = ?",
+                (salt, salted, iter, name),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(())
+    }
+
+    /// Drops a role and what was granted to it; its tables go to no one
+    /// (the superusers).
+    pub async fn drop_role(&mut self, name: &str) -> Result<()> {
+        let conn = self.c()?;
+        for sql in [
+            "DELETE FROM users WHERE user_name = ?",
+            "DELETE FROM grants WHERE grantee = ?",
+            "DELETE FROM table_owners WHERE owner = ?",
+        ] {
+            conn.exec_drop(sql, (name,)).await.map_err(me)?;
+        }
+        Ok(())
+    }
+
+    /// Grants (or revokes) one privilege.
+    pub async fn set_grant(&mut self, p: &crate::catalog::Privilege, grant: bool) -> Result<()> {
+        let sql = if grant {
+            "INSERT IGNORE INTO grants VALUES (?, ?, ?, ?, ?)"
+        } else {
+            "DELETE FROM grants WHERE grantee = ? AND kind = ? AND schema_name = ? AND object_name = ? AND privilege = ?"
+        };
+        self.c()?
+            .exec_drop(
+                sql,
+                (&p.grantee, &p.kind, &p.schema, &p.object, &p.privilege),
+            )
+            .await
+            .map_err(me)
+    }
+
+    /// Records the role that created a table.
+    pub async fn set_owner(&mut self, table: TableId, owner: &str) -> Result<()> {
+        self.c()?
+            .exec_drop("REPLACE INTO table_owners VALUES (?, ?)", (table.0, owner))
             .await
             .map_err(me)
     }

@@ -36,6 +36,10 @@ pub enum RoutePlan {
     Single,
 }
 
+/// Most key value combinations a route is resolved from; past it the
+/// statement scatters (the shards still filter).
+pub const MAX_ROUTE_COMBOS: usize = 4096;
+
 /// Returns the 0-based index of a `$n` placeholder.
 pub fn placeholder_index(s: &str) -> Option<usize> {
     s.strip_prefix('$')?.parse::<usize>().ok()?.checked_sub(1)
@@ -157,6 +161,11 @@ impl RoutePlan {
                     .collect();
                 let mut combos: Vec<Vec<Datum>> = vec![vec![]];
                 for (vals, ty) in per_key.iter().zip(&key_types) {
+                    // Bounded before building: the product of several IN
+                    // lists grew a node by 1.5 GB when it was cut after.
+                    if combos.len().saturating_mul(vals.len()) > MAX_ROUTE_COMBOS {
+                        return Ok(Route::Scatter);
+                    }
                     let mut next = vec![];
                     for combo in &combos {
                         for v in vals {
@@ -173,9 +182,6 @@ impl RoutePlan {
                         }
                     }
                     combos = next;
-                    if combos.len() > 4096 {
-                        return Ok(Route::Scatter);
-                    }
                 }
                 let n = table.partition_count();
                 let parts: BTreeSet<u32> = combos

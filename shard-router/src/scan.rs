@@ -322,6 +322,11 @@ impl ShardTableProvider {
                     let Some(vals) = key_candidates(filters, c) else {
                         return all;
                     };
+                    // The same bound as routing, checked before the
+                    // product is built.
+                    if combos.len().saturating_mul(vals.len()) > crate::route::MAX_ROUTE_COMBOS {
+                        return all;
+                    }
                     let mut next = vec![];
                     for combo in &combos {
                         for v in &vals {

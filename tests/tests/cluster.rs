@@ -1579,7 +1579,6 @@ async fn session_limits(cluster: &TestCluster) {
         .unwrap()
         .get(0);
     assert_eq!(v, "300ms");
-    let t = std::time::Instant::now();
     let e = c
         .query(
             "SELECT count(*) FROM lim a, lim b, lim c WHERE a.id + b.id + c.id = -1",
@@ -1588,7 +1587,6 @@ async fn session_limits(cluster: &TestCluster) {
         .await
         .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
-    assert!(t.elapsed() < std::time::Duration::from_secs(20));
     let e = c
         .batch_execute("SET statement_timeout = 'soon'")
         .await
@@ -1604,14 +1602,11 @@ async fn session_limits(cluster: &TestCluster) {
     .await
     .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
-    let t = std::time::Instant::now();
+    // Had the idle transaction kept its row lock, this would fail after
+    // the shards' lock wait timeout (40P01).
     c.execute("UPDATE lim SET n = 2 WHERE id = 7", &[])
         .await
         .unwrap();
-    assert!(
-        t.elapsed() < std::time::Duration::from_secs(5),
-        "the idle transaction's lock was kept"
-    );
     let e = idle.query("SELECT 1", &[]).await.unwrap_err();
     assert!(
         e.code().map(|c| c.code()) == Some("25P03") || idle.is_closed(),
@@ -1781,6 +1776,135 @@ async fn meta_down(cluster: &TestCluster) {
         .unwrap();
 }
 
+/// PostgreSQL roles and privileges, checked by the compute node (42501).
+async fn roles_and_privileges(cluster: &TestCluster) {
+    let admin = cluster.connect(0).await;
+    admin
+        .batch_execute(
+            "CREATE ROLE alice LOGIN PASSWORD 'pw-a'; CREATE USER bob WITH PASSWORD 'pw-b'; CREATE ROLE nol PASSWORD 'pw-n';
+             CREATE SCHEMA rp; CREATE TABLE rp.t (id int PRIMARY KEY, v text); INSERT INTO rp.t VALUES (1, 'r');
+             CREATE TABLE pt (id int PRIMARY KEY, v text); INSERT INTO pt VALUES (1, 'p')",
+        )
+        .await
+        .unwrap();
+    let port = cluster.role("compute")[1].port;
+    let login = |user: &str, pw: &str| {
+        format!("host=127.0.0.1 port={port} user={user} password={pw} dbname=tessera")
+    };
+    async fn connect(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+        tokio::spawn(conn);
+        Ok(c)
+    }
+    async fn code(c: &tokio_postgres::Client, sql: &str) -> String {
+        match c.batch_execute(sql).await {
+            Ok(()) => "ok".into(),
+            Err(e) => e
+                .code()
+                .map(|c| c.code().to_string())
+                .unwrap_or(e.to_string()),
+        }
+    }
+    let alice = connect(&login("alice", "pw-a")).await.unwrap();
+    let su: String = alice
+        .query_one("SHOW is_superuser", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(su, "off");
+    assert_eq!(code(&alice, "SELECT * FROM pt").await, "42501");
+    assert_eq!(code(&alice, "SELECT * FROM pt WHERE id = 1").await, "42501");
+    admin
+        .batch_execute("GRANT SELECT ON pt TO alice")
+        .await
+        .unwrap();
+    let v: String = alice
+        .query_one("SELECT v FROM pt WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(v, "p");
+    assert_eq!(
+        code(&alice, "INSERT INTO pt VALUES (2, 'x')").await,
+        "42501"
+    );
+    assert_eq!(
+        code(&alice, "UPDATE pt SET v = 'y' WHERE id = 1").await,
+        "42501"
+    );
+    assert_eq!(code(&alice, "TRUNCATE pt").await, "42501");
+    assert_eq!(code(&alice, "SELECT * FROM rp.t").await, "42501");
+    admin
+        .batch_execute("GRANT SELECT ON rp.t TO alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(&alice, "SELECT * FROM rp.t").await,
+        "42501",
+        "no USAGE on rp"
+    );
+    admin
+        .batch_execute("GRANT USAGE ON SCHEMA rp TO alice")
+        .await
+        .unwrap();
+    assert_eq!(code(&alice, "SELECT * FROM rp.t").await, "ok");
+    assert_eq!(
+        code(&alice, "SELECT count(*) FROM pt JOIN rp.t USING (id)").await,
+        "ok"
+    );
+    assert_eq!(
+        code(&alice, "CREATE TABLE at (id int PRIMARY KEY)").await,
+        "42501"
+    );
+    admin
+        .batch_execute("GRANT CREATE ON SCHEMA public TO alice")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(&alice, "CREATE TABLE at (id int PRIMARY KEY)").await,
+        "ok"
+    );
+    assert_eq!(code(&alice, "INSERT INTO at VALUES (1), (2)").await, "ok");
+    assert_eq!(code(&alice, "CREATE INDEX ON pt (v)").await, "42501");
+    assert_eq!(code(&alice, "DROP TABLE pt").await, "42501");
+    assert_eq!(code(&alice, "CREATE ROLE mallory SUPERUSER").await, "42501");
+    assert_eq!(code(&alice, "GRANT ALL ON pt TO alice").await, "42501");
+    assert_eq!(code(&alice, "CREATE SCHEMA mine").await, "42501");
+    let bob = connect(&login("bob", "pw-b")).await.unwrap();
+    assert_eq!(code(&bob, "SELECT * FROM at").await, "42501");
+    admin
+        .batch_execute("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO PUBLIC")
+        .await
+        .unwrap();
+    assert_eq!(code(&bob, "SELECT * FROM pt").await, "ok");
+    assert_eq!(code(&bob, "INSERT INTO pt VALUES (3, 'b')").await, "ok");
+    assert_eq!(code(&bob, "DELETE FROM pt WHERE id = 3").await, "42501");
+    admin.batch_execute("REVOKE SELECT, INSERT ON ALL TABLES IN SCHEMA public FROM PUBLIC; REVOKE SELECT ON pt FROM alice").await.unwrap();
+    assert_eq!(code(&alice, "SELECT * FROM pt").await, "42501");
+    assert_eq!(code(&alice, "DROP TABLE at").await, "ok");
+    assert!(
+        connect(&login("nol", "pw-n")).await.is_err(),
+        "a NOLOGIN role logged in"
+    );
+    assert!(connect(&login("alice", "wrong")).await.is_err());
+    admin
+        .batch_execute("ALTER ROLE alice WITH PASSWORD 'pw-2'")
+        .await
+        .unwrap();
+    // Credentials are cached for a few seconds per node: another node
+    // sees the new password at once.
+    let other_port = cluster.role("compute")[2].port;
+    let url2 = format!("host=127.0.0.1 port={other_port} user=alice password=pw-2 dbname=tessera");
+    connect(&url2).await.unwrap();
+    drop(alice);
+    drop(bob);
+    admin
+        .batch_execute("DROP ROLE alice, bob, nol; DROP SCHEMA rp CASCADE; DROP TABLE pt")
+        .await
+        .unwrap();
+    assert_eq!(code(&admin, "DROP ROLE alice").await, "42704");
+}
+
 /// Every shard's databases, as the cluster account sees them.
 async fn shard_databases(cluster: &TestCluster) -> Vec<Vec<String>> {
     let mut out = vec![];
@@ -1840,6 +1964,33 @@ async fn safety(cluster: &TestCluster) {
         .await
         .unwrap();
     assert_eq!(rows[0].get::<_, i64>(0), 2);
+    // A composite key with two wide IN lists: 4 million combinations are
+    // never built (the route scatters past 4,096), the answer is right.
+    c.batch_execute("DROP TABLE IF EXISTS ck; CREATE TABLE ck (a int, b int, PRIMARY KEY (a, b)) PARTITION BY HASH (a, b); INSERT INTO ck VALUES (1, 1), (2, 2), (3, 5000)")
+        .await
+        .unwrap();
+    let list: Vec<String> = (0..2000).map(|i| i.to_string()).collect();
+    let l = list.join(",");
+    let rows = c
+        .query(
+            &format!("SELECT count(*) FROM ck WHERE a IN ({l}) AND b IN ({l})"),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows[0].get::<_, i64>(0), 2);
+    let rows = c
+        .simple_query(&format!(
+            "SELECT a FROM ck WHERE a IN ({l}) AND b IN ({l}) ORDER BY a"
+        ))
+        .await
+        .unwrap();
+    let n = rows
+        .iter()
+        .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
+        .count();
+    assert_eq!(n, 2);
+    c.batch_execute("DROP TABLE ck").await.unwrap();
     // The node still serves its other sessions.
     let d = cluster.connect(1).await;
     d.simple_query("SELECT 1").await.unwrap();
@@ -1913,6 +2064,7 @@ async fn cluster_suite() {
     least_privilege(&cluster).await;
     ddl_with_a_shard_down(&cluster).await;
     session_limits(&cluster).await;
+    roles_and_privileges(&cluster).await;
     meta_down(&cluster).await;
     bind_format_codes(&cluster).await;
     wire_fuzz(&cluster).await;

@@ -1,0 +1,242 @@
+//! PostgreSQL's privilege checks, made by the compute node before a
+//! statement runs (42501), against the roles and grants of the cached
+//! catalog (kept in meta, changed through the DDL lock and log like any
+//! catalog change).
+//!
+//! What is modelled: superusers may do anything; other roles need
+//! `USAGE` on a table's schema (everyone has it on `public`, as in
+//! PostgreSQL 15) and `SELECT` on every table a query reads, `INSERT` /
+//! `UPDATE` / `DELETE` / `TRUNCATE` on the table a statement changes
+//! (`UPDATE` and `DELETE` with a `WHERE` also `SELECT`), `CREATE` on the
+//! schema to create a table there; the owner of a table (the role that
+//! created it) has every privilege on it and alone (with superusers) may
+//! drop it or index it. Schemas, roles and grants are managed by
+//! superusers only. Not modelled: role membership and inheritance, column
+//! privileges, `WITH GRANT OPTION`, default privileges, database-level
+//! `CONNECT`/`CREATE`.
+
+use std::ops::ControlFlow;
+
+use common::{Error, Result, SqlState};
+use datafusion::sql::sqlparser::ast::{
+    visit_relations, CopySource, ObjectName, ObjectType, Statement, TableObject,
+};
+use meta::{Catalog, TableDef};
+
+use crate::plan::{object_parts, resolve_table};
+
+fn denied(what: String) -> Error {
+    Error::TxnState {
+        state: SqlState::INSUFFICIENT_PRIVILEGE,
+        message: format!("permission denied for {what}"),
+    }
+}
+
+/// Whether `user` is a superuser (unknown roles are not).
+pub fn is_superuser(catalog: &Catalog, user: &str) -> bool {
+    catalog.roles.get(user).is_some_and(|r| r.superuser)
+}
+
+fn owns(catalog: &Catalog, user: &str, t: &TableDef) -> bool {
+    catalog.owners.get(&t.id).is_some_and(|o| o == user)
+}
+
+fn check_usage(catalog: &Catalog, user: &str, schema: &str) -> Result<()> {
+    if schema == "public" || catalog.granted(user, "schema", schema, "", "USAGE") {
+        Ok(())
+    } else {
+        Err(denied(format!("schema {schema}")))
+    }
+}
+
+fn check_table(catalog: &Catalog, user: &str, t: &TableDef, privilege: &str) -> Result<()> {
+    if owns(catalog, user, t) {
+        return Ok(());
+    }
+    check_usage(catalog, user, &t.schema)?;
+    if catalog.granted(user, "table", &t.schema, &t.name, privilege) {
+        Ok(())
+    } else {
+        Err(denied(format!("table {}", t.name)))
+    }
+}
+
+/// The table `name` names, if it is one of the catalog's (names that are
+/// not are left to the planner: 42P01, or a CTE's name).
+fn table_of(
+    catalog: &Catalog,
+    name: &ObjectName,
+    schema: &str,
+) -> Option<std::sync::Arc<TableDef>> {
+    resolve_table(catalog, name, schema).ok()
+}
+
+/// `SELECT` on every catalog table a statement names.
+fn check_reads(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> Result<()> {
+    let mut err = None;
+    let _ = visit_relations(stmt, |name| {
+        if let Some(t) = table_of(catalog, name, schema) {
+            if let Err(e) = check_table(catalog, user, &t, "SELECT") {
+                err = Some(e);
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    err.map_or(Ok(()), Err)
+}
+
+/// Checks that `user` may run `stmt` (with unqualified names in `schema`).
+pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> Result<()> {
+    if is_superuser(catalog, user) {
+        return Ok(());
+    }
+    let superuser_only = |what: &str| Err(denied(format!("{what} (superusers only)")));
+    match stmt {
+        Statement::Query(_) | Statement::Explain { .. } => check_reads(catalog, user, stmt, schema),
+        Statement::Insert(ins) => {
+            if let TableObject::TableName(n) = &ins.table {
+                if let Some(t) = table_of(catalog, n, schema) {
+                    check_table(catalog, user, &t, "INSERT")?;
+                }
+            }
+            if let Some(src) = &ins.source {
+                check_reads(catalog, user, &Statement::Query(src.clone()), schema)?;
+            }
+            Ok(())
+        }
+        Statement::Update(u) => {
+            use datafusion::sql::sqlparser::ast::TableFactor;
+            if let TableFactor::Table { name, .. } = &u.table.relation {
+                if let Some(t) = table_of(catalog, name, schema) {
+                    check_table(catalog, user, &t, "UPDATE")?;
+                    if u.selection.is_some() {
+                        check_table(catalog, user, &t, "SELECT")?;
+                    }
+                }
+            }
+            Ok(())
+        }
+        Statement::Delete(d) => {
+            use datafusion::sql::sqlparser::ast::{FromTable, TableFactor};
+            let from = match &d.from {
+                FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => f,
+            };
+            for f in from {
+                if let TableFactor::Table { name, .. } = &f.relation {
+                    if let Some(t) = table_of(catalog, name, schema) {
+                        check_table(catalog, user, &t, "DELETE")?;
+                        if d.selection.is_some() {
+                            check_table(catalog, user, &t, "SELECT")?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        Statement::Truncate(t) => {
+            for target in &t.table_names {
+                if let Some(t) = table_of(catalog, &target.name, schema) {
+                    check_table(catalog, user, &t, "TRUNCATE")?;
+                }
+            }
+            Ok(())
+        }
+        Statement::Copy { source, to, .. } => match source {
+            CopySource::Table { table_name, .. } => {
+                if let Some(t) = table_of(catalog, table_name, schema) {
+                    check_table(catalog, user, &t, if *to { "SELECT" } else { "INSERT" })?;
+                }
+                Ok(())
+            }
+            CopySource::Query(q) => {
+                check_reads(catalog, user, &Statement::Query(q.clone()), schema)
+            }
+        },
+        Statement::CreateTable(ct) => {
+            let parts = object_parts(&ct.name);
+            let s = if parts.len() >= 2 {
+                parts[parts.len() - 2].clone()
+            } else {
+                schema.to_string()
+            };
+            if catalog.granted(user, "schema", &s, "", "CREATE") {
+                Ok(())
+            } else {
+                Err(denied(format!("schema {s}")))
+            }
+        }
+        Statement::CreateIndex(ci) => match table_of(catalog, &ci.table_name, schema) {
+            Some(t) if owns(catalog, user, &t) => Ok(()),
+            Some(t) => Err(Error::TxnState {
+                state: SqlState::INSUFFICIENT_PRIVILEGE,
+                message: format!("must be owner of table {}", t.name),
+            }),
+            None => Ok(()),
+        },
+        Statement::Drop {
+            object_type: ObjectType::Table,
+            names,
+            ..
+        } => {
+            for n in names {
+                if let Some(t) = table_of(catalog, n, schema) {
+                    if !owns(catalog, user, &t) {
+                        return Err(Error::TxnState {
+                            state: SqlState::INSUFFICIENT_PRIVILEGE,
+                            message: format!("must be owner of table {}", t.name),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        Statement::Drop {
+            object_type: ObjectType::Index,
+            names,
+            ..
+        } => {
+            for n in names {
+                let parts = object_parts(n);
+                let (s, i) = match parts.as_slice() {
+                    [i] => (schema.to_string(), i.clone()),
+                    [s, i] => (s.clone(), i.clone()),
+                    _ => continue,
+                };
+                if let Some(t) = catalog.index_owner(&s, &i) {
+                    if !owns(catalog, user, t) {
+                        return Err(Error::TxnState {
+                            state: SqlState::INSUFFICIENT_PRIVILEGE,
+                            message: format!("must be owner of index {i}"),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        Statement::Drop { .. } => superuser_only("DROP"),
+        Statement::CreateSchema { .. } | Statement::CreateDatabase { .. } => {
+            superuser_only("CREATE SCHEMA")
+        }
+        Statement::CreateRole(_) | Statement::AlterRole { .. } => superuser_only("roles"),
+        Statement::Grant(_) | Statement::Revoke(_) => superuser_only("GRANT and REVOKE"),
+        // Session and transaction control, SHOW, DISCARD: allowed.
+        _ => Ok(()),
+    }
+}
+
+/// SCRAM-SHA-256 material for a password: salt, salted password,
+/// iterations.
+pub fn password_verifier(password: &str) -> (Vec<u8>, Vec<u8>, u32) {
+    let salt: [u8; 16] = rand::random();
+    let salted = pgwire::api::auth::sasl::scram::gen_salted_password(
+        password,
+        &salt,
+        crate::server::SCRAM_ITERATIONS,
+    );
+    (
+        salt.to_vec(),
+        salted,
+        crate::server::SCRAM_ITERATIONS as u32,
+    )
+}
