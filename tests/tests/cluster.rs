@@ -1579,14 +1579,21 @@ async fn session_limits(cluster: &TestCluster) {
         .unwrap()
         .get(0);
     assert_eq!(v, "300ms");
+    // A statement waiting on a shard (here for a row lock another session
+    // holds) is ended by the timeout. (A DataFusion operator that computes
+    // for long without yielding, a cross join over rows in memory, is not:
+    // see ARCHITECTURE.md, "Limits".)
+    let holder = cluster.connect(1).await;
+    holder
+        .batch_execute("BEGIN; UPDATE lim SET n = 1 WHERE id = 1")
+        .await
+        .unwrap();
     let e = c
-        .query(
-            "SELECT count(*) FROM lim a, lim b, lim c WHERE a.id + b.id + c.id = -1",
-            &[],
-        )
+        .query("SELECT n FROM lim WHERE id = 1 FOR UPDATE", &[])
         .await
         .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+    holder.batch_execute("ROLLBACK").await.unwrap();
     let e = c
         .batch_execute("SET statement_timeout = 'soon'")
         .await
@@ -2043,31 +2050,61 @@ async fn cluster_suite() {
         wire_fuzz(&cluster).await;
         return;
     }
-    garbage_bytes(&cluster).await;
-    placement(&cluster).await;
-    ddl_across_nodes(&cluster).await;
-    extended_protocol(&cluster).await;
-    disconnect_mid_transaction(&cluster).await;
-    cancel_request(&cluster).await;
-    for_update_locks(&cluster).await;
-    isolation_levels(&cluster).await;
-    pushdown_matches_datafusion(&cluster).await;
-    sysbench_statements_match_mariadb(&cluster).await;
-    simple_protocol_shapes(&cluster).await;
+    // Each scenario's time, so a slow CI run shows where it went.
+    macro_rules! step {
+        ($name:expr, $e:expr) => {{
+            let t = std::time::Instant::now();
+            let r = $e;
+            println!("step {}: {:.1} s", $name, t.elapsed().as_secs_f64());
+            r
+        }};
+    }
+    step!("garbage_bytes", garbage_bytes(&cluster).await);
+    step!("placement", placement(&cluster).await);
+    step!("ddl_across_nodes", ddl_across_nodes(&cluster).await);
+    step!("extended_protocol", extended_protocol(&cluster).await);
+    step!(
+        "disconnect_mid_transaction",
+        disconnect_mid_transaction(&cluster).await
+    );
+    step!("cancel_request", cancel_request(&cluster).await);
+    step!("for_update_locks", for_update_locks(&cluster).await);
+    step!("isolation_levels", isolation_levels(&cluster).await);
+    step!(
+        "pushdown_matches_datafusion",
+        pushdown_matches_datafusion(&cluster).await
+    );
+    step!(
+        "sysbench_statements_match_mariadb",
+        sysbench_statements_match_mariadb(&cluster).await
+    );
+    step!(
+        "simple_protocol_shapes",
+        simple_protocol_shapes(&cluster).await
+    );
     let before = shard_databases(&cluster).await;
-    run_slt(&cluster).await;
-    safety(&cluster).await;
+    step!("run_slt", run_slt(&cluster).await);
+    step!("safety", safety(&cluster).await);
     // No statement a client sent created or dropped a database on a shard
     // outside what the catalog made (the slt files drop their schemas).
     let after = shard_databases(&cluster).await;
     assert_eq!(before, after, "shard databases changed behind the catalog");
-    least_privilege(&cluster).await;
-    ddl_with_a_shard_down(&cluster).await;
-    session_limits(&cluster).await;
-    roles_and_privileges(&cluster).await;
-    meta_down(&cluster).await;
-    bind_format_codes(&cluster).await;
-    wire_fuzz(&cluster).await;
-    bank_under_faults(&cluster, Victim::Compute).await;
-    bank_under_faults(&cluster, Victim::Shard).await;
+    step!("least_privilege", least_privilege(&cluster).await);
+    step!(
+        "ddl_with_a_shard_down",
+        ddl_with_a_shard_down(&cluster).await
+    );
+    step!("session_limits", session_limits(&cluster).await);
+    step!("roles_and_privileges", roles_and_privileges(&cluster).await);
+    step!("meta_down", meta_down(&cluster).await);
+    step!("bind_format_codes", bind_format_codes(&cluster).await);
+    step!("wire_fuzz", wire_fuzz(&cluster).await);
+    step!(
+        "bank_under_faults",
+        bank_under_faults(&cluster, Victim::Compute).await
+    );
+    step!(
+        "bank_under_faults",
+        bank_under_faults(&cluster, Victim::Shard).await
+    );
 }
