@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --workspace --all-targets
+# The wire fuzzer replays a fixed seed and input count in CI (a landing
+# must not depend on a new random input); developers run it with random
+# seeds and longer (TESSERA_FUZZ_SEED, TESSERA_FUZZ_SECS unset/raised).
+export TESSERA_FUZZ_SEED="${TESSERA_FUZZ_SEED:-20261201}"
+export TESSERA_FUZZ_MAX_INPUTS="${TESSERA_FUZZ_MAX_INPUTS:-4000}"
 cargo test --workspace -- --nocapture
 # TPC-H at a small scale factor: all 22 answers checked against plain
 # DataFusion over the same generated data.

@@ -1349,7 +1349,13 @@ async fn wire_fuzz(cluster: &TestCluster) {
     let mut w = WireClient::connect(n.port, &n.user, &n.password)
         .await
         .unwrap();
-    while std::time::Instant::now() < deadline {
+    // TESSERA_FUZZ_MAX_INPUTS caps the run (with a fixed seed, CI replays
+    // exactly the inputs tried before it landed).
+    let max_inputs: u64 = std::env::var("TESSERA_FUZZ_MAX_INPUTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(u64::MAX);
+    while std::time::Instant::now() < deadline && inputs < max_inputs {
         let mut out = BytesMut::new();
         let frame_only = rng.below(20) == 0;
         if frame_only {
