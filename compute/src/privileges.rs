@@ -41,6 +41,34 @@ fn owns(catalog: &Catalog, user: &str, t: &TableDef) -> bool {
     catalog.owners.get(&t.id).is_some_and(|o| o == user)
 }
 
+/// Ownership of `t`, which indexing and dropping it need.
+fn check_owner(catalog: &Catalog, user: &str, t: &TableDef, what: &str) -> Result<()> {
+    if owns(catalog, user, t) {
+        Ok(())
+    } else {
+        Err(Error::TxnState {
+            state: SqlState::INSUFFICIENT_PRIVILEGE,
+            message: format!("must be owner of {what}"),
+        })
+    }
+}
+
+/// The privilege a write needs on its table, plus `SELECT` when its
+/// `WHERE` reads the table's columns.
+fn check_write(
+    catalog: &Catalog,
+    user: &str,
+    t: &TableDef,
+    privilege: &str,
+    reads: bool,
+) -> Result<()> {
+    check_table(catalog, user, t, privilege)?;
+    if reads {
+        check_table(catalog, user, t, "SELECT")?;
+    }
+    Ok(())
+}
+
 fn check_usage(catalog: &Catalog, user: &str, schema: &str) -> Result<()> {
     if schema == "public" || catalog.granted(user, "schema", schema, "", "USAGE") {
         Ok(())
@@ -109,10 +137,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             use datafusion::sql::sqlparser::ast::TableFactor;
             if let TableFactor::Table { name, .. } = &u.table.relation {
                 if let Some(t) = table_of(catalog, name, schema) {
-                    check_table(catalog, user, &t, "UPDATE")?;
-                    if u.selection.is_some() {
-                        check_table(catalog, user, &t, "SELECT")?;
-                    }
+                    check_write(catalog, user, &t, "UPDATE", u.selection.is_some())?;
                 }
             }
             Ok(())
@@ -125,10 +150,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             for f in from {
                 if let TableFactor::Table { name, .. } = &f.relation {
                     if let Some(t) = table_of(catalog, name, schema) {
-                        check_table(catalog, user, &t, "DELETE")?;
-                        if d.selection.is_some() {
-                            check_table(catalog, user, &t, "SELECT")?;
-                        }
+                        check_write(catalog, user, &t, "DELETE", d.selection.is_some())?;
                     }
                 }
             }
@@ -167,11 +189,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             }
         }
         Statement::CreateIndex(ci) => match table_of(catalog, &ci.table_name, schema) {
-            Some(t) if owns(catalog, user, &t) => Ok(()),
-            Some(t) => Err(Error::TxnState {
-                state: SqlState::INSUFFICIENT_PRIVILEGE,
-                message: format!("must be owner of table {}", t.name),
-            }),
+            Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
             None => Ok(()),
         },
         Statement::Drop {
@@ -181,12 +199,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
         } => {
             for n in names {
                 if let Some(t) = table_of(catalog, n, schema) {
-                    if !owns(catalog, user, &t) {
-                        return Err(Error::TxnState {
-                            state: SqlState::INSUFFICIENT_PRIVILEGE,
-                            message: format!("must be owner of table {}", t.name),
-                        });
-                    }
+                    check_owner(catalog, user, &t, &format!("table {}", t.name))?;
                 }
             }
             Ok(())
@@ -204,12 +217,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
                     _ => continue,
                 };
                 if let Some(t) = catalog.index_owner(&s, &i) {
-                    if !owns(catalog, user, t) {
-                        return Err(Error::TxnState {
-                            state: SqlState::INSUFFICIENT_PRIVILEGE,
-                            message: format!("must be owner of index {i}"),
-                        });
-                    }
+                    check_owner(catalog, user, t, &format!("index {i}"))?;
                 }
             }
             Ok(())

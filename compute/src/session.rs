@@ -818,40 +818,26 @@ impl Session {
                 router.reload().await?;
                 Ok("ALTER ROLE".into())
             }
-            Statement::Grant(g) => {
-                let privs = grant_list(
-                    &catalog,
-                    &schema,
-                    &g.privileges,
-                    g.objects.as_ref(),
-                    &g.grantees,
-                )?;
-                if g.with_grant_option {
-                    return Err(Error::unsupported("WITH GRANT OPTION"));
-                }
-                let mut txn = router.meta.begin_ddl(router.node_id, "GRANT").await?;
+            Statement::Grant(_) | Statement::Revoke(_) => {
+                let (grant, privileges, objects, grantees) = match stmt {
+                    Statement::Grant(g) => {
+                        if g.with_grant_option {
+                            return Err(Error::unsupported("WITH GRANT OPTION"));
+                        }
+                        (true, &g.privileges, g.objects.as_ref(), &g.grantees)
+                    }
+                    Statement::Revoke(r) => (false, &r.privileges, r.objects.as_ref(), &r.grantees),
+                    _ => return Err(Error::internal("not a GRANT or REVOKE")),
+                };
+                let privs = grant_list(&catalog, &schema, privileges, objects, grantees)?;
+                let tag = if grant { "GRANT" } else { "REVOKE" };
+                let mut txn = router.meta.begin_ddl(router.node_id, tag).await?;
                 for p in &privs {
-                    txn.set_grant(p, true).await?;
+                    txn.set_grant(p, grant).await?;
                 }
                 txn.commit().await?;
                 router.reload().await?;
-                Ok("GRANT".into())
-            }
-            Statement::Revoke(r) => {
-                let privs = grant_list(
-                    &catalog,
-                    &schema,
-                    &r.privileges,
-                    r.objects.as_ref(),
-                    &r.grantees,
-                )?;
-                let mut txn = router.meta.begin_ddl(router.node_id, "REVOKE").await?;
-                for p in &privs {
-                    txn.set_grant(p, false).await?;
-                }
-                txn.commit().await?;
-                router.reload().await?;
-                Ok("REVOKE".into())
+                Ok(tag.into())
             }
             _ => Err(Error::unsupported(
                 "CREATE DATABASE (a cluster serves one database; use schemas)",

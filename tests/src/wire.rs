@@ -130,15 +130,15 @@ impl WireClient {
     }
 }
 
-/// Parse + Bind with the given format codes + Execute + Sync as bytes.
-pub fn bind_sequence(
-    sql: &str,
+/// A Bind of the unnamed statement to the unnamed portal, with these
+/// format codes and raw parameter bytes (`None`: NULL), whatever their
+/// counts (the point is to send what drivers would not).
+pub fn bind(
     param_formats: &[i16],
     params: &[Option<&[u8]>],
     result_formats: &[i16],
-) -> std::io::Result<BytesMut> {
-    let mut out = BytesMut::new();
-    frontend::parse("", sql, std::iter::empty(), &mut out)?;
+    out: &mut BytesMut,
+) -> std::io::Result<()> {
     frontend::bind(
         "",
         "",
@@ -152,12 +152,24 @@ pub fn bind_sequence(
             None => Ok(postgres_protocol::IsNull::Yes),
         },
         result_formats.iter().copied(),
-        &mut out,
+        out,
     )
     .map_err(|e| match e {
         frontend::BindError::Conversion(e) => io_err(e),
         frontend::BindError::Serialization(e) => e,
-    })?;
+    })
+}
+
+/// Parse + Bind with the given format codes + Execute + Sync as bytes.
+pub fn bind_sequence(
+    sql: &str,
+    param_formats: &[i16],
+    params: &[Option<&[u8]>],
+    result_formats: &[i16],
+) -> std::io::Result<BytesMut> {
+    let mut out = BytesMut::new();
+    frontend::parse("", sql, std::iter::empty(), &mut out)?;
+    bind(param_formats, params, result_formats, &mut out)?;
     frontend::execute("", 0, &mut out)?;
     frontend::sync(&mut out);
     Ok(out)

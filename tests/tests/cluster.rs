@@ -1376,21 +1376,8 @@ async fn wire_fuzz(cluster: &TestCluster) {
             if frontend::parse("", &sql, std::iter::empty(), &mut out).is_err() {
                 continue;
             }
-            let _ = frontend::bind(
-                "",
-                "",
-                formats,
-                params.iter(),
-                |p, buf| match p {
-                    Some(v) => {
-                        buf.extend_from_slice(v);
-                        Ok(postgres_protocol::IsNull::No)
-                    }
-                    None => Ok(postgres_protocol::IsNull::Yes),
-                },
-                rformats,
-                &mut out,
-            );
+            let refs: Vec<Option<&[u8]>> = params.iter().map(|p| p.as_deref()).collect();
+            let _ = tests::wire::bind(&formats, &refs, &rformats, &mut out);
             if rng.below(2) == 0 {
                 frontend::describe(b'P', "", &mut out).unwrap();
             }
