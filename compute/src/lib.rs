@@ -1,21 +1,26 @@
-//! The compute node: a stateless PostgreSQL-protocol server. It parses SQL,
-//! plans each statement once (fast single-partition path or the DataFusion
-//! distributed path), runs it on the shards through `shard-router`, and keeps
-//! each session's transaction. Also home of the `tessera` command (cluster
-//! management). See `ARCHITECTURE.md`.
+//! The compute node: a stateless PostgreSQL-protocol server. Its stages
+//! are rooms, each depending only on the ones below it: `wire` (pgwire:
+//! decode, call, encode) -> `exec` (run a planned statement) -> `session`
+//! (settings, the transaction state machine) -> `plan` (one planner per
+//! statement kind, done once per prepared statement) -> the leaf modules
+//! (`parse`, `limits`, `dialect`, `literals`, `pgtypes`, `errors`,
+//! `privileges`, `scram`, `cancel`). Shards are reached only through
+//! `shard-router`. The `tessera` binary (its own crate) runs it. See
+//! `ARCHITECTURE.md`.
 
 pub mod cancel;
-pub mod cluster;
-pub mod copy;
-pub mod df;
 pub mod dialect;
+pub mod errors;
+pub mod exec;
 pub mod limits;
 pub mod literals;
+pub mod parse;
 pub mod pgtypes;
 pub mod plan;
 pub mod privileges;
-pub mod server;
+pub mod scram;
 pub mod session;
+pub mod wire;
 
 use std::sync::atomic::AtomicBool;
 

@@ -232,19 +232,3 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
         _ => Ok(()),
     }
 }
-
-/// SCRAM-SHA-256 material for a password: salt, salted password,
-/// iterations.
-pub fn password_verifier(password: &str) -> (Vec<u8>, Vec<u8>, u32) {
-    let salt: [u8; 16] = rand::random();
-    let salted = pgwire::api::auth::sasl::scram::gen_salted_password(
-        password,
-        &salt,
-        crate::server::SCRAM_ITERATIONS,
-    );
-    (
-        salt.to_vec(),
-        salted,
-        crate::server::SCRAM_ITERATIONS as u32,
-    )
-}

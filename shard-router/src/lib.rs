@@ -7,6 +7,7 @@
 //! only through `storage-adapter`. See `ARCHITECTURE.md`.
 
 pub mod ddl;
+pub mod exec;
 pub mod expr_sql;
 pub mod pushdown;
 pub mod recovery;
@@ -17,6 +18,7 @@ pub mod shard_sql;
 pub mod twopc;
 pub mod txn;
 pub mod typing;
+pub mod xid;
 
 use std::collections::HashMap;
 use std::sync::Arc;

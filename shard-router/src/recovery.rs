@@ -12,6 +12,7 @@ use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_str, ShardClient};
 
 use crate::twopc::{Decision, DecisionLog, Recovery, RecoveryShard};
+use crate::xid::Xid;
 use crate::Router;
 
 #[async_trait]
@@ -107,10 +108,6 @@ impl DecisionLog for MetaStore {
     }
 }
 
-fn xa_id(gtrid: &str, bqual: &str) -> String {
-    format!("{},{}", quote_str(gtrid), quote_str(bqual))
-}
-
 #[async_trait]
 impl RecoveryShard for ShardClient {
     fn id(&self) -> ShardId {
@@ -135,14 +132,14 @@ impl RecoveryShard for ShardClient {
 
     async fn commit(&self, gtrid: &str, bqual: &str) -> Result<()> {
         let mut conn = self.conn().await?;
-        conn.query_drop(format!("XA COMMIT {}", xa_id(gtrid, bqual)))
+        conn.query_drop(format!("XA COMMIT {}", Xid::new(gtrid, bqual).sql()))
             .await
             .map_err(|e| map_error(self.id, e))
     }
 
     async fn rollback(&self, gtrid: &str, bqual: &str) -> Result<()> {
         let mut conn = self.conn().await?;
-        conn.query_drop(format!("XA ROLLBACK {}", xa_id(gtrid, bqual)))
+        conn.query_drop(format!("XA ROLLBACK {}", Xid::new(gtrid, bqual).sql()))
             .await
             .map_err(|e| map_error(self.id, e))
     }

@@ -43,11 +43,6 @@ impl Decision {
     }
 }
 
-/// The branch id of a shard in a global transaction: `'<gtrid>','<shard>'`.
-pub fn xid(gtrid: &str, shard: ShardId) -> String {
-    format!("'{gtrid}','{}'", shard.0)
-}
-
 /// One shard's branch of a transaction, seen by the coordinator.
 #[async_trait]
 pub trait Participant: Send {
@@ -293,7 +288,7 @@ impl Recovery {
             first_seen: HashMap::new(),
             orphan_timeout,
             keep_decisions: Duration::from_secs(120),
-            prefix: crate::txn::GTRID_PREFIX.to_string(),
+            prefix: crate::xid::GTRID_PREFIX.to_string(),
         }
     }
 

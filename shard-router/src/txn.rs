@@ -11,7 +11,8 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
 
-use crate::twopc::{xid, Participant};
+use crate::twopc::Participant;
+use crate::xid::branch_sql as xid;
 
 use crate::Router;
 
@@ -22,25 +23,7 @@ pub struct Branch {
 
 pub type BranchSlot = Arc<tokio::sync::Mutex<Option<Branch>>>;
 
-/// Every Tessera gtrid starts with this; recovery leaves other XA
-/// transactions alone.
-pub const GTRID_PREFIX: &str = "tsr-";
-
-static TXN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static START_MS: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
-
-/// A global transaction id, unique across compute nodes and restarts: the
-/// node id, the process start time in ms and a counter.
-pub fn new_gtrid(node_id: u32) -> String {
-    let start = START_MS.get_or_init(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
-    });
-    let n = TXN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{GTRID_PREFIX}{node_id}-{start}-{n}")
-}
+pub use crate::xid::new_gtrid;
 
 /// A transaction isolation level: the only values that reach a shard's
 /// `SET TRANSACTION ISOLATION LEVEL`, so a client's text never does.

@@ -565,7 +565,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
             .map_err(|e| e.to_string())?
             .is_none()
         {
-            crate::server::create_user(&store, &cf.pg_user, &cf.pg_password)
+            compute::scram::create_user(&store, &cf.pg_user, &cf.pg_password)
                 .await
                 .map_err(|e| e.to_string())?;
         }

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
+mod cluster;
+
 use clap::{Parser, Subcommand};
 use common::config::{ComputeConfig, DefaultDistribution};
 
@@ -60,7 +62,7 @@ enum ClusterCmd {
         /// durable (default: commits flushed and fsynced) or relaxed (the
         /// benchmark reports' settings; kept for later starts).
         #[arg(long)]
-        durability: Option<compute::cluster::Durability>,
+        durability: Option<cluster::Durability>,
     },
     /// Show every node, its role, pid, address and login.
     Status {
@@ -103,7 +105,7 @@ fn main() {
                     eprintln!("error: --shards and --compute must be at least 1");
                     std::process::exit(2);
                 }
-                compute::cluster::up(compute::cluster::UpArgs {
+                cluster::up(cluster::UpArgs {
                     data_dir,
                     shards,
                     compute,
@@ -113,8 +115,8 @@ fn main() {
                     durability,
                 })
             }
-            ClusterCmd::Status { data_dir, json } => compute::cluster::status(&data_dir, json),
-            ClusterCmd::Down { data_dir } => compute::cluster::down(&data_dir),
+            ClusterCmd::Status { data_dir, json } => cluster::status(&data_dir, json),
+            ClusterCmd::Down { data_dir } => cluster::down(&data_dir),
         },
         Cmd::Compute { config } => run_compute(config),
     };
@@ -186,7 +188,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
                 let _ = hb.meta.heartbeat(hb.node_id).await;
             }
         });
-        compute::server::serve(router, &cfg.listen)
+        compute::wire::serve(router, &cfg.listen)
             .await
             .map_err(|e| e.to_string())
     })

@@ -1,0 +1,196 @@
+//! INSERT, UPDATE, DELETE and TRUNCATE: rows evaluated and rendered per
+//! partition, written through `shard_router::exec` in the session's
+//! transaction or an implicit one.
+
+use common::{Datum, Error, Result, SqlType};
+use datafusion::sql::sqlparser::ast::Expr;
+use meta::Distribution;
+use shard_router::route::{eval_const, Route};
+
+use crate::plan::{resolve_table, InsertPlan, WritePlan};
+
+use crate::session::{Output, Session};
+
+impl Session {
+    pub(crate) async fn execute_insert(
+        &mut self,
+        p: &InsertPlan,
+        params: &[Datum],
+    ) -> Result<Output> {
+        let t = &p.table;
+        // Sequence values first (they may need a round trip to meta), in
+        // row order, so the rows themselves are evaluated without awaiting.
+        let mut sequenced: Vec<std::collections::VecDeque<i64>> = vec![];
+        for (ci, col) in t.columns.iter().enumerate() {
+            let mut values = std::collections::VecDeque::new();
+            if let Some(seq) = &col.sequence {
+                for exprs in &p.rows {
+                    if is_default_expr(p.column_map[ci].and_then(|j| exprs.get(j))) {
+                        values.push_back(self.router.next_sequence_value(seq).await?);
+                    }
+                }
+            }
+            sequenced.push(values);
+        }
+        let heavy = p.rows.len() > 1000;
+        let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
+            let rows = insert_rows(p, params, sequenced)?;
+            let work = shard_router::render::insert_statements(t, &rows);
+            Ok((rows, work))
+        })?;
+        self.run_writes(work).await?;
+        if p.returning.is_empty() {
+            return Ok(Output::Command {
+                tag: "INSERT 0".into(),
+                rows: Some(rows.len()),
+            });
+        }
+        Ok(Output::Rows(
+            rows.iter()
+                .map(|r| p.returning.iter().map(|i| r[*i].clone()).collect())
+                .collect(),
+        ))
+    }
+
+    /// TRUNCATE as PostgreSQL's is: all of it or none of it, inside a
+    /// transaction block too. Every partition of every named table is
+    /// emptied by `DELETE` in one transaction (the session's, or an
+    /// implicit one committed with 2PC), so a shard that fails leaves
+    /// every table as it was. MariaDB's own TRUNCATE commits on each shard
+    /// at once and cannot be undone: with one shard down it emptied two
+    /// thirds of a table.
+    pub(crate) async fn execute_truncate(
+        &mut self,
+        t: &datafusion::sql::sqlparser::ast::Truncate,
+    ) -> Result<()> {
+        let catalog = self.router.ensure_fresh().await?;
+        let schema = self.current_schema();
+        let mut work = vec![];
+        for target in &t.table_names {
+            let table = resolve_table(&catalog, &target.name, &schema)?;
+            for (shard, p) in shard_router::ddl::placements(&table) {
+                let mut sql = shard_router::shard_sql::ShardSql::new();
+                sql.keyword("DELETE FROM ")
+                    .table(&table.schema, &table.physical_name(p));
+                work.push((shard, sql.into_parts().0, vec![]));
+            }
+        }
+        self.run_writes(work).await?;
+        Ok(())
+    }
+
+    /// Runs rendered writes in the session's transaction, or as one
+    /// implicit transaction when there are several.
+    async fn run_writes(&mut self, work: Vec<shard_router::exec::ShardStatement>) -> Result<u64> {
+        shard_router::exec::write(&self.router, self.txn.as_ref(), work).await
+    }
+
+    pub(crate) async fn execute_write(&mut self, p: &WritePlan, params: &[Datum]) -> Result<usize> {
+        let t = &p.table;
+        let parts: Vec<u32> = match p.route.resolve(t, params)? {
+            Route::SinglePartition(x) => vec![x],
+            Route::Partitions(v) => v,
+            Route::Scatter | Route::Mirror => (0..t.partition_count()).collect(),
+        };
+        let mut work = vec![];
+        for part in parts {
+            let (sql, order) = &p.sql[part as usize];
+            let vals = shard_router::exec::bind(order, params)?;
+            work.push((t.partition_shards[part as usize], sql.clone(), vals));
+        }
+        let n = self.run_writes(work).await?;
+        // A mirror table's copies each report the same count.
+        Ok(if matches!(t.distribution, Distribution::Mirror) {
+            (n / t.partition_count().max(1) as u64) as usize
+        } else {
+            n as usize
+        })
+    }
+}
+
+/// Whether an INSERT leaves this column to its default (not given, or the
+/// keyword `DEFAULT`).
+fn is_default_expr(given: Option<&Expr>) -> bool {
+    match given {
+        None => true,
+        Some(Expr::Identifier(i)) => {
+            i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default")
+        }
+        Some(_) => false,
+    }
+}
+
+/// The full rows (in column order) an INSERT plan stores: given values
+/// coerced to the column types, defaults, and `sequenced` values (per
+/// column, in row order) for defaulted sequence columns; NOT NULL and
+/// length limits checked as PostgreSQL checks them.
+fn insert_rows(
+    p: &InsertPlan,
+    params: &[Datum],
+    mut sequenced: Vec<std::collections::VecDeque<i64>>,
+) -> Result<Vec<Vec<Datum>>> {
+    let t = &p.table;
+    // Each column's default, evaluated once when first needed.
+    let mut defaults: Vec<Option<Datum>> = vec![None; t.columns.len()];
+    let default_of = |col: &meta::ColumnDef| -> Result<Datum> {
+        match &col.default {
+            Some(d) => {
+                let e = datafusion::sql::sqlparser::parser::Parser::new(
+                    &crate::dialect::TesseraDialect,
+                )
+                .try_with_sql(d)
+                .and_then(|mut p| p.parse_expr())
+                .map_err(Error::internal)?;
+                eval_const(&e, &[])?.coerce(&col.ty)
+            }
+            None => Ok(Datum::Null),
+        }
+    };
+    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
+    for exprs in &p.rows {
+        let mut row = Vec::with_capacity(t.columns.len());
+        for (ci, col) in t.columns.iter().enumerate() {
+            let given = p.column_map[ci].and_then(|j| exprs.get(j));
+            let v = if !is_default_expr(given) {
+                match given {
+                    Some(e) => eval_const(e, params)?.coerce(&col.ty)?,
+                    None => Datum::Null,
+                }
+            } else if col.sequence.is_some() {
+                let next = sequenced[ci]
+                    .pop_front()
+                    .ok_or_else(|| Error::internal("sequence values ran out"))?;
+                Datum::Int(next).coerce(&col.ty)?
+            } else {
+                match &defaults[ci] {
+                    Some(d) => d.clone(),
+                    None => {
+                        let d = default_of(col)?;
+                        defaults[ci] = Some(d.clone());
+                        d
+                    }
+                }
+            };
+            if v.is_null() && col.not_null {
+                return Err(Error::Shard {
+                    code: 1048,
+                    message: format!(
+                        "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                        col.name, t.name
+                    ),
+                });
+            }
+            if let (Datum::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) = (&v, &col.ty) {
+                if s.trim_end_matches(' ').chars().count() > *n as usize {
+                    return Err(Error::Shard {
+                        code: 1406,
+                        message: format!("value too long for type {}", col.ty),
+                    });
+                }
+            }
+            row.push(v);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}

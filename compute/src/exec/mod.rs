@@ -1,0 +1,98 @@
+//! Execution of planned statements against a session: the dispatch here,
+//! DDL ([`ddl`]), DML and TRUNCATE ([`dml`]), the single-table fast path
+//! ([`fast`]), DataFusion statements ([`datafusion`]) and COPY ([`copy`]).
+//! Shards are reached only through `shard_router` (`shard_router::exec`
+//! for rendered statements, its scans for DataFusion).
+
+pub mod ddl;
+pub mod df;
+pub mod dml;
+pub mod fast;
+pub mod runner;
+
+use common::{Datum, Error, Result};
+use datafusion::sql::sqlparser::ast::Statement;
+
+use crate::plan::{Plan, PlanKind};
+
+use crate::session::{Output, Session};
+
+impl Session {
+    /// Runs a planned statement with decoded parameters, keeping the
+    /// transaction state machine as PostgreSQL does (25P02 after an error).
+    pub async fn execute(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        if self.failed && !plan.kind.allowed_when_failed() {
+            return Err(Error::InFailedTransaction);
+        }
+        let armed = !matches!(
+            plan.kind,
+            PlanKind::Commit
+                | PlanKind::Rollback
+                | PlanKind::Begin { .. }
+                | PlanKind::Set { .. }
+                | PlanKind::Show { .. }
+                | PlanKind::Noop
+                | PlanKind::Empty
+        ) && self.arm_statement();
+        let res = self.execute_inner(plan, params).await;
+        self.statement_ended(armed, res.is_ok());
+        res
+    }
+
+    async fn execute_inner(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {
+        match &plan.kind {
+            PlanKind::Empty | PlanKind::Noop => Ok(Output::Command {
+                tag: plan.tag.into(),
+                rows: None,
+            }),
+            PlanKind::Begin {
+                isolation,
+                read_only,
+            } => Ok(self.begin(*isolation, *read_only)),
+            PlanKind::Commit => self.commit().await,
+            PlanKind::Rollback => self.rollback().await,
+            PlanKind::Savepoint(name) | PlanKind::RollbackTo(name) | PlanKind::Release(name) => {
+                self.savepoint_command(plan, name).await
+            }
+            PlanKind::Set { name, value } => self.set(name, value),
+            PlanKind::Show { name } => self.show(name),
+            PlanKind::Ddl(stmt) if matches!(**stmt, Statement::Truncate(_)) => {
+                let Statement::Truncate(t) = &**stmt else {
+                    return Err(Error::internal("not a TRUNCATE"));
+                };
+                self.execute_truncate(t).await?;
+                Ok(Output::Command {
+                    tag: "TRUNCATE TABLE".into(),
+                    rows: None,
+                })
+            }
+            PlanKind::Ddl(stmt) => {
+                if self.txn.is_some() {
+                    return Err(Error::unsupported("DDL inside a transaction block"));
+                }
+                let tag = self.execute_ddl(stmt).await?;
+                Ok(Output::Command { tag, rows: None })
+            }
+            PlanKind::Insert(p) => self.execute_insert(p, params).await,
+            PlanKind::Write(p) => {
+                let n = self.execute_write(p, params).await?;
+                Ok(Output::Command {
+                    tag: plan.tag.into(),
+                    rows: Some(n),
+                })
+            }
+            PlanKind::FastSelect(p) => self.execute_fast_select(p, params).await,
+            PlanKind::CopyIn(p) => {
+                self.copy_in = Some(crate::session::copy::CopyIn::new(
+                    p.clone(),
+                    self.txn.clone(),
+                    self.router.node_id,
+                ));
+                Ok(Output::CopyIn(p.fields))
+            }
+            PlanKind::DataFusion(..) | PlanKind::CopyOut(..) => {
+                Err(Error::internal("DataFusion plans run in the server"))
+            }
+        }
+    }
+}

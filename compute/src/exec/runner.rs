@@ -1,0 +1,231 @@
+//! Running one client statement end to end, whatever the protocol: the
+//! session checks (terminated, privileges), `statement_timeout`, re-planning
+//! a prepared statement the catalog moved under, and the choice between the
+//! session's executor and DataFusion. The wire layer only encodes the
+//! [`Reply`].
+
+use std::sync::Arc;
+
+use common::{Datum, Error, Result, SqlState};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::sql::sqlparser::ast::Statement;
+use pgwire::api::Type;
+
+use crate::plan::{plan_statement, plan_statement_sized, PlanKind, Planner, Prepared};
+use crate::session::{Output, Session};
+
+/// What a statement produced, for the wire to encode.
+pub enum Reply {
+    /// A command tag, optionally with a row count.
+    Command {
+        tag: String,
+        rows: Option<usize>,
+    },
+    TxnStart,
+    TxnEnd(&'static str),
+    /// Result rows with their columns (name, type) and command tag.
+    Rows {
+        fields: Vec<(String, Type)>,
+        tag: &'static str,
+        rows: Rows,
+    },
+    /// COPY FROM STDIN started, with this many columns.
+    CopyIn(usize),
+    /// COPY TO STDOUT: the rendered lines, with this many columns.
+    CopyOut {
+        columns: usize,
+        lines: Vec<String>,
+    },
+}
+
+/// Result rows: decoded values (fast path, RETURNING, SHOW) or DataFusion
+/// batches.
+pub enum Rows {
+    Datums(Vec<Vec<Datum>>),
+    Batches(Vec<RecordBatch>),
+}
+
+impl Session {
+    /// Runs one statement under the session's `statement_timeout` (not
+    /// COMMIT/ROLLBACK: a transaction's end always runs to its end). An
+    /// error fails an open transaction.
+    pub async fn run(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
+        let res = self.run_checked(prepared, params).await;
+        if res.is_err() {
+            self.statement_failed();
+        }
+        res
+    }
+
+    async fn run_checked(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
+        if self.terminated {
+            return Err(Error::TxnState {
+                state: SqlState::IDLE_IN_TRANSACTION_TIMEOUT,
+                message: "terminating connection due to idle-in-transaction timeout".into(),
+            });
+        }
+        self.touch();
+        // Superusers (the common case) skip the walk and the schema lookup.
+        let catalog = self.router.catalog();
+        if !crate::privileges::is_superuser(&catalog, &self.user) {
+            crate::privileges::check(&catalog, &self.user, &prepared.stmt, &self.current_schema())?;
+        }
+        let limit = self.statement_timeout();
+        let res = match limit {
+            Some(d) if !matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback) => {
+                match tokio::time::timeout(d, self.run_planned(prepared, params)).await {
+                    Ok(r) => r,
+                    // Dropped mid-way: the statement's transaction, if any,
+                    // is failed (`Session::arm_statement`).
+                    Err(_) => Err(Error::TxnState {
+                        state: SqlState::QUERY_CANCELED,
+                        message: "canceling statement due to statement timeout".into(),
+                    }),
+                }
+            }
+            _ => self.run_planned(prepared, params).await,
+        };
+        self.touch();
+        res
+    }
+
+    async fn run_planned(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
+        // Re-plan if DDL changed the catalog since this was prepared, or the
+        // session's schema is no longer the one names were resolved in.
+        let replanned;
+        let mut plan = &prepared.plan;
+        if !matches!(
+            plan.kind,
+            PlanKind::Begin { .. }
+                | PlanKind::Commit
+                | PlanKind::Rollback
+                | PlanKind::Set { .. }
+                | PlanKind::Show { .. }
+        ) {
+            let fresh = self.router.ensure_fresh().await?;
+            let schema = self.current_schema();
+            if fresh.version != plan.catalog_version || schema != prepared.schema {
+                replanned = plan_statement(
+                    &self.router,
+                    &schema,
+                    &prepared.stmt,
+                    &prepared.client_types,
+                )
+                .await?;
+                plan = &replanned;
+            }
+        }
+        match &plan.kind {
+            PlanKind::CopyOut(stmt, fmt) => {
+                let batches = self.run_datafusion(prepared.id, stmt, None, params).await?;
+                let columns = batches.first().map(|b| b.num_columns()).unwrap_or(0);
+                let mut lines = vec![];
+                for b in &batches {
+                    for r in 0..b.num_rows() {
+                        let fields: Vec<Option<String>> = b
+                            .columns()
+                            .iter()
+                            .map(|c| crate::pgtypes::arrow_text(c, r))
+                            .collect();
+                        lines.push(fmt.render(&fields));
+                    }
+                }
+                Ok(Reply::CopyOut { columns, lines })
+            }
+            PlanKind::DataFusion(stmt, lock) => {
+                let batches = self
+                    .run_datafusion(prepared.id, stmt, *lock, params)
+                    .await?;
+                Ok(Reply::Rows {
+                    fields: plan.fields.clone(),
+                    tag: plan.tag,
+                    rows: Rows::Batches(batches),
+                })
+            }
+            _ => Ok(match self.execute(plan, params).await? {
+                Output::Command { tag, rows } => Reply::Command { tag, rows },
+                Output::TxnStart => Reply::TxnStart,
+                Output::TxnEnd(tag) => Reply::TxnEnd(tag),
+                Output::Rows(rows) => Reply::Rows {
+                    fields: plan.fields.clone(),
+                    tag: if plan.tag == "INSERT" {
+                        "INSERT 0"
+                    } else {
+                        plan.tag
+                    },
+                    rows: Rows::Datums(rows),
+                },
+                Output::CopyIn(n) => Reply::CopyIn(n),
+            }),
+        }
+    }
+
+    /// Runs one statement of a simple-protocol query: a cached fast-path
+    /// plan of its shape when it has one (see `literals`), else planned
+    /// with its literals. `heavy`: long text, planned with
+    /// [`crate::cpu_bound`].
+    pub async fn run_simple(&mut self, stmt: Statement, heavy: bool) -> Result<Reply> {
+        let schema = self.current_schema();
+        if let Some((prepared, params)) = self.simple_shape(&schema, &stmt).await {
+            return self.run(&prepared, &params).await;
+        }
+        if self.failed {
+            let plan = Planner {
+                catalog: &self.router.catalog(),
+                schema: &schema,
+                client_types: &[],
+            }
+            .plan(&stmt)?;
+            if !plan.kind.allowed_when_failed() {
+                return Err(Error::InFailedTransaction);
+            }
+        }
+        let plan = match plan_statement_sized(&self.router, &schema, &stmt, &[], heavy).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.statement_failed();
+                return Err(e);
+            }
+        };
+        let prepared = Prepared::one_shot(schema, stmt, plan);
+        self.run(&prepared, &[]).await
+    }
+
+    /// The cached fast-path plan of a simple-protocol statement's shape and
+    /// its literals as parameters, if the shape has one (see `literals`).
+    async fn simple_shape(
+        &mut self,
+        schema: &str,
+        stmt: &Statement,
+    ) -> Option<(Arc<Prepared>, Vec<Datum>)> {
+        if self.failed {
+            return None;
+        }
+        let (shape, lits) = crate::literals::parameterize(stmt)?;
+        let key = format!("{schema}\u{0}{shape}");
+        let version = self.router.catalog().version;
+        let prepared = match self.simple_plans.get(&key) {
+            Some((v, p)) if *v == version => p.clone(),
+            _ => {
+                let plan = plan_statement(&self.router, schema, &shape, &[])
+                    .await
+                    .ok()
+                    .filter(|p| {
+                        matches!(
+                            p.kind,
+                            PlanKind::FastSelect(_) | PlanKind::Write(_) | PlanKind::Insert(_)
+                        ) && p.catalog_version == version
+                    });
+                let prepared =
+                    plan.map(|plan| Arc::new(Prepared::one_shot(schema.to_string(), shape, plan)));
+                if self.simple_plans.len() >= crate::session::SIMPLE_PLANS_MAX {
+                    self.simple_plans.clear();
+                }
+                self.simple_plans.insert(key, (version, prepared.clone()));
+                prepared
+            }
+        }?;
+        let params = crate::literals::bind(&lits, &prepared.plan.param_types)?;
+        Some((prepared, params))
+    }
+}

@@ -1,0 +1,175 @@
+//! The DataFusion side of planning: a context over the catalog's
+//! `ShardTableProvider`s with the session functions PostgreSQL clients
+//! expect, logical plans of statements, and their description (parameter
+//! types, result columns named as PostgreSQL names them).
+
+use std::sync::Arc;
+
+use common::Result;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::execution::context::{SessionConfig, SessionContext};
+use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, Volatility};
+use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+use pgwire::api::Type;
+use shard_router::scan::{TesseraCatalog, CATALOG_NAME};
+
+use crate::errors::map_df_error;
+use crate::pgtypes::arrow_to_pg;
+
+fn const_udf(ctx: &SessionContext, name: &str, value: String) {
+    let f = Arc::new(
+        move |_: &[ColumnarValue]| -> datafusion::error::Result<ColumnarValue> {
+            Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+                value.clone(),
+            ))))
+        },
+    );
+    ctx.register_udf(create_udf(
+        name,
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        f,
+    ));
+}
+
+static RUNTIME: std::sync::OnceLock<Arc<datafusion::execution::runtime_env::RuntimeEnv>> =
+    std::sync::OnceLock::new();
+
+/// The node's DataFusion runtime: one memory pool of `query_memory_mb`.
+pub fn runtime() -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    if let Some(r) = RUNTIME.get() {
+        return Ok(r.clone());
+    }
+    let mb = crate::QUERY_MEMORY_MB
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(16);
+    let r = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_memory_limit(mb * 1024 * 1024, 1.0)
+        .build_arc()
+        .map_err(map_df_error)?;
+    Ok(RUNTIME.get_or_init(|| r).clone())
+}
+
+pub fn context_for(
+    router: &Arc<shard_router::Router>,
+    access: shard_router::txn::SharedAccess,
+    schema: String,
+    database: &str,
+    user: &str,
+    lock: Option<&'static str>,
+    log: shard_router::scan::ScanLog,
+) -> Result<SessionContext> {
+    let mut config = SessionConfig::new();
+    // PostgreSQL reads 1.5 as numeric, not double precision.
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
+    let config = config
+        .with_default_catalog_and_schema(CATALOG_NAME, &schema)
+        .with_create_default_catalog_and_schema(false)
+        .with_information_schema(false)
+        .with_target_partitions(4);
+    // Memory is bounded by a pool shared by the node's queries; operators
+    // that can spill (sorts, aggregates, joins) spill to disk at the limit.
+    let ctx = SessionContext::new_with_config_rt(config, runtime()?);
+    ctx.register_catalog(
+        CATALOG_NAME,
+        Arc::new(TesseraCatalog {
+            catalog: router.catalog(),
+            router: router.clone(),
+            access,
+            lock,
+            log,
+        }),
+    );
+    const_udf(
+        &ctx,
+        "version",
+        format!(
+            "PostgreSQL {} (Tessera {}) on x86_64-pc-linux-gnu",
+            crate::SERVER_VERSION,
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
+    const_udf(&ctx, "current_database", database.to_string());
+    const_udf(&ctx, "current_schema", schema);
+    const_udf(&ctx, "current_user", user.to_string());
+    const_udf(&ctx, "session_user", user.to_string());
+    Ok(ctx)
+}
+
+/// Plans a statement; returns the logical plan.
+pub async fn logical_plan(ctx: &SessionContext, stmt: &Statement) -> Result<LogicalPlan> {
+    ctx.state()
+        .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))
+        .await
+        .map_err(map_df_error)
+}
+
+/// Parameter types and result columns of a DataFusion statement.
+/// Parameter types (by position) and result columns (name, wire type).
+pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
+
+pub fn describe(plan: &LogicalPlan) -> Result<Description> {
+    let params = plan.get_parameter_types().map_err(map_df_error)?;
+    let mut ptypes: Vec<(usize, Option<DataType>)> = params
+        .into_iter()
+        .filter_map(|(k, v)| shard_router::route::placeholder_index(&k).map(|i| (i, v)))
+        .collect();
+    ptypes.sort_by_key(|(i, _)| *i);
+    let n = ptypes.last().map(|(i, _)| i + 1).unwrap_or(0);
+    let mut out = vec![None; n];
+    for (i, t) in ptypes {
+        out[i] = t;
+    }
+    let fields = match plan {
+        LogicalPlan::Explain(_) | LogicalPlan::Analyze(_) => {
+            vec![("QUERY PLAN".to_string(), Type::TEXT)]
+        }
+        _ => plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| (f.name().clone(), arrow_to_pg(f.data_type())))
+            .collect(),
+    };
+    Ok((out, fields))
+}
+
+/// Column names as PostgreSQL derives them for a SELECT list (DataFusion
+/// names `count(*)` and `max(t.v)`, PostgreSQL `count` and `max`).
+pub fn pg_column_names(stmt: &Statement) -> Option<Vec<String>> {
+    use datafusion::sql::sqlparser::ast::{Expr, SelectItem, SetExpr};
+    let Statement::Query(q) = stmt else {
+        return None;
+    };
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    fn name_of(e: &Expr) -> String {
+        match e {
+            Expr::Identifier(i) => shard_router::route::normalize_ident(i),
+            Expr::CompoundIdentifier(p) => p
+                .last()
+                .map(shard_router::route::normalize_ident)
+                .unwrap_or_default(),
+            Expr::Function(f) => crate::plan::object_parts(&f.name)
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+            Expr::Cast { expr, .. } | Expr::Nested(expr) => name_of(expr),
+            _ => "?column?".to_string(),
+        }
+    }
+    sel.projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) => Some(name_of(e)),
+            SelectItem::ExprWithAlias { alias, .. } => {
+                Some(shard_router::route::normalize_ident(alias))
+            }
+            _ => None,
+        })
+        .collect()
+}

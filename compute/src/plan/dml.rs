@@ -1,0 +1,399 @@
+//! INSERT, UPDATE and DELETE: routes, per-partition SQL, parameter types
+//! and RETURNING columns.
+
+use std::sync::Arc;
+
+use common::{Error, Result, SqlType};
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, SelectItem, SetExpr,
+    Statement, TableFactor, Value,
+};
+use meta::{Distribution, TableDef};
+use pgwire::api::Type;
+use shard_router::render::{count_params, is_safe_expr, render};
+use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
+use shard_router::typing::{type_assigned_literal, type_literals};
+
+use super::*;
+use crate::pgtypes::pg_type;
+
+impl Planner<'_> {
+    pub(crate) fn plan_insert(
+        &self,
+        ins: &datafusion::sql::sqlparser::ast::Insert,
+    ) -> Result<Plan> {
+        use datafusion::sql::sqlparser::ast::TableObject;
+        let TableObject::TableName(name) = &ins.table else {
+            return Err(Error::unsupported("INSERT into a table function"));
+        };
+        let table = resolve_table(self.catalog, name, self.schema)?;
+        if ins.on.is_some() {
+            return Err(Error::unsupported("INSERT ... ON CONFLICT"));
+        }
+        let Some(source) = &ins.source else {
+            return Err(Error::unsupported("INSERT without VALUES"));
+        };
+        let SetExpr::Values(values) = source.body.as_ref() else {
+            return Err(Error::unsupported("INSERT ... SELECT"));
+        };
+        let cols: Vec<String> = if ins.columns.is_empty() {
+            table.columns.iter().map(|c| c.name.clone()).collect()
+        } else {
+            ins.columns
+                .iter()
+                .map(|c| object_parts(c).last().cloned().unwrap_or_default())
+                .collect()
+        };
+        let mut column_map = vec![None; table.columns.len()];
+        for (j, c) in cols.iter().enumerate() {
+            let i = table
+                .column_index(c)
+                .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
+            if column_map[i].is_some() {
+                return Err(Error::Syntax {
+                    message: format!("column \"{c}\" specified more than once"),
+                    position: None,
+                });
+            }
+            column_map[i] = Some(j);
+        }
+        let mut inferred: Vec<Option<SqlType>> = vec![];
+        for row in values.rows.iter().map(|r| &r.content) {
+            if row.len() > cols.len() {
+                return Err(Error::Syntax {
+                    message: "INSERT has more expressions than target columns".into(),
+                    position: None,
+                });
+            }
+            if row.len() < cols.len() && !ins.columns.is_empty() {
+                return Err(Error::Syntax {
+                    message: "INSERT has more target columns than expressions".into(),
+                    position: None,
+                });
+            }
+            for (j, e) in row.iter().enumerate() {
+                if let Expr::Value(v) = e {
+                    if let Value::Placeholder(p) = &v.value {
+                        if let Some(i) = placeholder_index(p) {
+                            if inferred.len() <= i {
+                                inferred.resize(i + 1, None);
+                            }
+                            let ci = table.column_index(&cols[j]).unwrap_or(0);
+                            inferred[i] = Some(table.columns[ci].ty);
+                        }
+                    }
+                }
+            }
+        }
+        let returning = match &ins.returning {
+            None => vec![],
+            Some(items) => returning_columns(&table, items)?,
+        };
+        let n = count_params(&Statement::Insert(ins.clone()));
+        let fields = returning
+            .iter()
+            .map(|i| {
+                (
+                    table.columns[*i].name.clone(),
+                    pg_type(&table.columns[*i].ty),
+                )
+            })
+            .collect();
+        Ok(Plan {
+            kind: PlanKind::Insert(Arc::new(InsertPlan {
+                table,
+                column_map,
+                rows: values.rows.iter().map(|r| r.content.clone()).collect(),
+                returning,
+            })),
+            param_types: param_types(n, &inferred, self.client_types),
+            fields,
+            tag: "INSERT",
+            catalog_version: self.catalog.version,
+        })
+    }
+
+    pub(crate) fn plan_write(&self, stmt: Statement) -> Result<Plan> {
+        let (name, selection, is_delete) = match &stmt {
+            Statement::Update(u) => {
+                if u.from.is_some() || !u.table.joins.is_empty() {
+                    return Err(Error::unsupported("UPDATE ... FROM"));
+                }
+                if u.returning.is_some() {
+                    return Err(Error::unsupported("UPDATE ... RETURNING"));
+                }
+                let TableFactor::Table {
+                    name, alias: None, ..
+                } = &u.table.relation
+                else {
+                    return Err(Error::unsupported("UPDATE of this target"));
+                };
+                (name.clone(), u.selection.clone(), false)
+            }
+            Statement::Delete(d) => {
+                use datafusion::sql::sqlparser::ast::FromTable;
+                if d.using.is_some() || d.returning.is_some() || d.limit.is_some() {
+                    return Err(Error::unsupported("DELETE ... USING/RETURNING/LIMIT"));
+                }
+                let from = match &d.from {
+                    FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => f,
+                };
+                if from.len() != 1 || !from[0].joins.is_empty() {
+                    return Err(Error::unsupported("DELETE from several tables"));
+                }
+                let TableFactor::Table {
+                    name, alias: None, ..
+                } = &from[0].relation
+                else {
+                    return Err(Error::unsupported("DELETE of this target"));
+                };
+                (name.clone(), d.selection.clone(), true)
+            }
+            _ => return Err(Error::internal("not a write")),
+        };
+        let table = resolve_table(self.catalog, &name, self.schema)?;
+        // Literals meeting a column take its type before MariaDB sees them.
+        let mut stmt = stmt;
+        let mut selection = selection;
+        if let Some(sel) = &mut selection {
+            check_columns(sel, &table)?;
+            type_literals(sel, &table)?;
+        }
+        match &mut stmt {
+            Statement::Update(u) => u.selection.clone_from(&selection),
+            Statement::Delete(d) => d.selection.clone_from(&selection),
+            _ => {}
+        }
+        let mut inferred = vec![];
+        if let Some(sel) = &selection {
+            if !is_safe_expr(sel) {
+                return Err(Error::unsupported(format!(
+                    "this WHERE clause in {} on a distributed table (only comparisons, AND/OR/NOT, IN, BETWEEN, IS NULL and + - * are supported yet)",
+                    if is_delete { "DELETE" } else { "UPDATE" }
+                )));
+            }
+            infer_params(sel, &table, &mut inferred);
+        }
+        if let Statement::Update(u) = &mut stmt {
+            let keys = match &table.distribution {
+                Distribution::Hash { columns, .. } => columns.clone(),
+                _ => vec![],
+            };
+            for a in &mut u.assignments {
+                let col = match &a.target {
+                    datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) => {
+                        object_parts(n).last().cloned().unwrap_or_default()
+                    }
+                    _ => return Err(Error::unsupported("UPDATE of a column tuple")),
+                };
+                let cdef = table.column(&col)?;
+                if keys.contains(&col) {
+                    return Err(Error::unsupported(format!(
+                        "UPDATE of partition key column \"{col}\" (delete and re-insert the row instead)"
+                    )));
+                }
+                if !is_safe_expr(&a.value) {
+                    return Err(Error::unsupported(format!(
+                        "the expression assigned to \"{col}\" in UPDATE on a distributed table"
+                    )));
+                }
+                check_columns(&a.value, &table)?;
+                type_assigned_literal(&mut a.value, &cdef.ty)?;
+                if let Expr::Value(v) = &a.value {
+                    if let Value::Placeholder(p) = &v.value {
+                        if let Some(i) = placeholder_index(p) {
+                            if inferred.len() <= i {
+                                inferred.resize(i + 1, None);
+                            }
+                            inferred[i] = Some(cdef.ty);
+                        }
+                    }
+                }
+                infer_params(&a.value, &table, &mut inferred);
+            }
+        }
+        let route = RoutePlan::from_where(&table, selection.as_ref());
+        let sql = per_partition_sql(&table, &stmt)?;
+        let n = sql
+            .first()
+            .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
+            .unwrap_or(0);
+        Ok(Plan {
+            kind: PlanKind::Write(Arc::new(WritePlan { table, route, sql })),
+            param_types: param_types(n, &inferred, self.client_types),
+            fields: vec![],
+            tag: if is_delete { "DELETE" } else { "UPDATE" },
+            catalog_version: self.catalog.version,
+        })
+    }
+}
+
+/// Parameter types implied by comparisons and assignments with columns.
+pub(crate) fn infer_params(e: &Expr, table: &TableDef, out: &mut Vec<Option<SqlType>>) {
+    let col_ty = |x: &Expr| -> Option<SqlType> {
+        let name = match x {
+            Expr::Identifier(i) => normalize_ident(i),
+            Expr::CompoundIdentifier(p) => normalize_ident(p.last()?),
+            _ => return None,
+        };
+        table.column(&name).ok().map(|c| c.ty)
+    };
+    let mut set = |p: &Expr, ty: Option<SqlType>| {
+        if let (Expr::Value(v), Some(ty)) = (p, ty) {
+            if let Value::Placeholder(s) = &v.value {
+                if let Some(i) = placeholder_index(s) {
+                    if out.len() <= i {
+                        out.resize(i + 1, None);
+                    }
+                    out[i].get_or_insert(ty);
+                }
+            }
+        }
+    };
+    match e {
+        Expr::BinaryOp { left, op, right } => {
+            if !matches!(op, BinaryOperator::And | BinaryOperator::Or) {
+                set(right, col_ty(left));
+                set(left, col_ty(right));
+            }
+            infer_params(left, table, out);
+            infer_params(right, table, out);
+        }
+        Expr::InList { expr, list, .. } => {
+            for i in list {
+                set(i, col_ty(expr));
+            }
+        }
+        Expr::Between {
+            expr, low, high, ..
+        } => {
+            set(low, col_ty(expr));
+            set(high, col_ty(expr));
+        }
+        Expr::Nested(x) | Expr::UnaryOp { expr: x, .. } | Expr::IsNull(x) | Expr::IsNotNull(x) => {
+            infer_params(x, table, out)
+        }
+        _ => {}
+    }
+}
+
+pub(crate) fn param_types(
+    n: usize,
+    inferred: &[Option<SqlType>],
+    client: &[Option<Type>],
+) -> Vec<Type> {
+    (0..n)
+        .map(|i| {
+            client
+                .get(i)
+                .cloned()
+                .flatten()
+                .filter(|t| *t != Type::UNKNOWN)
+                .or_else(|| inferred.get(i).cloned().flatten().map(|t| pg_type(&t)))
+                .unwrap_or(Type::TEXT)
+        })
+        .collect()
+}
+
+pub(crate) fn per_partition_sql(
+    table: &TableDef,
+    stmt: &Statement,
+) -> Result<Vec<(String, Vec<usize>)>> {
+    (0..table.partition_count())
+        .map(|p| render(stmt, &table.schema, &table.physical_name(p)))
+        .collect()
+}
+
+pub(crate) fn fast_item_type(e: &Expr, table: &TableDef) -> Option<(String, SqlType)> {
+    match e {
+        Expr::Identifier(i) => {
+            let c = table.column(&normalize_ident(i)).ok()?;
+            Some((c.name.clone(), c.ty))
+        }
+        Expr::CompoundIdentifier(p) => {
+            let c = table.column(&normalize_ident(p.last()?)).ok()?;
+            Some((c.name.clone(), c.ty))
+        }
+        Expr::Function(f) => {
+            let fname = object_parts(&f.name).join(".");
+            if f.filter.is_some() || f.over.is_some() || !f.within_group.is_empty() {
+                return None;
+            }
+            let FunctionArguments::List(list) = &f.args else {
+                return None;
+            };
+            if list.duplicate_treatment.is_some()
+                || list.args.len() != 1
+                || !list.clauses.is_empty()
+            {
+                return None;
+            }
+            let arg_ty = match &list.args[0] {
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if fname == "count" => None,
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(i))) => {
+                    Some(table.column(&normalize_ident(i)).ok()?.ty)
+                }
+                _ => return None,
+            };
+            let ty = match (fname.as_str(), arg_ty) {
+                ("count", _) => SqlType::BigInt,
+                ("sum", Some(SqlType::SmallInt | SqlType::Integer)) => SqlType::BigInt,
+                ("sum", Some(SqlType::BigInt)) => SqlType::Numeric {
+                    precision: 38,
+                    scale: 0,
+                },
+                ("sum", Some(t @ SqlType::Numeric { .. })) => t,
+                ("min" | "max", Some(t)) => t,
+                _ => return None,
+            };
+            Some((fname, ty))
+        }
+        _ => None,
+    }
+}
+
+/// Every column an expression names must exist (42703 otherwise).
+pub(crate) fn check_columns(e: &Expr, table: &TableDef) -> Result<()> {
+    let mut err = None;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
+        let name = match x {
+            Expr::Identifier(i) => Some(normalize_ident(i)),
+            Expr::CompoundIdentifier(p) => p.last().map(normalize_ident),
+            _ => None,
+        };
+        if let Some(n) = name {
+            if table.column_index(&n).is_none() {
+                err = Some(Error::ColumnNotFound { name: n });
+                return std::ops::ControlFlow::Break(());
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn returning_columns(table: &TableDef, items: &[SelectItem]) -> Result<Vec<usize>> {
+    let mut out = vec![];
+    for item in items {
+        match item {
+            SelectItem::Wildcard(_) => out.extend(0..table.columns.len()),
+            SelectItem::UnnamedExpr(Expr::Identifier(i)) => {
+                let n = normalize_ident(i);
+                out.push(
+                    table
+                        .column_index(&n)
+                        .ok_or(Error::ColumnNotFound { name: n })?,
+                );
+            }
+            _ => {
+                return Err(Error::unsupported(
+                    "RETURNING expressions other than columns",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}

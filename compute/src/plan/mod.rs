@@ -1,0 +1,463 @@
+//! Planning: classification of one statement, done once per prepared
+//! statement: what kind of work it is, its route plan, the MySQL SQL it
+//! renders to, its parameter types and its result columns. One planner per
+//! statement kind: queries ([`query`]), DML ([`dml`]), DDL analysis
+//! ([`ddl`]); [`prepare`] parses client text and adds the DataFusion
+//! description (and logical plan) of distributed statements.
+
+pub mod copy;
+pub mod ddl;
+pub mod df;
+pub mod dml;
+#[cfg(test)]
+mod fuzz;
+pub mod prepare;
+pub mod query;
+
+pub use prepare::{plan_statement, plan_statement_sized, Prepared};
+
+use std::sync::Arc;
+
+use common::{Error, Result, SqlType};
+use datafusion::sql::sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Statement, Value};
+use meta::{Catalog, TableDef};
+use pgwire::api::Type;
+use shard_router::route::{normalize_ident, RoutePlan};
+use shard_router::txn::IsolationLevel;
+
+#[derive(Debug, Clone)]
+pub enum PlanKind {
+    Empty,
+    Begin {
+        isolation: Option<IsolationLevel>,
+        read_only: bool,
+    },
+    Commit,
+    Rollback,
+    Savepoint(String),
+    RollbackTo(String),
+    Release(String),
+    Set {
+        name: String,
+        value: String,
+    },
+    Show {
+        name: String,
+    },
+    Noop,
+    Ddl(Box<Statement>),
+    Insert(Arc<InsertPlan>),
+    Write(Arc<WritePlan>),
+    FastSelect(Arc<FastSelect>),
+    /// Planned by DataFusion; the lock clause (`FOR UPDATE`) each shard
+    /// scan appends, taken off the statement DataFusion sees.
+    DataFusion(Arc<Statement>, Option<&'static str>),
+    /// COPY FROM STDIN.
+    CopyIn(Arc<crate::plan::copy::CopyInPlan>),
+    /// COPY TO STDOUT: the query DataFusion runs and the output format.
+    CopyOut(Arc<Statement>, Arc<crate::plan::copy::CopyFormat>),
+}
+
+impl PlanKind {
+    /// Statements PostgreSQL still accepts in a failed transaction.
+    pub fn allowed_when_failed(&self) -> bool {
+        matches!(
+            self,
+            PlanKind::Commit | PlanKind::Rollback | PlanKind::RollbackTo(_)
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub kind: PlanKind,
+    pub param_types: Vec<Type>,
+    /// Result columns: name, wire type, and the catalog type when known.
+    pub fields: Vec<(String, Type)>,
+    pub tag: &'static str,
+    pub catalog_version: u64,
+}
+
+#[derive(Debug)]
+pub struct InsertPlan {
+    pub table: Arc<TableDef>,
+    /// For each table column, the index into each VALUES row, if given.
+    pub column_map: Vec<Option<usize>>,
+    pub rows: Vec<Vec<Expr>>,
+    /// RETURNING: table column indexes.
+    pub returning: Vec<usize>,
+}
+
+#[derive(Debug)]
+pub struct WritePlan {
+    pub table: Arc<TableDef>,
+    pub route: RoutePlan,
+    /// MySQL SQL per partition and the client parameter order for its `?`s.
+    pub sql: Vec<(String, Vec<usize>)>,
+}
+
+#[derive(Debug)]
+pub struct FastSelect {
+    pub table: Arc<TableDef>,
+    pub route: RoutePlan,
+    pub sql: Vec<(String, Vec<usize>)>,
+    /// Catalog type of each result column (for decoding shard values).
+    pub types: Vec<SqlType>,
+    /// How the answers of several partitions combine when the route
+    /// resolves to more than one (`None`: the statement's shape cannot be
+    /// merged exactly, so it is only planned here when it routes to one).
+    pub merge: Option<Merge>,
+    /// `FOR UPDATE`: in a transaction the rows are read (and locked) in its
+    /// branches, never on a pooled connection.
+    pub locking: bool,
+}
+
+/// Combining per-partition answers of a fast-path SELECT in the compute
+/// node. Every partition runs the same rendered statement (with its own
+/// DISTINCT, ORDER BY and LIMIT); the merge redoes those over the union.
+#[derive(Debug, Clone)]
+pub enum Merge {
+    Rows {
+        /// Result column index and descending flag of each ORDER BY key.
+        order: Vec<(usize, bool)>,
+        distinct: bool,
+        limit: Option<LimitValue>,
+    },
+    /// One row of aggregates, no GROUP BY: partials combined per column.
+    Aggregates(Vec<AggMerge>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggMerge {
+    Count,
+    Sum,
+    Min,
+    Max,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum LimitValue {
+    Const(u64),
+    Param(usize),
+}
+
+pub fn object_parts(name: &ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .filter_map(|p| match p {
+            ObjectNamePart::Identifier(i) => Some(normalize_ident(i)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Resolves a (possibly schema-qualified) table name.
+pub fn resolve_table(
+    catalog: &Catalog,
+    name: &ObjectName,
+    search_schema: &str,
+) -> Result<Arc<TableDef>> {
+    let parts = object_parts(name);
+    let (schema, table) = match parts.as_slice() {
+        [t] => (search_schema.to_string(), t.clone()),
+        [s, t] => (s.clone(), t.clone()),
+        [_, s, t] => (s.clone(), t.clone()),
+        _ => {
+            return Err(Error::TableNotFound {
+                name: name.to_string(),
+            })
+        }
+    };
+    catalog
+        .table(&schema, &table)
+        .cloned()
+        .ok_or(Error::TableNotFound { name: table })
+}
+
+pub struct Planner<'a> {
+    pub catalog: &'a Catalog,
+    pub schema: &'a str,
+    pub client_types: &'a [Option<Type>],
+}
+
+impl Planner<'_> {
+    pub(crate) fn plan_of(&self, kind: PlanKind, tag: &'static str) -> Plan {
+        Plan {
+            kind,
+            param_types: vec![],
+            fields: vec![],
+            tag,
+            catalog_version: self.catalog.version,
+        }
+    }
+
+    /// Plans everything but DataFusion statements, whose planning needs the
+    /// session (see `session.rs`); for those it returns `PlanKind::DataFusion`
+    /// with no fields yet.
+    pub fn plan(&self, stmt: &Statement) -> Result<Plan> {
+        Ok(match stmt {
+            Statement::StartTransaction { modes, .. } => {
+                let mut isolation = None;
+                let mut read_only = false;
+                for m in modes {
+                    use datafusion::sql::sqlparser::ast::{TransactionAccessMode, TransactionMode};
+                    match m {
+                        TransactionMode::IsolationLevel(l) => isolation = Some(isolation_level(l)?),
+                        TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => {
+                            read_only = true
+                        }
+                        TransactionMode::AccessMode(_) => {}
+                    }
+                }
+                self.plan_of(
+                    PlanKind::Begin {
+                        isolation,
+                        read_only,
+                    },
+                    "BEGIN",
+                )
+            }
+            Statement::Commit { .. } => self.plan_of(PlanKind::Commit, "COMMIT"),
+            Statement::Rollback {
+                savepoint: None, ..
+            } => self.plan_of(PlanKind::Rollback, "ROLLBACK"),
+            Statement::Rollback {
+                savepoint: Some(name),
+                ..
+            } => self.plan_of(PlanKind::RollbackTo(normalize_ident(name)), "ROLLBACK"),
+            Statement::Savepoint { name } => {
+                self.plan_of(PlanKind::Savepoint(normalize_ident(name)), "SAVEPOINT")
+            }
+            Statement::ReleaseSavepoint { name } => {
+                self.plan_of(PlanKind::Release(normalize_ident(name)), "RELEASE")
+            }
+            Statement::Set(set) => self.plan_set(set.clone())?,
+            Statement::ShowVariable { variable } => {
+                let name = variable
+                    .iter()
+                    .map(|i| i.value.to_lowercase())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let mut p = self.plan_of(PlanKind::Show { name: name.clone() }, "SHOW");
+                p.fields = vec![(name, Type::TEXT)];
+                p
+            }
+            Statement::Discard { .. } | Statement::Deallocate { .. } => {
+                self.plan_of(PlanKind::Noop, "DISCARD")
+            }
+            s @ (Statement::CreateTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::Drop { .. }
+            | Statement::Truncate(_)
+            | Statement::CreateSchema { .. }
+            | Statement::CreateDatabase { .. }
+            | Statement::CreateRole(_)
+            | Statement::AlterRole { .. }
+            | Statement::Grant(_)
+            | Statement::Revoke(_)) => {
+                let tag = match s {
+                    Statement::CreateTable(_) => "CREATE TABLE",
+                    Statement::CreateIndex(_) => "CREATE INDEX",
+                    Statement::CreateRole(_) => "CREATE ROLE",
+                    Statement::AlterRole { .. } => "ALTER ROLE",
+                    Statement::Grant(_) => "GRANT",
+                    Statement::Revoke(_) => "REVOKE",
+                    Statement::Drop { object_type, .. } => match object_type {
+                        datafusion::sql::sqlparser::ast::ObjectType::Table => "DROP TABLE",
+                        datafusion::sql::sqlparser::ast::ObjectType::Index => "DROP INDEX",
+                        datafusion::sql::sqlparser::ast::ObjectType::Schema => "DROP SCHEMA",
+                        datafusion::sql::sqlparser::ast::ObjectType::Role => "DROP ROLE",
+                        _ => "DROP",
+                    },
+                    Statement::Truncate(_) => "TRUNCATE TABLE",
+                    Statement::CreateSchema { .. } => "CREATE SCHEMA",
+                    _ => "CREATE DATABASE",
+                };
+                self.plan_of(PlanKind::Ddl(Box::new(s.clone())), tag)
+            }
+            // Borrowed: a multi-row INSERT's AST is large, and the plan
+            // keeps only its rows.
+            Statement::Insert(ins) => self.plan_insert(ins)?,
+            s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s.clone())?,
+            Statement::Query(q) => self.plan_query(q.clone())?,
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                values,
+            } => self.plan_copy(
+                source.clone(),
+                *to,
+                target.clone(),
+                options,
+                legacy_options,
+                values,
+            )?,
+            s @ Statement::Explain { .. } => {
+                self.plan_of(PlanKind::DataFusion(Arc::new(s.clone()), None), "EXPLAIN")
+            }
+            other => {
+                let name = other.to_string();
+                let word = name
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                return Err(Error::unsupported(format!("statement {word}")));
+            }
+        })
+    }
+
+    pub(crate) fn plan_copy(
+        &self,
+        source: datafusion::sql::sqlparser::ast::CopySource,
+        to: bool,
+        target: datafusion::sql::sqlparser::ast::CopyTarget,
+        options: &[datafusion::sql::sqlparser::ast::CopyOption],
+        legacy: &[datafusion::sql::sqlparser::ast::CopyLegacyOption],
+        values: &[Option<String>],
+    ) -> Result<Plan> {
+        use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget};
+        let format = crate::plan::copy::CopyFormat::from_options(options, legacy)?;
+        if !values.is_empty() {
+            return Err(Error::unsupported("COPY with inline data"));
+        }
+        match (source, to, target) {
+            (
+                CopySource::Table {
+                    table_name,
+                    columns,
+                },
+                false,
+                CopyTarget::Stdin,
+            ) => {
+                let table = resolve_table(self.catalog, &table_name, self.schema)?;
+                let names: Vec<String> = if columns.is_empty() {
+                    table.columns.iter().map(|c| c.name.clone()).collect()
+                } else {
+                    columns.iter().map(normalize_ident).collect()
+                };
+                let mut column_map = vec![None; table.columns.len()];
+                for (j, c) in names.iter().enumerate() {
+                    let i = table
+                        .column_index(c)
+                        .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
+                    column_map[i] = Some(j);
+                }
+                Ok(self.plan_of(
+                    PlanKind::CopyIn(Arc::new(crate::plan::copy::CopyInPlan {
+                        table,
+                        column_map,
+                        fields: names.len(),
+                        format,
+                    })),
+                    "COPY",
+                ))
+            }
+            (source, true, CopyTarget::Stdout) => {
+                let query = match source {
+                    CopySource::Query(q) => Statement::Query(q),
+                    CopySource::Table {
+                        table_name,
+                        columns,
+                    } => {
+                        let table = resolve_table(self.catalog, &table_name, self.schema)?;
+                        let cols: Vec<String> = if columns.is_empty() {
+                            table.columns.iter().map(|c| c.name.clone()).collect()
+                        } else {
+                            columns.iter().map(normalize_ident).collect()
+                        };
+                        let sql = format!(
+                            "SELECT {} FROM \"{}\".\"{}\"",
+                            cols.iter()
+                                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            table.schema.replace('"', "\"\""),
+                            table.name.replace('"', "\"\"")
+                        );
+                        datafusion::sql::sqlparser::parser::Parser::parse_sql(
+                            &crate::dialect::TesseraDialect,
+                            &sql,
+                        )
+                        .map_err(Error::internal)?
+                        .pop()
+                        .ok_or_else(|| Error::internal("empty COPY query"))?
+                    }
+                };
+                Ok(self.plan_of(PlanKind::CopyOut(Arc::new(query), Arc::new(format)), "COPY"))
+            }
+            _ => Err(Error::unsupported(
+                "COPY to or from a file on the server (use STDIN/STDOUT)",
+            )),
+        }
+    }
+
+    pub(crate) fn plan_set(&self, set: datafusion::sql::sqlparser::ast::Set) -> Result<Plan> {
+        use datafusion::sql::sqlparser::ast::Set as S;
+        match set {
+            S::SingleAssignment {
+                variable, values, ..
+            } => {
+                let name = object_parts(&variable).join(".");
+                let value = values
+                    .iter()
+                    .map(|v| match v {
+                        Expr::Value(v) => match &v.value {
+                            Value::SingleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        Expr::Identifier(i) => i.value.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Ok(self.plan_of(PlanKind::Set { name, value }, "SET"))
+            }
+            S::SetTimeZone { value, .. } => Ok(self.plan_of(
+                PlanKind::Set {
+                    name: "timezone".into(),
+                    value: value.to_string().trim_matches('\'').to_string(),
+                },
+                "SET",
+            )),
+            S::SetTransaction { modes, session, .. } => {
+                let mut value = String::new();
+                for m in &modes {
+                    if let datafusion::sql::sqlparser::ast::TransactionMode::IsolationLevel(l) = m {
+                        value = isolation_level(l)?.name().to_string();
+                    }
+                }
+                let name = if session {
+                    "default_transaction_isolation"
+                } else {
+                    "transaction_isolation"
+                };
+                Ok(self.plan_of(
+                    PlanKind::Set {
+                        name: name.into(),
+                        value,
+                    },
+                    "SET",
+                ))
+            }
+            S::SetNames { .. } | S::SetNamesDefault {} => Ok(self.plan_of(PlanKind::Noop, "SET")),
+            other => Err(Error::unsupported(format!("{other}"))),
+        }
+    }
+}
+
+pub(crate) fn isolation_level(
+    l: &datafusion::sql::sqlparser::ast::TransactionIsolationLevel,
+) -> Result<IsolationLevel> {
+    use datafusion::sql::sqlparser::ast::TransactionIsolationLevel as L;
+    Ok(match l {
+        L::ReadUncommitted => IsolationLevel::ReadUncommitted,
+        L::ReadCommitted => IsolationLevel::ReadCommitted,
+        L::RepeatableRead => IsolationLevel::RepeatableRead,
+        L::Serializable => IsolationLevel::Serializable,
+        _ => return Err(Error::unsupported("this isolation level")),
+    })
+}

@@ -1,0 +1,326 @@
+//! Queries: the single-table fast path (rendered per partition, merged on
+//! the node) or the DataFusion path, FOR UPDATE / FOR SHARE.
+
+use std::sync::Arc;
+
+use common::{Error, Result};
+use datafusion::sql::sqlparser::ast::{
+    Expr, GroupByExpr, ObjectName, Query, Select, SelectItem, SetExpr, Statement, TableFactor,
+    Value,
+};
+use pgwire::api::Type;
+use shard_router::render::is_safe_expr;
+use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
+use shard_router::typing::type_literals;
+
+use super::dml::{check_columns, fast_item_type, infer_params, param_types, per_partition_sql};
+use super::*;
+use crate::pgtypes::pg_type;
+
+impl Planner<'_> {
+    pub(crate) fn plan_query(&self, mut q: Box<Query>) -> Result<Plan> {
+        if let Some(fast) = self.try_fast_select(&q)? {
+            return Ok(fast);
+        }
+        let lock = lock_clause(&q)?;
+        q.locks.clear();
+        Ok(self.plan_of(
+            PlanKind::DataFusion(Arc::new(Statement::Query(q)), lock),
+            "SELECT",
+        ))
+    }
+
+    /// A SELECT that one partition can answer exactly as PostgreSQL would.
+    pub(crate) fn try_fast_select(&self, q: &Query) -> Result<Option<Plan>> {
+        if q.with.is_some() || q.fetch.is_some() {
+            return Ok(None);
+        }
+        // FOR UPDATE [NOWAIT | SKIP LOCKED] renders as is for MariaDB.
+        if q.locks.len() > 1
+            || q.locks.iter().any(|l| {
+                l.of.is_some() || l.lock_type != datafusion::sql::sqlparser::ast::LockType::Update
+            })
+        {
+            return Ok(None);
+        }
+        let SetExpr::Select(select) = q.body.as_ref() else {
+            return Ok(None);
+        };
+        let Some(name) = single_table(select) else {
+            return Ok(None);
+        };
+        let Ok(table) = resolve_table(self.catalog, name, self.schema) else {
+            return Ok(None);
+        };
+        if select.having.is_some()
+            || !matches!(&select.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
+            || select.top.is_some()
+            || select.into.is_some()
+            || !select.lateral_views.is_empty()
+            || select.qualify.is_some()
+            || select
+                .distinct
+                .as_ref()
+                .is_some_and(|d| !matches!(d, datafusion::sql::sqlparser::ast::Distinct::Distinct))
+        {
+            return Ok(None);
+        }
+        let mut selection = select.selection.clone();
+        if let Some(sel) = &mut selection {
+            if !is_safe_expr(sel) || check_columns(sel, &table).is_err() {
+                return Ok(None);
+            }
+            // Literals meeting a column take its type before MariaDB sees
+            // them (`id = 'abc'` fails here with 22P02, as in PostgreSQL).
+            type_literals(sel, &table)?;
+        }
+        let route = RoutePlan::from_where(&table, selection.as_ref());
+        // Projection: columns, *, and simple aggregates over columns.
+        let mut fields = vec![];
+        let mut types = vec![];
+        // Per result column: the table column it is, or the aggregate.
+        let mut sources: Vec<Option<String>> = vec![];
+        let mut aggs: Vec<Option<AggMerge>> = vec![];
+        for item in &select.projection {
+            match item {
+                SelectItem::Wildcard(_) => {
+                    for c in &table.columns {
+                        fields.push((c.name.clone(), pg_type(&c.ty)));
+                        types.push(c.ty);
+                        sources.push(Some(c.name.clone()));
+                        aggs.push(None);
+                    }
+                }
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let alias = match item {
+                        SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
+                        _ => None,
+                    };
+                    let Some((name, ty)) = fast_item_type(e, &table) else {
+                        return Ok(None);
+                    };
+                    let agg = match e {
+                        Expr::Function(_) => Some(match name.as_str() {
+                            "count" => AggMerge::Count,
+                            "sum" => AggMerge::Sum,
+                            "min" => AggMerge::Min,
+                            _ => AggMerge::Max,
+                        }),
+                        _ => None,
+                    };
+                    sources.push(agg.is_none().then(|| name.clone()));
+                    aggs.push(agg);
+                    types.push(ty);
+                    fields.push((alias.unwrap_or(name), pg_type(&ty)));
+                }
+                _ => return Ok(None),
+            }
+        }
+        let has_agg = select.projection.iter().any(|i| {
+            matches!(
+                i,
+                SelectItem::UnnamedExpr(Expr::Function(_))
+                    | SelectItem::ExprWithAlias {
+                        expr: Expr::Function(_),
+                        ..
+                    }
+            )
+        });
+        if has_agg
+            && select.projection.iter().any(|i| {
+                matches!(
+                    i,
+                    SelectItem::UnnamedExpr(Expr::Identifier(_)) | SelectItem::Wildcard(_)
+                )
+            })
+        {
+            return Ok(None);
+        }
+        // ORDER BY only on NOT NULL columns (MariaDB and PostgreSQL place
+        // NULLs differently) and without NULLS FIRST/LAST.
+        if let Some(ob) = &q.order_by {
+            use datafusion::sql::sqlparser::ast::OrderByKind;
+            let OrderByKind::Expressions(exprs) = &ob.kind else {
+                return Ok(None);
+            };
+            for o in exprs {
+                let Expr::Identifier(i) = &o.expr else {
+                    return Ok(None);
+                };
+                match table.column(&normalize_ident(i)) {
+                    Ok(c) if c.not_null && o.options.nulls_first.is_none() => {}
+                    _ => return Ok(None),
+                }
+            }
+        }
+        if let Some(limit) = &q.limit_clause {
+            use datafusion::sql::sqlparser::ast::LimitClause;
+            match limit {
+                LimitClause::LimitOffset {
+                    limit,
+                    offset,
+                    limit_by,
+                } => {
+                    if !limit_by.is_empty() {
+                        return Ok(None);
+                    }
+                    let ok = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, Value::Number(..) | Value::Placeholder(_)));
+                    if limit.as_ref().is_some_and(|l| !ok(l))
+                        || offset.as_ref().is_some_and(|o| !ok(&o.value))
+                    {
+                        return Ok(None);
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
+        let merge = merge_of(q, select, &sources, &aggs);
+        let single = match &route {
+            RoutePlan::Keys(k) => k.iter().all(|v| v.len() == 1),
+            RoutePlan::Single | RoutePlan::Mirror => true,
+            RoutePlan::Scatter => false,
+        };
+        if !single && merge.is_none() {
+            return Ok(None);
+        }
+        let mut typed = q.clone();
+        if let SetExpr::Select(s) = typed.body.as_mut() {
+            s.selection = selection;
+        }
+        let stmt = Statement::Query(Box::new(typed));
+        // A shape the shard renderer does not know goes to DataFusion.
+        let sql = match per_partition_sql(&table, &stmt) {
+            Ok(sql) => sql,
+            Err(Error::Unsupported { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut inferred = vec![];
+        if let Some(sel) = &select.selection {
+            infer_params(sel, &table, &mut inferred);
+        }
+        let n = sql
+            .first()
+            .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
+            .unwrap_or(0);
+        let mut ptypes = param_types(n, &inferred, self.client_types);
+        // LIMIT/OFFSET parameters are bigint.
+        for (i, t) in ptypes.iter_mut().enumerate() {
+            if inferred.get(i).cloned().flatten().is_none() && *t == Type::TEXT {
+                if let Some(limit) = &q.limit_clause {
+                    if limit.to_string().contains(&format!("${}", i + 1)) {
+                        *t = Type::INT8;
+                    }
+                }
+            }
+        }
+        Ok(Some(Plan {
+            kind: PlanKind::FastSelect(Arc::new(FastSelect {
+                table,
+                route,
+                sql,
+                types,
+                merge,
+                locking: !q.locks.is_empty(),
+            })),
+            param_types: ptypes,
+            fields,
+            tag: "SELECT",
+            catalog_version: self.catalog.version,
+        }))
+    }
+}
+
+pub(crate) fn single_table(select: &Select) -> Option<&ObjectName> {
+    if select.from.len() != 1 || !select.from[0].joins.is_empty() {
+        return None;
+    }
+    match &select.from[0].relation {
+        TableFactor::Table {
+            name,
+            args: None,
+            with_hints,
+            ..
+        } if with_hints.is_empty() => Some(name),
+        _ => None,
+    }
+}
+
+/// How the answers of several partitions to this SELECT combine, if they
+/// can be combined exactly: plain columns (with DISTINCT, ORDER BY on result
+/// columns and LIMIT without OFFSET redone over the union), or aggregates
+/// alone without GROUP BY, DISTINCT, ORDER BY or LIMIT.
+pub(crate) fn merge_of(
+    q: &Query,
+    select: &Select,
+    sources: &[Option<String>],
+    aggs: &[Option<AggMerge>],
+) -> Option<Merge> {
+    use datafusion::sql::sqlparser::ast::{LimitClause, OrderByKind};
+    let distinct = select.distinct.is_some();
+    let limit = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() => match limit {
+            None => None,
+            Some(Expr::Value(v)) => Some(match &v.value {
+                Value::Number(n, _) => LimitValue::Const(n.parse().ok()?),
+                Value::Placeholder(p) => LimitValue::Param(placeholder_index(p)?),
+                _ => return None,
+            }),
+            Some(_) => return None,
+        },
+        Some(_) => return None,
+    };
+    if aggs.iter().all(|a| a.is_some()) {
+        if distinct || q.order_by.is_some() || q.limit_clause.is_some() {
+            return None;
+        }
+        return Some(Merge::Aggregates(aggs.iter().flatten().copied().collect()));
+    }
+    if aggs.iter().any(|a| a.is_some()) {
+        return None;
+    }
+    let mut order = vec![];
+    if let Some(ob) = &q.order_by {
+        let OrderByKind::Expressions(exprs) = &ob.kind else {
+            return None;
+        };
+        for o in exprs {
+            let Expr::Identifier(i) = &o.expr else {
+                return None;
+            };
+            let name = normalize_ident(i);
+            let idx = sources.iter().position(|s| s.as_deref() == Some(&name))?;
+            order.push((idx, o.options.asc == Some(false)));
+        }
+    }
+    Some(Merge::Rows {
+        order,
+        distinct,
+        limit,
+    })
+}
+
+/// Result name and type of a projection item on the fast path.
+/// The MariaDB lock clause for a query's `FOR UPDATE` / `FOR SHARE`.
+pub(crate) fn lock_clause(q: &Query) -> Result<Option<&'static str>> {
+    use datafusion::sql::sqlparser::ast::{LockType, NonBlock};
+    match q.locks.as_slice() {
+        [] => Ok(None),
+        [l] if l.of.is_none() => Ok(Some(match (l.lock_type, l.nonblock) {
+            (LockType::Update, None) => " FOR UPDATE",
+            (LockType::Update, Some(NonBlock::Nowait)) => " FOR UPDATE NOWAIT",
+            (LockType::Update, Some(NonBlock::SkipLocked)) => " FOR UPDATE SKIP LOCKED",
+            (LockType::Share, None) => " LOCK IN SHARE MODE",
+            (LockType::Share, Some(_)) => {
+                return Err(Error::unsupported("FOR SHARE NOWAIT / SKIP LOCKED"))
+            }
+        })),
+        _ => Err(Error::unsupported(
+            "FOR UPDATE OF / several locking clauses",
+        )),
+    }
+}

@@ -1,0 +1,172 @@
+//! One client session: who it is, its settings ([`settings`]) and its
+//! transaction ([`txn`], the state machine: the one place a transaction
+//! becomes failed). Statements are planned in `plan` and executed by
+//! `exec` against the session.
+
+pub mod copy;
+pub mod settings;
+pub mod txn;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use common::Datum;
+use shard_router::txn::{Branches, ShardAccess};
+use shard_router::Router;
+
+use settings::parse_duration_ms;
+
+/// What executing a statement produced.
+pub enum Output {
+    Command {
+        tag: String,
+        rows: Option<usize>,
+    },
+    TxnStart,
+    TxnEnd(&'static str),
+    /// Rows as Datums (fast path, RETURNING, SHOW) with their catalog types.
+    Rows(Vec<Vec<Datum>>),
+    /// COPY FROM STDIN started, with this many columns.
+    CopyIn(usize),
+}
+
+pub struct Session {
+    pub router: Arc<Router>,
+    pub txn: Option<Arc<Branches>>,
+    pub failed: bool,
+    pub settings: BTreeMap<String, String>,
+    pub database: String,
+    pub user: String,
+    /// The access DataFusion scans use; set from `txn` before each run.
+    pub access_cell: shard_router::txn::SharedAccess,
+    /// DataFusion context for this session: (catalog version, schema, lock).
+    pub df_ctx: Option<(
+        u64,
+        String,
+        Option<&'static str>,
+        datafusion::execution::context::SessionContext,
+    )>,
+    /// Shard scans of the current DataFusion statement (EXPLAIN output).
+    pub scan_log: shard_router::scan::ScanLog,
+    /// A COPY FROM STDIN in progress.
+    pub copy_in: Option<copy::CopyIn>,
+    /// Logical plans of prepared statements, by statement id.
+    pub df_plans: std::collections::HashMap<u64, (u64, datafusion::logical_expr::LogicalPlan)>,
+    /// Simple-protocol statement shapes (literals taken out, see
+    /// `literals`): catalog version planned at, and the plan if the shape
+    /// runs on the fast path (`None`: plan each statement with its literals).
+    pub simple_plans: SimplePlans,
+    /// The backend pid cancel requests name (see `cancel`).
+    pub pid: i32,
+    /// When the session last started or ended a statement.
+    pub last_activity: std::time::Instant,
+    /// Set by the idle-in-transaction watchdog: the session is over.
+    pub terminated: bool,
+}
+
+/// Cached plans of simple-protocol statement shapes, by schema and shape.
+pub type SimplePlans = std::collections::HashMap<String, (u64, Option<Arc<crate::plan::Prepared>>)>;
+
+/// Entries kept per session before the shape cache starts over.
+pub const SIMPLE_PLANS_MAX: usize = 512;
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A client that disconnects mid-transaction: roll every branch back
+        // so the shard connections go back to the pool clean.
+        let router = self.router.clone();
+        let txn = self.txn.take();
+        let copy = self.copy_in.take();
+        if txn.is_some() || copy.is_some() {
+            tokio::spawn(async move {
+                if let Some(c) = copy {
+                    c.abort(&router).await;
+                }
+                if let Some(t) = txn {
+                    let _ = t.finish(&router, false).await;
+                }
+            });
+        }
+    }
+}
+
+impl Session {
+    pub fn new(router: Arc<Router>, database: String, user: String) -> Session {
+        Session {
+            router,
+            txn: None,
+            failed: false,
+            settings: settings::default_settings(),
+            database,
+            user,
+            access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
+            df_ctx: None,
+            copy_in: None,
+            scan_log: Default::default(),
+            df_plans: std::collections::HashMap::new(),
+            simple_plans: SimplePlans::new(),
+            pid: 0,
+            last_activity: std::time::Instant::now(),
+            terminated: false,
+        }
+    }
+
+    pub fn touch(&mut self) {
+        self.last_activity = std::time::Instant::now();
+    }
+
+    pub fn idle_for(&self) -> std::time::Duration {
+        self.last_activity.elapsed()
+    }
+
+    fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
+        let ms = parse_duration_ms(self.settings.get(name)?).ok()?;
+        (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    /// `statement_timeout`, if set.
+    pub fn statement_timeout(&self) -> Option<std::time::Duration> {
+        self.duration_setting("statement_timeout")
+    }
+
+    /// `idle_in_transaction_session_timeout`, if set.
+    pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        self.duration_setting("idle_in_transaction_session_timeout")
+    }
+
+    /// The schema unqualified names resolve in.
+    /// Whether plan fragments are pushed into the shards (`tessera.pushdown`).
+    pub fn pushdown(&self) -> bool {
+        self.settings
+            .get("tessera.pushdown")
+            .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
+    }
+
+    pub fn current_schema(&self) -> String {
+        let path = self
+            .settings
+            .get("search_path")
+            .cloned()
+            .unwrap_or_default();
+        let cat = self.router.catalog();
+        for s in path.split(',') {
+            let s = s.trim().trim_matches('"');
+            let s = if s == "$user" { self.user.as_str() } else { s };
+            if cat.schemas.contains(s) {
+                return s.to_string();
+            }
+        }
+        "public".to_string()
+    }
+
+    pub fn access(&self) -> ShardAccess {
+        match &self.txn {
+            Some(b) => ShardAccess::Txn(b.clone()),
+            None => ShardAccess::Autocommit,
+        }
+    }
+
+    pub fn in_txn(&self) -> bool {
+        self.txn.is_some()
+    }
+}

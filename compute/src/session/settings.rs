@@ -1,0 +1,203 @@
+//! Session settings: their defaults, PostgreSQL's reading and printing of
+//! time values, and SET / SHOW. Every value that can reach a shard is
+//! checked against its allowed values here (22023).
+
+use std::collections::BTreeMap;
+
+use common::{Datum, Error, Result};
+use shard_router::txn::IsolationLevel;
+
+use super::Session;
+
+pub fn default_settings() -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in [
+        ("server_version", crate::SERVER_VERSION),
+        ("server_version_num", "150000"),
+        ("server_encoding", "UTF8"),
+        ("client_encoding", "UTF8"),
+        ("datestyle", "ISO, MDY"),
+        ("timezone", "UTC"),
+        ("integer_datetimes", "on"),
+        ("standard_conforming_strings", "on"),
+        ("search_path", "\"$user\", public"),
+        ("transaction_isolation", "read committed"),
+        ("default_transaction_isolation", "read committed"),
+        ("max_identifier_length", "63"),
+        ("application_name", ""),
+        ("extra_float_digits", "1"),
+        ("lc_collate", "C"),
+        ("is_superuser", "on"),
+        // Off: every shard scan is a plain table scan, all else DataFusion.
+        ("tessera.pushdown", "on"),
+        ("lock_timeout", "0"),
+    ] {
+        m.insert(k.to_string(), v.to_string());
+    }
+    use std::sync::atomic::Ordering::Relaxed;
+    m.insert(
+        "statement_timeout".into(),
+        format_duration_ms(crate::DEFAULT_STATEMENT_TIMEOUT_MS.load(Relaxed)),
+    );
+    m.insert(
+        "idle_in_transaction_session_timeout".into(),
+        format_duration_ms(crate::DEFAULT_IDLE_TXN_TIMEOUT_MS.load(Relaxed)),
+    );
+    m
+}
+
+/// A time setting as PostgreSQL reads it: a number of milliseconds, or a
+/// number with a unit (us, ms, s, min, h, d); 22023 otherwise.
+pub fn parse_duration_ms(v: &str) -> Result<u64> {
+    let t = v.trim();
+    let bad = || Error::InvalidParameter {
+        message: format!("invalid value for a time parameter: \"{v}\""),
+    };
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let factor = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return Err(bad()),
+    };
+    let ms = (n * factor).round();
+    if !(0.0..=i32::MAX as f64).contains(&ms) {
+        return Err(Error::InvalidParameter {
+            message: format!("{v} is outside the valid range for a time parameter"),
+        });
+    }
+    Ok(ms as u64)
+}
+
+/// PostgreSQL's SHOW text of a time setting in ms: `0`, `1500ms`, `5s`,
+/// `2min`, `3h`, `1d`.
+pub fn format_duration_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1000),
+    ] {
+        if ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+impl Session {
+    /// `SET name = value`.
+    pub(crate) fn set(&mut self, name: &str, value: &str) -> Result<crate::session::Output> {
+        let key = name.to_ascii_lowercase();
+        let key = if key == "time zone" {
+            "timezone".to_string()
+        } else {
+            key
+        };
+        if key == "transaction_isolation" {
+            self.set_transaction_isolation(value)?;
+        }
+        let value = &match key.as_str() {
+            "statement_timeout" | "idle_in_transaction_session_timeout" => {
+                format_duration_ms(parse_duration_ms(value)?)
+            }
+            "lock_timeout" => {
+                if parse_duration_ms(value)? != 0 {
+                    return Err(Error::unsupported(
+                        "lock_timeout (shards wait up to innodb_lock_wait_timeout, 20 s, then report 40P01)",
+                    ));
+                }
+                "0".to_string()
+            }
+            _ => value.to_string(),
+        };
+        // Every value that can reach a shard is checked against its
+        // allowed values and stored in canonical form (22023).
+        let value = &if key == "transaction_isolation" || key == "default_transaction_isolation" {
+            IsolationLevel::parse(value)?.name().to_string()
+        } else {
+            value.clone()
+        };
+        if key == "timezone" {
+            let v = value.to_ascii_uppercase();
+            if !matches!(
+                v.as_str(),
+                "UTC" | "ETC/UTC" | "GMT" | "Z" | "+00:00" | "0" | "UCT"
+            ) {
+                return Err(Error::unsupported(format!(
+                    "time zone \"{value}\" (sessions run in UTC)"
+                )));
+            }
+        }
+        if key == "tessera.pushdown" {
+            if !matches!(value.to_ascii_lowercase().as_str(), "on" | "off") {
+                return Err(Error::InvalidText {
+                    ty: "boolean".into(),
+                    value: value.clone(),
+                });
+            }
+            // The DataFusion context carries the rule: rebuild it.
+            self.df_ctx = None;
+        }
+        self.settings.insert(key, value.clone());
+        Ok(crate::session::Output::Command {
+            tag: "SET".into(),
+            rows: None,
+        })
+    }
+
+    /// `SHOW name`.
+    pub(crate) fn show(&self, name: &str) -> Result<crate::session::Output> {
+        let key = match name.to_ascii_lowercase().as_str() {
+            "time zone" => "timezone".to_string(),
+            "transaction isolation level" => "transaction_isolation".to_string(),
+            k => k.to_string(),
+        };
+        if key == "transaction_isolation" {
+            let level = self
+                .txn
+                .as_ref()
+                .and_then(|t| t.isolation.map(|l| l.name().to_string()))
+                .or_else(|| self.settings.get("default_transaction_isolation").cloned())
+                .unwrap_or_else(|| "read committed".into());
+            return Ok(crate::session::Output::Rows(vec![vec![Datum::Text(
+                level.to_ascii_lowercase(),
+            )]]));
+        }
+        if key == "all" {
+            return Err(Error::unsupported("SHOW ALL"));
+        }
+        let v = self
+            .settings
+            .get(&key)
+            .cloned()
+            .ok_or(Error::UnknownSetting { name: name.to_string() })?;
+        Ok(crate::session::Output::Rows(vec![vec![Datum::Text(v)]]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn time_settings_read_and_print_like_postgres() {
+        use super::{format_duration_ms, parse_duration_ms};
+        assert_eq!(parse_duration_ms("1500").unwrap(), 1500);
+        assert_eq!(parse_duration_ms("5s").unwrap(), 5000);
+        assert_eq!(parse_duration_ms(" 2min").unwrap(), 120_000);
+        assert!(parse_duration_ms("5 parsecs").is_err());
+        assert!(parse_duration_ms("-1").is_err());
+        assert_eq!(format_duration_ms(5000), "5s");
+        assert_eq!(format_duration_ms(1500), "1500ms");
+        assert_eq!(format_duration_ms(0), "0");
+    }
+}

@@ -1,0 +1,135 @@
+//! The transaction state machine of a session, as PostgreSQL's: BEGIN,
+//! COMMIT, ROLLBACK, savepoints, and the failed state (25P02) a statement
+//! error leaves an open transaction in. `failed` is set and cleared only
+//! here.
+
+use std::sync::Arc;
+
+use common::{Error, Result, SqlState};
+use shard_router::txn::{Branches, IsolationLevel};
+
+use crate::plan::{Plan, PlanKind};
+
+use super::{Output, Session};
+
+impl Session {
+    /// Marks an open transaction failed while a statement that reaches the
+    /// shards runs; the caller clears it when the statement ends well. A
+    /// statement dropped mid-way (a cancel request, the client gone) so
+    /// leaves its transaction failed, as PostgreSQL's cancel does: COMMIT
+    /// then rolls back instead of committing half of a write. Returns
+    /// whether it armed.
+    pub fn arm_statement(&mut self) -> bool {
+        if self.txn.is_some() && !self.failed {
+            self.failed = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A statement of the session failed (at Parse, Bind, Execute or in
+    /// COPY): an open transaction block is now failed, as in PostgreSQL.
+    pub fn statement_failed(&mut self) {
+        if self.txn.is_some() {
+            self.failed = true;
+        }
+    }
+
+    /// Settles a statement armed by [`Session::arm_statement`]: `ok` clears
+    /// the failed flag it set.
+    pub fn statement_ended(&mut self, armed: bool, ok: bool) {
+        if armed && ok {
+            self.failed = false;
+        } else if !ok {
+            self.statement_failed();
+        }
+    }
+
+    /// Back to idle after the idle-in-transaction watchdog rolled the
+    /// transaction back.
+    pub fn terminate(&mut self) -> Option<Arc<Branches>> {
+        self.failed = false;
+        self.terminated = true;
+        self.txn.take()
+    }
+
+    pub(crate) fn begin(&mut self, isolation: Option<IsolationLevel>, read_only: bool) -> Output {
+        if self.txn.is_none() {
+            // Validated when set.
+            let default_iso = self
+                .settings
+                .get("default_transaction_isolation")
+                .and_then(|s| IsolationLevel::parse(s).ok());
+            self.txn = Some(Arc::new(Branches::new(
+                self.router.node_id,
+                isolation.or(default_iso),
+                read_only,
+            )));
+        }
+        Output::TxnStart
+    }
+
+    pub(crate) async fn commit(&mut self) -> Result<Output> {
+        let failed = self.failed;
+        self.failed = false;
+        match self.txn.take() {
+            Some(t) => {
+                let _shield = crate::cancel::Shield::new(self.pid);
+                t.finish_detached(self.router.clone(), !failed).await?;
+                Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
+            }
+            None => Ok(Output::TxnEnd("COMMIT")),
+        }
+    }
+
+    pub(crate) async fn rollback(&mut self) -> Result<Output> {
+        self.failed = false;
+        if let Some(t) = self.txn.take() {
+            let _shield = crate::cancel::Shield::new(self.pid);
+            t.finish_detached(self.router.clone(), false).await?;
+        }
+        Ok(Output::TxnEnd("ROLLBACK"))
+    }
+
+    /// SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE.
+    pub(crate) async fn savepoint_command(&mut self, plan: &Plan, name: &str) -> Result<Output> {
+        let Some(txn) = self.txn.clone() else {
+            return Err(Error::TxnState {
+                state: SqlState::NO_ACTIVE_TRANSACTION,
+                message: format!("{} can only be used in transaction blocks", plan.tag),
+            });
+        };
+        match &plan.kind {
+            PlanKind::Savepoint(_) => txn.savepoint(name).await?,
+            PlanKind::RollbackTo(_) => {
+                txn.rollback_to(name).await?;
+                self.failed = false;
+            }
+            _ => txn.release(name).await?,
+        }
+        Ok(Output::Command {
+            tag: plan.tag.into(),
+            rows: None,
+        })
+    }
+
+    /// `SET TRANSACTION ISOLATION LEVEL` inside a block, before any query.
+    pub(crate) fn set_transaction_isolation(&mut self, value: &str) -> Result<()> {
+        if let Some(t) = &self.txn {
+            if !t.shards().is_empty() {
+                return Err(Error::TxnState {
+                    state: SqlState::ACTIVE_TRANSACTION,
+                    message: "SET TRANSACTION ISOLATION LEVEL must be called before any query"
+                        .into(),
+                });
+            }
+            self.txn = Some(Arc::new(Branches::new(
+                self.router.node_id,
+                Some(IsolationLevel::parse(value)?),
+                t.read_only,
+            )));
+        }
+        Ok(())
+    }
+}

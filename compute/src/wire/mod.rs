@@ -1,0 +1,215 @@
+//! The PostgreSQL wire front end (pgwire): it only speaks the protocol.
+//! Startup with SCRAM-SHA-256 against users in meta ([`auth`]), the simple
+//! ([`simple`]) and extended ([`extended`]) query protocols, COPY data
+//! ([`copy`]), cancel requests, and encoding of replies and errors
+//! ([`response`]). Statements are planned by `plan` and run by `exec`;
+//! errors become ErrorResponses here and only here.
+
+mod auth;
+mod copy;
+mod extended;
+pub mod response;
+mod simple;
+
+use std::sync::Arc;
+
+use pgwire::api::auth::sasl::scram::ScramAuth;
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
+use pgwire::api::auth::DefaultServerParameterProvider;
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::{ClientInfo, ConnectionManager, PgWireServerHandlers};
+use shard_router::Router;
+
+use crate::scram::SCRAM_ITERATIONS;
+use crate::session::Session;
+use auth::MetaAuth;
+use extended::TesseraParser;
+
+pub use response::to_pg_error;
+
+/// Client metadata key holding the session's current schema, so Parse
+/// resolves names where the session would.
+const SCHEMA_METADATA: &str = "tessera.current_schema";
+
+/// Per-connection handlers: they own the session.
+pub struct ConnHandlers {
+    router: Arc<Router>,
+    session: tokio::sync::Mutex<Option<Session>>,
+    parser: Arc<TesseraParser>,
+    manager: Arc<ConnectionManager>,
+}
+
+impl ConnHandlers {
+    async fn session<'a, C: ClientInfo>(
+        &'a self,
+        client: &C,
+    ) -> tokio::sync::MutexGuard<'a, Option<Session>> {
+        let mut guard = self.session.lock().await;
+        if guard.is_none() {
+            let md = client.metadata();
+            let user = md.get("user").cloned().unwrap_or_default();
+            let db = md.get("database").cloned().unwrap_or_else(|| user.clone());
+            let superuser = crate::privileges::is_superuser(&self.router.catalog(), &user);
+            let mut s = Session::new(self.router.clone(), db, user);
+            s.settings.insert(
+                "is_superuser".into(),
+                if superuser { "on" } else { "off" }.into(),
+            );
+            s.pid = client.pid_and_secret_key().0;
+            if let Some(app) = md.get("application_name") {
+                s.settings.insert("application_name".into(), app.clone());
+            }
+            *guard = Some(s);
+        }
+        guard
+    }
+}
+
+pub struct Factory {
+    handlers: Arc<ConnHandlers>,
+    router: Arc<Router>,
+}
+
+impl PgWireServerHandlers for Factory {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.handlers.clone()
+    }
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.handlers.clone()
+    }
+    fn startup_handler(&self) -> Arc<impl pgwire::api::auth::StartupHandler> {
+        let mut scram = ScramAuth::new(Arc::new(MetaAuth {
+            router: self.router.clone(),
+        }));
+        scram.set_iterations(SCRAM_ITERATIONS);
+        let mut params = DefaultServerParameterProvider::default();
+        params.server_version = crate::SERVER_VERSION.to_string();
+        params.date_style = "ISO, MDY".to_string();
+        params.time_zone = "UTC".to_string();
+        Arc::new(
+            SASLAuthStartupHandler::new(Arc::new(params))
+                .with_scram(scram)
+                .with_connection_manager(self.handlers.manager.clone()),
+        )
+    }
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
+        self.handlers.clone()
+    }
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        Arc::new(crate::cancel::ShieldedCancelHandler {
+            manager: self.handlers.manager.clone(),
+        })
+    }
+}
+
+/// Accepts connections forever.
+pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    tracing::info!("listening on {listen}");
+    let parser = Arc::new(TesseraParser {
+        router: router.clone(),
+    });
+    let manager = Arc::new(ConnectionManager::new());
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut last_warning = std::time::Instant::now() - std::time::Duration::from_secs(60);
+    loop {
+        let (mut socket, _) = match listener.accept().await {
+            Ok(s) => s,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of
+                // spinning (and logging) in a tight loop.
+                if last_warning.elapsed() > std::time::Duration::from_secs(10) {
+                    tracing::warn!("accept failed: {e}");
+                    last_warning = std::time::Instant::now();
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = socket.set_nodelay(true);
+        let max = crate::MAX_CONNECTIONS.load(std::sync::atomic::Ordering::Relaxed);
+        if open.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            tokio::spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let _ = socket
+                    .write_all(&fatal_error("53300", "sorry, too many clients already"))
+                    .await;
+                let _ = socket.shutdown().await;
+            });
+            continue;
+        }
+        let handlers = Arc::new(ConnHandlers {
+            router: router.clone(),
+            session: tokio::sync::Mutex::new(None),
+            parser: parser.clone(),
+            manager: manager.clone(),
+        });
+        tokio::spawn(idle_watchdog(Arc::downgrade(&handlers)));
+        let factory = Arc::new(Factory {
+            handlers,
+            router: router.clone(),
+        });
+        let open = open.clone();
+        tokio::spawn(async move {
+            if let Err(e) = pgwire::tokio::process_socket(socket, None, factory).await {
+                tracing::debug!("connection ended: {e}");
+            }
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        });
+    }
+}
+
+/// `idle_in_transaction_session_timeout`: a session idle inside a
+/// transaction block for longer has its transaction rolled back at once
+/// (freeing its shard connections and row locks for everyone else) and is
+/// terminated: its next statement gets FATAL 25P03 and the connection
+/// closes, as in PostgreSQL.
+async fn idle_watchdog(handlers: std::sync::Weak<ConnHandlers>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let Some(h) = handlers.upgrade() else {
+            return;
+        };
+        // Locked: a statement is running, so the session is not idle.
+        let Ok(mut guard) = h.session.try_lock() else {
+            continue;
+        };
+        let Some(s) = guard.as_mut() else {
+            continue;
+        };
+        let Some(limit) = s.idle_in_transaction_timeout() else {
+            continue;
+        };
+        if s.txn.is_some() && s.copy_in.is_none() && s.idle_for() > limit {
+            if let Some(t) = s.terminate() {
+                let router = h.router.clone();
+                tokio::spawn(async move {
+                    let _ = t.finish_detached(router, false).await;
+                });
+            }
+        }
+    }
+}
+
+/// A FATAL ErrorResponse as raw bytes, for refusing a connection before
+/// any protocol handling (PostgreSQL answers an over-limit connection's
+/// startup this way).
+fn fatal_error(code: &str, message: &str) -> Vec<u8> {
+    let mut body = vec![];
+    for (t, v) in [
+        (b'S', "FATAL"),
+        (b'V', "FATAL"),
+        (b'C', code),
+        (b'M', message),
+    ] {
+        body.push(t);
+        body.extend_from_slice(v.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut out = vec![b'E'];
+    out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}

@@ -1,0 +1,131 @@
+//! Encoding: a statement's [`Reply`] as pgwire responses in the formats the
+//! client asked for, and errors as ErrorResponses (the SQLSTATE comes from
+//! `common::Error::sqlstate`, decided nowhere else).
+
+use std::sync::Arc;
+
+use common::Error;
+use futures::stream;
+use pgwire::api::portal::Format;
+use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::Type;
+use pgwire::error::{ErrorInfo, PgWireError};
+
+use crate::exec::runner::{Reply, Rows};
+use crate::pgtypes::{encode_arrow, encode_datum, field};
+
+pub fn to_pg_error(e: &Error) -> PgWireError {
+    PgWireError::UserError(Box::new(error_info(e)))
+}
+
+/// The ErrorResponse for `e`. Errors that are the system's, not the
+/// statement's (connection failures, serialization failures and deadlocks,
+/// resource limits, internal errors) are also logged, as PostgreSQL does.
+pub fn error_info(e: &Error) -> ErrorInfo {
+    let state = e.sqlstate().code();
+    if ["08", "40", "53", "55", "57", "58", "XX"].contains(&&state[..2]) {
+        tracing::warn!("statement failed: {state} {e}");
+    } else {
+        tracing::debug!("statement failed: {state} {e}");
+    }
+    // Errors that end the session, as PostgreSQL's FATAL ones (pgwire
+    // closes the connection after sending them).
+    let severity = if state == "25P03" { "FATAL" } else { "ERROR" };
+    let mut info = ErrorInfo::new(
+        severity.to_string(),
+        e.sqlstate().code().to_string(),
+        e.to_string(),
+    );
+    info.position = e.position().map(|p| p.to_string());
+    info
+}
+
+/// The format of result column `i` (pgwire's `format_for` indexes the
+/// client's code list and panics past its end).
+fn column_format(f: &Format, i: usize) -> FieldFormat {
+    match f {
+        Format::Individual(codes) => codes
+            .get(i)
+            .map_or(FieldFormat::Text, |c| FieldFormat::from(*c)),
+        other => other.format_for(i),
+    }
+}
+
+pub fn fields_of(fields: &[(String, Type)], format: Option<&Format>) -> Vec<FieldInfo> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, (n, t))| {
+            field(
+                n,
+                t.clone(),
+                format.map_or(FieldFormat::Text, |f| column_format(f, i)),
+            )
+        })
+        .collect()
+}
+
+/// The wire response of a statement's reply, rows in `format`.
+pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
+    Ok(match reply {
+        Reply::Command { tag, rows } => {
+            let mut t = Tag::new(&tag);
+            if let Some(n) = rows {
+                t = t.with_rows(n);
+            }
+            Response::Execution(t)
+        }
+        Reply::TxnStart => Response::TransactionStart(Tag::new("BEGIN")),
+        Reply::TxnEnd(tag) => Response::TransactionEnd(Tag::new(tag)),
+        Reply::Rows { fields, tag, rows } => {
+            let fields = Arc::new(fields_of(&fields, Some(format)));
+            let mut enc = DataRowEncoder::new(fields.clone());
+            let mut out = vec![];
+            match rows {
+                Rows::Datums(data) => {
+                    out.reserve(data.len());
+                    for r in &data {
+                        for (d, f) in r.iter().zip(fields.iter()) {
+                            encode_datum(&mut enc, d, f).map_err(Error::internal)?;
+                        }
+                        out.push(Ok(enc.take_row()));
+                    }
+                }
+                Rows::Batches(batches) => {
+                    for b in &batches {
+                        if b.num_columns() != fields.len() {
+                            return Err(Error::internal(
+                                "result width does not match its description",
+                            ));
+                        }
+                        for r in 0..b.num_rows() {
+                            for (c, f) in b.columns().iter().zip(fields.iter()) {
+                                encode_arrow(&mut enc, c, r, f).map_err(Error::internal)?;
+                            }
+                            out.push(Ok(enc.take_row()));
+                        }
+                    }
+                }
+            }
+            let mut q = QueryResponse::new(fields, stream::iter(out));
+            q.set_command_tag(tag);
+            Response::Query(q)
+        }
+        Reply::CopyIn(n) => Response::CopyIn(pgwire::api::results::CopyResponse::new(
+            0,
+            n,
+            stream::empty(),
+        )),
+        Reply::CopyOut { columns, lines } => {
+            let chunks: Vec<_> = lines
+                .into_iter()
+                .map(|l| Ok(pgwire::messages::copy::CopyData::new(bytes::Bytes::from(l))))
+                .collect();
+            Response::CopyOut(pgwire::api::results::CopyResponse::new(
+                0,
+                columns,
+                stream::iter(chunks),
+            ))
+        }
+    })
+}
