@@ -7,6 +7,10 @@
 //! just before the shield goes up, the commit still runs to its end and no
 //! connection is left inside an XA transaction; only the client's answer
 //! is lost.
+//!
+//! A statement whose rows stream after its handler returned (DataFusion
+//! results) is past pgwire's cancel point: its stream waits on the
+//! session's [`Interrupt`] too, which every honoured cancel request fires.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -45,6 +49,51 @@ pub fn shielded(pid: i32) -> bool {
     SHIELDED.lock().contains_key(&pid)
 }
 
+/// Cancel requests for one session, for statements whose rows are still
+/// streaming: each request moves the generation on and wakes the waiters.
+#[derive(Default)]
+pub struct Interrupt {
+    generation: std::sync::atomic::AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl Interrupt {
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Resolves once a cancel request arrived after generation `g`.
+    pub async fn past(&self, g: u64) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.generation() != g {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn fire(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.notify.notify_waiters();
+    }
+}
+
+static INTERRUPTS: LazyLock<Mutex<HashMap<i32, Arc<Interrupt>>>> = LazyLock::new(Default::default);
+
+/// The interrupt of the session with backend pid `pid` (made on first use).
+pub fn interrupt_of(pid: i32) -> Arc<Interrupt> {
+    INTERRUPTS.lock().entry(pid).or_default().clone()
+}
+
+/// The session with backend pid `pid` ended.
+pub fn forget(pid: i32) {
+    INTERRUPTS.lock().remove(&pid);
+}
+
 /// pgwire's cancel handling with the shield in front.
 pub struct ShieldedCancelHandler {
     pub manager: Arc<ConnectionManager>,
@@ -60,7 +109,12 @@ impl CancelHandler for ShieldedCancelHandler {
             );
             return;
         }
-        self.manager.cancel(req.pid, &req.secret_key).await;
+        // `cancel` is true only for a connection with this pid and secret.
+        if self.manager.cancel(req.pid, &req.secret_key).await {
+            if let Some(i) = INTERRUPTS.lock().get(&req.pid) {
+                i.fire();
+            }
+        }
     }
 }
 

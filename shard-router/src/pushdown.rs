@@ -42,8 +42,7 @@ use storage_adapter::quote_ident;
 
 use crate::expr_sql::{is_exact_numeric, render};
 use crate::render::physical_object;
-use crate::scan::{arrow_type, shard_streams, ScanLog, ShardTableProvider};
-use crate::txn::SharedAccess;
+use crate::scan::{arrow_type, shard_streams, ScanContext, ShardTableProvider};
 use crate::Router;
 
 /// The optimizer rule; see the module documentation.
@@ -268,8 +267,6 @@ struct Frag {
     body: Body,
     dist: Dist,
     router: Arc<Router>,
-    access: SharedAccess,
-    log: ScanLog,
 }
 
 impl Frag {
@@ -446,8 +443,6 @@ fn scan_plan(
         types,
         queries,
         router: f.router.clone(),
-        access: f.access.clone(),
-        log: f.log.clone(),
     };
     let name = TableReference::bare("shard_query");
     let scan =
@@ -725,8 +720,6 @@ impl Compiler {
                 keys: new_keys,
             },
             router: inner.router,
-            access: inner.access,
-            log: inner.log,
         })
     }
 
@@ -795,8 +788,6 @@ impl Compiler {
                     },
                     dist,
                     router: p.router.clone(),
-                    access: p.access.clone(),
-                    log: p.log.clone(),
                 })
             }
             LogicalPlan::SubqueryAlias(s) => self.compile(&s.input),
@@ -891,8 +882,6 @@ impl Compiler {
                     body,
                     dist,
                     router: l.router,
-                    access: l.access,
-                    log: l.log,
                 })
             }
             _ => None,
@@ -998,8 +987,6 @@ pub struct ShardQueryProvider {
     types: Vec<SqlType>,
     queries: Vec<(ShardId, String)>,
     router: Arc<Router>,
-    access: SharedAccess,
-    log: ScanLog,
 }
 
 impl fmt::Debug for ShardQueryProvider {
@@ -1027,15 +1014,16 @@ impl TableProvider for ShardQueryProvider {
     }
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
+        let cx = ScanContext::of(state);
         let streams = shard_streams(
             &self.router,
-            &self.access,
-            &self.log,
+            &cx.access,
+            &cx.log,
             &self.schema,
             &self.types,
             self.queries.clone(),

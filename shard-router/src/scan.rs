@@ -50,6 +50,47 @@ pub struct ScanRecord {
 
 /// The scans of a session's current statement (for EXPLAIN [ANALYZE]).
 pub type ScanLog = Arc<parking_lot::Mutex<Vec<ScanRecord>>>;
+
+/// What the shard scans of one execution run with: the session's shard
+/// access (autocommit or its transaction's branches, read when a partition
+/// starts) and its scan log. A session sets it as an extension of the
+/// `SessionConfig` it executes in, so logical plans hold no session state
+/// and a prepared statement's plan, made once at Parse, runs in whatever
+/// transaction the session is in at Execute.
+#[derive(Clone)]
+pub struct ScanContext {
+    pub access: SharedAccess,
+    pub log: ScanLog,
+}
+
+impl fmt::Debug for ScanContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ScanContext({} scans)", self.log.lock().len())
+    }
+}
+
+impl Default for ScanContext {
+    fn default() -> ScanContext {
+        ScanContext {
+            access: Arc::new(parking_lot::RwLock::new(
+                crate::txn::ShardAccess::Autocommit,
+            )),
+            log: ScanLog::default(),
+        }
+    }
+}
+
+impl ScanContext {
+    /// The context `state` executes with (autocommit and a fresh log if it
+    /// has none: a planning-only context).
+    pub fn of(state: &dyn Session) -> ScanContext {
+        state
+            .config()
+            .get_extension::<ScanContext>()
+            .map(|c| (*c).clone())
+            .unwrap_or_default()
+    }
+}
 const BATCH_ROWS: usize = 8192;
 
 /// Arrow type of a column type.
@@ -141,10 +182,8 @@ fn df_err(e: common::Error) -> DataFusionError {
 pub struct TesseraCatalog {
     pub catalog: Arc<Catalog>,
     pub router: Arc<Router>,
-    pub access: SharedAccess,
     /// Appended to every shard scan (`FOR UPDATE`, `LOCK IN SHARE MODE`).
     pub lock: Option<&'static str>,
-    pub log: ScanLog,
 }
 
 impl fmt::Debug for TesseraCatalog {
@@ -165,9 +204,7 @@ impl CatalogProvider for TesseraCatalog {
             name: name.to_string(),
             catalog: self.catalog.clone(),
             router: self.router.clone(),
-            access: self.access.clone(),
             lock: self.lock,
-            log: self.log.clone(),
         }))
     }
 }
@@ -176,9 +213,7 @@ pub struct TesseraSchema {
     name: String,
     catalog: Arc<Catalog>,
     router: Arc<Router>,
-    access: SharedAccess,
     lock: Option<&'static str>,
-    log: ScanLog,
 }
 
 impl fmt::Debug for TesseraSchema {
@@ -203,9 +238,7 @@ impl SchemaProvider for TesseraSchema {
                 schema: table_schema(t),
                 table: t.clone(),
                 router: self.router.clone(),
-                access: self.access.clone(),
                 lock: self.lock,
-                log: self.log.clone(),
             }) as Arc<dyn TableProvider>
         }))
     }
@@ -219,9 +252,7 @@ pub struct ShardTableProvider {
     pub(crate) table: Arc<TableDef>,
     pub(crate) schema: SchemaRef,
     pub(crate) router: Arc<Router>,
-    pub(crate) access: SharedAccess,
     pub(crate) lock: Option<&'static str>,
-    pub(crate) log: ScanLog,
 }
 
 impl fmt::Debug for ShardTableProvider {
@@ -376,7 +407,7 @@ impl TableProvider for ShardTableProvider {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
@@ -415,10 +446,11 @@ impl TableProvider for ShardTableProvider {
             }
             queries.push((self.table.partition_shards[p as usize], sql));
         }
+        let cx = ScanContext::of(state);
         let streams = shard_streams(
             &self.router,
-            &self.access,
-            &self.log,
+            &cx.access,
+            &cx.log,
             &projected,
             &types,
             queries,

@@ -1,32 +1,42 @@
-//! Running DataFusion statements: the session's contexts (one per lock
-//! mode, rebuilt when the catalog version or the schema moves), parameter
-//! values, execution, and EXPLAIN's text with the SQL each shard received.
+//! Running DataFusion statements: the session's execution context,
+//! parameter values, streamed execution settled when the stream ends, and
+//! EXPLAIN's text with the SQL each shard received.
 
 use std::sync::Arc;
 
-use common::{Datum, Error, Result};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use common::{Datum, Error, Result, SqlState};
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{ParamValues, ScalarValue};
 use datafusion::execution::context::SessionContext;
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::sql::sqlparser::ast::Statement;
+use shard_router::scan::ScanContext;
 
 use crate::errors::map_df_error;
 use crate::plan::df::{context_for, describe, logical_plan};
+use crate::plan::{Plan, PlanKind};
+use crate::session::txn::{Pending, FAILED, RUNNING, SUCCEEDED};
 use crate::session::Session;
 
-/// A DataFusion context bound to this session's catalog snapshot and shard
-/// access (autocommit or the open transaction's branches).
-pub fn context(session: &Session, lock: Option<&'static str>) -> Result<SessionContext> {
+/// The session's execution context: its scans run with the session's
+/// shard access and scan log; with `tessera.pushdown` on, fragments go to
+/// the shards. Plans come from `plan` (made once per prepared statement);
+/// this context only optimizes and runs them, so it lives as long as the
+/// session's pushdown setting.
+pub fn context(session: &Session) -> Result<SessionContext> {
     let ctx = context_for(
         &session.router,
-        session.access_cell.clone(),
-        session.current_schema(),
-        &session.database,
-        &session.user,
-        lock,
-        session.scan_log.clone(),
+        &session.scope(),
+        None,
+        Some(ScanContext {
+            access: session.access_cell.clone(),
+            log: session.scan_log.clone(),
+        }),
     )?;
     // After DataFusion's own rules: hand whole fragments to the shards.
     if session.pushdown() {
@@ -61,13 +71,14 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
     }
 }
 
-/// Runs a planned statement with parameters; returns its batches.
+/// Runs a planned statement with parameters; returns its batches as they
+/// come (EXPLAIN: its text, once the statement has run).
 pub(crate) async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
     log: &shard_router::scan::ScanLog,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<SendableRecordBatchStream> {
     log.lock().clear();
     let (types, _) = describe(&plan)?;
     let plan = if types.is_empty() {
@@ -85,8 +96,11 @@ pub(crate) async fn run(
     };
     let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
     let df = ctx.execute_logical_plan(plan).await.map_err(map_df_error)?;
+    if !is_explain {
+        return df.execute_stream().await.map_err(map_df_error);
+    }
     let batches = df.collect().await.map_err(map_df_error)?;
-    if is_explain {
+    {
         // One text column, one line per row, like PostgreSQL.
         let mut lines = vec![];
         for b in &batches {
@@ -123,64 +137,127 @@ pub(crate) async fn run(
             datafusion::arrow::datatypes::Field::new("QUERY PLAN", DataType::Utf8, false),
         ]));
         let arr = StringArray::from(lines);
-        return RecordBatch::try_new(schema, vec![Arc::new(arr)])
-            .map(|b| vec![b])
-            .map_err(Error::internal);
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(arr)]).map_err(Error::internal)?;
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            futures::stream::once(async move { Ok(batch) }),
+        )))
     }
-    Ok(batches)
 }
 
 impl Session {
-    /// Plans (or reuses the cached plan of) and runs a DataFusion statement
-    /// in the session's context.
+    /// Runs a DataFusion statement's plan in the session's context. The
+    /// rows stream: the statement is settled (its transaction failed or
+    /// not) when the stream ends, see [`Session::settle`]; past the
+    /// statement's deadline the stream ends with 57014.
     pub(crate) async fn run_datafusion(
         &mut self,
-        prepared_id: u64,
+        plan: &Plan,
         stmt: &Statement,
-        lock: Option<&'static str>,
         params: &[Datum],
-    ) -> Result<Vec<RecordBatch>> {
+    ) -> Result<RowStream> {
         if self.failed {
             return Err(Error::InFailedTransaction);
         }
         let armed = self.arm_statement();
-        let res = self
-            .run_datafusion_armed(prepared_id, stmt, lock, params)
-            .await;
-        self.statement_ended(armed, res.is_ok());
-        res
+        match self.start_datafusion(plan, stmt, params).await {
+            Ok(stream) => {
+                let done = Arc::new(AtomicU8::new(RUNNING));
+                self.pending = Some(Pending {
+                    armed,
+                    done: done.clone(),
+                });
+                let interrupt = (self.interrupt.clone(), self.interrupt.generation());
+                Ok(settling(stream, done, self.statement_deadline, interrupt))
+            }
+            Err(e) => {
+                self.statement_ended(armed, false);
+                Err(e)
+            }
+        }
     }
 
-    async fn run_datafusion_armed(
+    async fn start_datafusion(
         &mut self,
-        prepared_id: u64,
+        plan: &Plan,
         stmt: &Statement,
-        lock: Option<&'static str>,
         params: &[Datum],
-    ) -> Result<Vec<RecordBatch>> {
+    ) -> Result<SendableRecordBatchStream> {
         *self.access_cell.write() = self.access();
-        let version = self.router.catalog().version;
-        let schema = self.current_schema();
-        let reuse = matches!(&self.df_ctx, Some((v, s, l, _)) if *v == version && *s == schema && *l == lock);
-        if !reuse {
-            self.df_ctx = Some((version, schema, lock, context(self, lock)?));
-            self.df_plans.clear();
-        }
+        let pushdown = self.pushdown();
         let ctx = match &self.df_ctx {
-            Some((.., c)) => c.clone(),
-            None => return Err(Error::internal("no DataFusion context")),
-        };
-        let cached = self.df_plans.get(&prepared_id).map(|(_, lp)| lp.clone());
-        let lp = match cached {
-            Some(lp) => lp,
-            None => logical_plan(&ctx, stmt).await?,
-        };
-        if prepared_id != 0 {
-            if self.df_plans.len() > 1000 {
-                self.df_plans.clear();
+            Some((p, c)) if *p == pushdown => c.clone(),
+            _ => {
+                let c = context(self)?;
+                self.df_ctx = Some((pushdown, c.clone()));
+                c
             }
-            self.df_plans.insert(prepared_id, (version, lp.clone()));
-        }
+        };
+        let lp = match &plan.logical {
+            Some(lp) => (**lp).clone(),
+            // Plans are made with their logical plan; this is a fallback.
+            None => {
+                let lock = match &plan.kind {
+                    PlanKind::DataFusion(_, lock) => *lock,
+                    _ => None,
+                };
+                logical_plan(&context_for(&self.router, &self.scope(), lock, None)?, stmt).await?
+            }
+        };
         run(&ctx, lp, params, &self.scan_log).await
     }
+}
+
+/// A DataFusion statement's rows, errors already Tessera's.
+pub type RowStream = std::pin::Pin<Box<dyn futures::Stream<Item = Result<RecordBatch>> + Send>>;
+
+/// `stream` with its end recorded in `done`, cut at `deadline` (57014,
+/// statement timeout) or by a cancel request after the interrupt's
+/// generation (57014, user request).
+fn settling(
+    stream: SendableRecordBatchStream,
+    done: Arc<AtomicU8>,
+    deadline: Option<tokio::time::Instant>,
+    interrupt: (Arc<crate::cancel::Interrupt>, u64),
+) -> RowStream {
+    use futures::StreamExt;
+    let canceled = |message: &str| Error::TxnState {
+        state: SqlState::QUERY_CANCELED,
+        message: message.into(),
+    };
+    Box::pin(futures::stream::unfold(
+        Some((stream, done, interrupt)),
+        move |state| async move {
+            let (mut stream, done, interrupt) = state?;
+            let timeout = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let next = tokio::select! {
+                n = stream.next() => n,
+                _ = timeout => {
+                    done.store(FAILED, Ordering::Release);
+                    return Some((Err(canceled("canceling statement due to statement timeout")), None));
+                }
+                _ = interrupt.0.past(interrupt.1) => {
+                    done.store(FAILED, Ordering::Release);
+                    return Some((Err(canceled("canceling statement due to user request")), None));
+                }
+            };
+            match next {
+                Some(Ok(b)) => Some((Ok(b), Some((stream, done, interrupt)))),
+                Some(Err(e)) => {
+                    done.store(FAILED, Ordering::Release);
+                    Some((Err(map_df_error(e)), None))
+                }
+                None => {
+                    done.store(SUCCEEDED, Ordering::Release);
+                    None
+                }
+            }
+        },
+    ))
 }

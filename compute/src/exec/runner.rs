@@ -11,6 +11,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
 
+use super::df::RowStream;
 use crate::plan::{plan_statement, plan_statement_sized, PlanKind, Planner, Prepared};
 use crate::session::{Output, Session};
 
@@ -38,11 +39,33 @@ pub enum Reply {
     },
 }
 
-/// Result rows: decoded values (fast path, RETURNING, SHOW) or DataFusion
-/// batches.
+/// Result rows: decoded values (fast path, RETURNING, SHOW), or DataFusion
+/// batches, streamed as they come or collected.
 pub enum Rows {
     Datums(Vec<Vec<Datum>>),
     Batches(Vec<RecordBatch>),
+    Stream(RowStream),
+}
+
+impl Reply {
+    /// The reply with streamed rows collected: for a statement followed by
+    /// others in the same message (a simple query's list, a portal read in
+    /// pieces), whose shard connections must be free before the next runs.
+    pub async fn materialize(self) -> Result<Reply> {
+        use futures::TryStreamExt;
+        Ok(match self {
+            Reply::Rows {
+                fields,
+                tag,
+                rows: Rows::Stream(s),
+            } => Reply::Rows {
+                fields,
+                tag,
+                rows: Rows::Batches(s.try_collect().await?),
+            },
+            other => other,
+        })
+    }
 }
 
 impl Session {
@@ -50,6 +73,7 @@ impl Session {
     /// COMMIT/ROLLBACK: a transaction's end always runs to its end). An
     /// error fails an open transaction.
     pub async fn run(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
+        self.settle();
         let res = self.run_checked(prepared, params).await;
         if res.is_err() {
             self.statement_failed();
@@ -71,6 +95,7 @@ impl Session {
             crate::privileges::check(&catalog, &self.user, &prepared.stmt, &self.current_schema())?;
         }
         let limit = self.statement_timeout();
+        self.statement_deadline = limit.map(|d| tokio::time::Instant::now() + d);
         let res = match limit {
             Some(d) if !matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback) => {
                 match tokio::time::timeout(d, self.run_planned(prepared, params)).await {
@@ -103,21 +128,22 @@ impl Session {
                 | PlanKind::Show { .. }
         ) {
             let fresh = self.router.ensure_fresh().await?;
-            let schema = self.current_schema();
-            if fresh.version != plan.catalog_version || schema != prepared.schema {
-                replanned = plan_statement(
-                    &self.router,
-                    &schema,
-                    &prepared.stmt,
-                    &prepared.client_types,
-                )
-                .await?;
+            let scope = self.scope();
+            if fresh.version != plan.catalog_version || scope.schema != prepared.schema {
+                replanned =
+                    plan_statement(&self.router, &scope, &prepared.stmt, &prepared.client_types)
+                        .await?;
                 plan = &replanned;
             }
         }
         match &plan.kind {
             PlanKind::CopyOut(stmt, fmt) => {
-                let batches = self.run_datafusion(prepared.id, stmt, None, params).await?;
+                use futures::TryStreamExt;
+                let batches: Vec<RecordBatch> = self
+                    .run_datafusion(plan, stmt, params)
+                    .await?
+                    .try_collect()
+                    .await?;
                 let columns = batches.first().map(|b| b.num_columns()).unwrap_or(0);
                 let mut lines = vec![];
                 for b in &batches {
@@ -132,14 +158,12 @@ impl Session {
                 }
                 Ok(Reply::CopyOut { columns, lines })
             }
-            PlanKind::DataFusion(stmt, lock) => {
-                let batches = self
-                    .run_datafusion(prepared.id, stmt, *lock, params)
-                    .await?;
+            PlanKind::DataFusion(stmt, _) => {
+                let rows = self.run_datafusion(plan, stmt, params).await?;
                 Ok(Reply::Rows {
                     fields: plan.fields.clone(),
                     tag: plan.tag,
-                    rows: Rows::Batches(batches),
+                    rows: Rows::Stream(rows),
                 })
             }
             _ => Ok(match self.execute(plan, params).await? {
@@ -165,7 +189,9 @@ impl Session {
     /// with its literals. `heavy`: long text, planned with
     /// [`crate::cpu_bound`].
     pub async fn run_simple(&mut self, stmt: Statement, heavy: bool) -> Result<Reply> {
-        let schema = self.current_schema();
+        self.settle();
+        let scope = self.scope();
+        let schema = scope.schema.clone();
         if let Some((prepared, params)) = self.simple_shape(&schema, &stmt).await {
             return self.run(&prepared, &params).await;
         }
@@ -180,7 +206,7 @@ impl Session {
                 return Err(Error::InFailedTransaction);
             }
         }
-        let plan = match plan_statement_sized(&self.router, &schema, &stmt, &[], heavy).await {
+        let plan = match plan_statement_sized(&self.router, &scope, &stmt, &[], heavy).await {
             Ok(p) => p,
             Err(e) => {
                 self.statement_failed();
@@ -207,7 +233,7 @@ impl Session {
         let prepared = match self.simple_plans.get(&key) {
             Some((v, p)) if *v == version => p.clone(),
             _ => {
-                let plan = plan_statement(&self.router, schema, &shape, &[])
+                let plan = plan_statement(&self.router, &self.scope(), &shape, &[])
                     .await
                     .ok()
                     .filter(|p| {

@@ -13,10 +13,20 @@ use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, Volatilit
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
-use shard_router::scan::{TesseraCatalog, CATALOG_NAME};
+use shard_router::scan::{ScanContext, TesseraCatalog, CATALOG_NAME};
 
 use crate::errors::map_df_error;
 use crate::pgtypes::arrow_to_pg;
+
+/// Who a statement is planned for: unqualified names resolve in `schema`;
+/// `current_user`, `session_user` and `current_database` answer `user` and
+/// `database` (they are constants of the plan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub schema: String,
+    pub user: String,
+    pub database: String,
+}
 
 fn const_udf(ctx: &SessionContext, name: &str, value: String) {
     let f = Arc::new(
@@ -53,15 +63,16 @@ pub fn runtime() -> Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> 
     Ok(RUNTIME.get_or_init(|| r).clone())
 }
 
+/// A DataFusion context over the current catalog for `scope`, its scans
+/// locking with `lock`. `scan`: the shard access and scan log executions
+/// in it use (none: a planning-only context).
 pub fn context_for(
     router: &Arc<shard_router::Router>,
-    access: shard_router::txn::SharedAccess,
-    schema: String,
-    database: &str,
-    user: &str,
+    scope: &Scope,
     lock: Option<&'static str>,
-    log: shard_router::scan::ScanLog,
+    scan: Option<ScanContext>,
 ) -> Result<SessionContext> {
+    let schema = scope.schema.clone();
     let mut config = SessionConfig::new();
     // PostgreSQL reads 1.5 as numeric, not double precision.
     config.options_mut().sql_parser.parse_float_as_decimal = true;
@@ -70,6 +81,10 @@ pub fn context_for(
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(false)
         .with_target_partitions(4);
+    let config = match scan {
+        Some(cx) => config.with_extension(Arc::new(cx)),
+        None => config,
+    };
     // Memory is bounded by a pool shared by the node's queries; operators
     // that can spill (sorts, aggregates, joins) spill to disk at the limit.
     let ctx = SessionContext::new_with_config_rt(config, runtime()?);
@@ -78,9 +93,7 @@ pub fn context_for(
         Arc::new(TesseraCatalog {
             catalog: router.catalog(),
             router: router.clone(),
-            access,
             lock,
-            log,
         }),
     );
     const_udf(
@@ -92,15 +105,21 @@ pub fn context_for(
             env!("CARGO_PKG_VERSION")
         ),
     );
-    const_udf(&ctx, "current_database", database.to_string());
+    const_udf(&ctx, "current_database", scope.database.clone());
     const_udf(&ctx, "current_schema", schema);
-    const_udf(&ctx, "current_user", user.to_string());
-    const_udf(&ctx, "session_user", user.to_string());
+    const_udf(&ctx, "current_user", scope.user.clone());
+    const_udf(&ctx, "session_user", scope.user.clone());
     Ok(ctx)
 }
 
+/// DataFusion logical plans this node has made (`SHOW
+/// tessera.logical_plans`): a prepared statement makes one at Parse and
+/// none per execution.
+pub static LOGICAL_PLANS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Plans a statement; returns the logical plan.
 pub async fn logical_plan(ctx: &SessionContext, stmt: &Statement) -> Result<LogicalPlan> {
+    LOGICAL_PLANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     ctx.state()
         .statement_to_plan(DFStatement::Statement(Box::new(stmt.clone())))
         .await

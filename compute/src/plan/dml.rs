@@ -110,6 +110,7 @@ impl Planner<'_> {
             fields,
             tag: "INSERT",
             catalog_version: self.catalog.version,
+            logical: None,
         })
     }
 
@@ -224,6 +225,7 @@ impl Planner<'_> {
             fields: vec![],
             tag: if is_delete { "DELETE" } else { "UPDATE" },
             catalog_version: self.catalog.version,
+            logical: None,
         })
     }
 }

@@ -14,6 +14,7 @@ mod fuzz;
 pub mod prepare;
 pub mod query;
 
+pub use df::Scope;
 pub use prepare::{plan_statement, plan_statement_sized, Prepared};
 
 use std::sync::Arc;
@@ -76,6 +77,9 @@ pub struct Plan {
     pub fields: Vec<(String, Type)>,
     pub tag: &'static str,
     pub catalog_version: u64,
+    /// The DataFusion logical plan of a distributed statement or COPY TO,
+    /// made once with the plan (without parameter values).
+    pub logical: Option<Arc<datafusion::logical_expr::LogicalPlan>>,
 }
 
 #[derive(Debug)]
@@ -188,6 +192,7 @@ impl Planner<'_> {
             fields: vec![],
             tag,
             catalog_version: self.catalog.version,
+            logical: None,
         }
     }
 
@@ -233,11 +238,18 @@ impl Planner<'_> {
             }
             Statement::Set(set) => self.plan_set(set.clone())?,
             Statement::ShowVariable { variable } => {
-                let name = variable
-                    .iter()
-                    .map(|i| i.value.to_lowercase())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                // `SHOW time zone` and `SHOW transaction isolation level`
+                // are words; `SHOW tessera.pushdown` arrives as two names.
+                let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
+                let spaced = words.join(" ");
+                let name = if matches!(
+                    spaced.as_str(),
+                    "time zone" | "transaction isolation level" | "session authorization"
+                ) {
+                    spaced
+                } else {
+                    words.join(".")
+                };
                 let mut p = self.plan_of(PlanKind::Show { name: name.clone() }, "SHOW");
                 p.fields = vec![(name, Type::TEXT)];
                 p

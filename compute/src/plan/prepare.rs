@@ -5,22 +5,17 @@
 use std::sync::Arc;
 
 use common::{Error, Result};
-use datafusion::execution::context::SessionContext;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
 use shard_router::Router;
 
-use super::df::{context_for, describe, logical_plan, pg_column_names};
+use super::df::{context_for, describe, logical_plan, pg_column_names, Scope};
 use super::{Plan, PlanKind, Planner};
 
-static NEXT_PREPARED_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// A prepared statement: its SQL and its plan (re-planned when the catalog
-/// version moves).
+/// A prepared statement: its SQL and its plan, DataFusion logical plan
+/// included (re-planned only when the catalog version or the schema moves).
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    /// Unique per prepared statement (0: one-shot simple query).
-    pub id: u64,
     /// The schema unqualified names were resolved in.
     pub schema: String,
     pub sql: String,
@@ -30,7 +25,7 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// A statement prepared by a client's Parse: a fresh id.
+    /// A statement prepared by a client's Parse.
     pub fn new(
         schema: String,
         sql: String,
@@ -39,7 +34,6 @@ impl Prepared {
         client_types: Vec<Option<Type>>,
     ) -> Prepared {
         Prepared {
-            id: NEXT_PREPARED_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             schema,
             sql,
             stmt,
@@ -48,10 +42,9 @@ impl Prepared {
         }
     }
 
-    /// A one-shot statement of the simple protocol (id 0: not cached).
+    /// A one-shot statement of the simple protocol.
     pub fn one_shot(schema: String, stmt: Statement, plan: Plan) -> Prepared {
         Prepared {
-            id: 0,
             schema,
             sql: String::new(),
             stmt,
@@ -61,42 +54,28 @@ impl Prepared {
     }
 }
 
-/// A planning-only DataFusion context (autocommit access, no lock), used to
-/// describe statements at prepare time.
-fn describe_context(router: &Arc<Router>, schema: &str) -> Result<SessionContext> {
-    context_for(
-        router,
-        Arc::new(parking_lot::RwLock::new(
-            shard_router::txn::ShardAccess::Autocommit,
-        )),
-        schema.to_string(),
-        "tessera",
-        "tessera",
-        None,
-        Default::default(),
-    )
-}
-
-/// Plans a statement against the current catalog, including the describe
-/// step of DataFusion statements.
+/// Plans a statement against the current catalog for `scope`, including
+/// the DataFusion logical plan and description of distributed statements
+/// (kept in the plan: a prepared statement is planned once).
 pub async fn plan_statement(
     router: &Arc<Router>,
-    schema: &str,
+    scope: &Scope,
     stmt: &Statement,
     client_types: &[Option<Type>],
 ) -> Result<Plan> {
-    plan_statement_sized(router, schema, stmt, client_types, false).await
+    plan_statement_sized(router, scope, stmt, client_types, false).await
 }
 
 /// [`plan_statement`] for a statement known to be `heavy` (long text):
 /// planned with [`crate::cpu_bound`].
 pub async fn plan_statement_sized(
     router: &Arc<Router>,
-    schema: &str,
+    scope: &Scope,
     stmt: &Statement,
     client_types: &[Option<Type>],
     heavy: bool,
 ) -> Result<Plan> {
+    let schema = scope.schema.as_str();
     let catalog = router.ensure_fresh().await?;
     let planner = Planner {
         catalog: &catalog,
@@ -116,16 +95,19 @@ pub async fn plan_statement_sized(
         }
         other => other?,
     };
-    if let PlanKind::DataFusion(s, _) = &plan.kind {
-        let ctx = describe_context(router, schema)?;
-        let lp = match logical_plan(&ctx, s).await {
-            Err(Error::TableNotFound { .. }) => {
-                router.check_version().await?;
-                let ctx = describe_context(router, schema)?;
-                logical_plan(&ctx, s).await?
-            }
-            other => other?,
-        };
+    let (s, lock, describes) = match &plan.kind {
+        PlanKind::DataFusion(s, lock) => (s.clone(), *lock, true),
+        PlanKind::CopyOut(s, _) => (s.clone(), None, false),
+        _ => return Ok(plan),
+    };
+    let lp = match logical_plan(&context_for(router, scope, lock, None)?, &s).await {
+        Err(Error::TableNotFound { .. }) => {
+            router.check_version().await?;
+            logical_plan(&context_for(router, scope, lock, None)?, &s).await?
+        }
+        other => other?,
+    };
+    if describes {
         let (ptypes, fields) = describe(&lp)?;
         plan.param_types = ptypes
             .iter()
@@ -141,7 +123,7 @@ pub async fn plan_statement_sized(
             })
             .collect();
         plan.fields = fields;
-        if let Some(names) = pg_column_names(s) {
+        if let Some(names) = pg_column_names(&s) {
             if names.len() == plan.fields.len() {
                 for (f, n) in plan.fields.iter_mut().zip(names) {
                     f.0 = n;
@@ -149,5 +131,6 @@ pub async fn plan_statement_sized(
             }
         }
     }
+    plan.logical = Some(Arc::new(lp));
     Ok(plan)
 }

@@ -226,6 +226,7 @@ impl Planner<'_> {
             fields,
             tag: "SELECT",
             catalog_version: self.catalog.version,
+            logical: None,
         }))
     }
 }

@@ -39,25 +39,25 @@ pub struct Session {
     pub user: String,
     /// The access DataFusion scans use; set from `txn` before each run.
     pub access_cell: shard_router::txn::SharedAccess,
-    /// DataFusion context for this session: (catalog version, schema, lock).
-    pub df_ctx: Option<(
-        u64,
-        String,
-        Option<&'static str>,
-        datafusion::execution::context::SessionContext,
-    )>,
+    /// DataFusion execution context of this session, for its pushdown
+    /// setting (plans are made in `plan`, not here).
+    pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
     /// Shard scans of the current DataFusion statement (EXPLAIN output).
     pub scan_log: shard_router::scan::ScanLog,
     /// A COPY FROM STDIN in progress.
     pub copy_in: Option<copy::CopyIn>,
-    /// Logical plans of prepared statements, by statement id.
-    pub df_plans: std::collections::HashMap<u64, (u64, datafusion::logical_expr::LogicalPlan)>,
+    /// A streamed statement whose end is not settled yet (see `settle`).
+    pub pending: Option<txn::Pending>,
+    /// When the running statement's `statement_timeout` expires.
+    pub statement_deadline: Option<tokio::time::Instant>,
     /// Simple-protocol statement shapes (literals taken out, see
     /// `literals`): catalog version planned at, and the plan if the shape
     /// runs on the fast path (`None`: plan each statement with its literals).
     pub simple_plans: SimplePlans,
     /// The backend pid cancel requests name (see `cancel`).
     pub pid: i32,
+    /// Fired by cancel requests for this session (streamed rows).
+    pub interrupt: Arc<crate::cancel::Interrupt>,
     /// When the session last started or ended a statement.
     pub last_activity: std::time::Instant,
     /// Set by the idle-in-transaction watchdog: the session is over.
@@ -72,6 +72,9 @@ pub const SIMPLE_PLANS_MAX: usize = 512;
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.pid != 0 {
+            crate::cancel::forget(self.pid);
+        }
         // A client that disconnects mid-transaction: roll every branch back
         // so the shard connections go back to the pool clean.
         let router = self.router.clone();
@@ -103,9 +106,11 @@ impl Session {
             df_ctx: None,
             copy_in: None,
             scan_log: Default::default(),
-            df_plans: std::collections::HashMap::new(),
+            pending: None,
+            statement_deadline: None,
             simple_plans: SimplePlans::new(),
             pid: 0,
+            interrupt: Default::default(),
             last_activity: std::time::Instant::now(),
             terminated: false,
         }
@@ -163,6 +168,15 @@ impl Session {
         match &self.txn {
             Some(b) => ShardAccess::Txn(b.clone()),
             None => ShardAccess::Autocommit,
+        }
+    }
+
+    /// Who this session's statements are planned for.
+    pub fn scope(&self) -> crate::plan::Scope {
+        crate::plan::Scope {
+            schema: self.current_schema(),
+            user: self.user.clone(),
+            database: self.database.clone(),
         }
     }
 

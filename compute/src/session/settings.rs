@@ -174,6 +174,12 @@ impl Session {
                 level.to_ascii_lowercase(),
             )]]));
         }
+        if key == "tessera.logical_plans" {
+            let n = crate::plan::df::LOGICAL_PLANS.load(std::sync::atomic::Ordering::Relaxed);
+            return Ok(crate::session::Output::Rows(vec![vec![Datum::Text(
+                n.to_string(),
+            )]]));
+        }
         if key == "all" {
             return Err(Error::unsupported("SHOW ALL"));
         }
@@ -181,7 +187,9 @@ impl Session {
             .settings
             .get(&key)
             .cloned()
-            .ok_or(Error::UnknownSetting { name: name.to_string() })?;
+            .ok_or(Error::UnknownSetting {
+                name: name.to_string(),
+            })?;
         Ok(crate::session::Output::Rows(vec![vec![Datum::Text(v)]]))
     }
 }

@@ -12,7 +12,42 @@ use crate::plan::{Plan, PlanKind};
 
 use super::{Output, Session};
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// [`Pending::done`] states.
+pub const RUNNING: u8 = 0;
+pub const SUCCEEDED: u8 = 1;
+pub const FAILED: u8 = 2;
+
+/// A streamed statement not yet settled: whether it armed the session's
+/// transaction, and how its stream ended (`RUNNING` while it has not:
+/// dropped by a cancel or a gone client, it fails the transaction).
+pub struct Pending {
+    pub armed: bool,
+    pub done: Arc<AtomicU8>,
+}
+
 impl Session {
+    /// Settles the last streamed statement, if any: a stream that ended
+    /// well clears the failed flag its arming set; one that failed or was
+    /// dropped before its end leaves the transaction failed. Every
+    /// statement settles its predecessor before it runs.
+    pub fn settle(&mut self) {
+        if let Some(p) = self.pending.take() {
+            match p.done.load(Ordering::Acquire) {
+                SUCCEEDED => self.statement_ended(p.armed, true),
+                _ => self.statement_ended(p.armed, false),
+            }
+        }
+    }
+
+    /// Whether a streamed statement's rows are still being sent.
+    pub fn streaming(&self) -> bool {
+        self.pending
+            .as_ref()
+            .is_some_and(|p| p.done.load(Ordering::Acquire) == RUNNING)
+    }
+
     /// Marks an open transaction failed while a statement that reaches the
     /// shards runs; the caller clears it when the statement ends well. A
     /// statement dropped mid-way (a cancel request, the client gone) so

@@ -30,7 +30,7 @@ use shard_router::Router;
 use super::response::{encode, fields_of, to_pg_error};
 use super::{ConnHandlers, SCHEMA_METADATA};
 use crate::pgtypes::decode_param;
-use crate::plan::{plan_statement, PlanKind, Prepared};
+use crate::plan::{plan_statement, PlanKind, Prepared, Scope};
 
 pub struct TesseraParser {
     pub(super) router: Arc<Router>,
@@ -65,7 +65,14 @@ impl QueryParser for TesseraParser {
             .get(SCHEMA_METADATA)
             .cloned()
             .unwrap_or_else(|| "public".to_string());
-        let plan = plan_statement(&self.router, &schema, &stmt, types)
+        let md = client.metadata();
+        let user = md.get("user").cloned().unwrap_or_default();
+        let scope = Scope {
+            schema: schema.clone(),
+            database: md.get("database").cloned().unwrap_or_else(|| user.clone()),
+            user,
+        };
+        let plan = plan_statement(&self.router, &scope, &stmt, types)
             .await
             .map_err(|e| to_pg_error(&e))?;
         Ok(Some(Arc::new(Prepared::new(
@@ -424,7 +431,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         &self,
         client: &mut C,
         portal: &Portal<Arc<Prepared>>,
-        _max_rows: usize,
+        max_rows: usize,
     ) -> PgWireResult<Response>
     where
         C: ClientInfo
@@ -451,7 +458,17 @@ impl ExtendedQueryHandler for ConnHandlers {
                 Err(e) => return Err(to_pg_error(&e)),
             }
         }
-        let res = session.run(&prepared, &params).await;
+        let mut res = session.run(&prepared, &params).await;
+        // A portal read in pieces (Execute with a row limit) may be left
+        // suspended while other statements run: its rows are collected
+        // so that it holds no shard connection.
+        if max_rows > 0 {
+            res = match res {
+                Ok(r) => r.materialize().await,
+                e => e,
+            };
+            session.settle();
+        }
         if matches!(prepared.plan.kind, PlanKind::Set { .. }) {
             client
                 .metadata_mut()

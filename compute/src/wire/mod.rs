@@ -56,6 +56,7 @@ impl ConnHandlers {
                 if superuser { "on" } else { "off" }.into(),
             );
             s.pid = client.pid_and_secret_key().0;
+            s.interrupt = crate::cancel::interrupt_of(s.pid);
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
@@ -181,7 +182,7 @@ async fn idle_watchdog(handlers: std::sync::Weak<ConnHandlers>) {
         let Some(limit) = s.idle_in_transaction_timeout() else {
             continue;
         };
-        if s.txn.is_some() && s.copy_in.is_none() && s.idle_for() > limit {
+        if s.txn.is_some() && s.copy_in.is_none() && !s.streaming() && s.idle_for() > limit {
             if let Some(t) = s.terminate() {
                 let router = h.router.clone();
                 tokio::spawn(async move {

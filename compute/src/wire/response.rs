@@ -5,11 +5,14 @@
 use std::sync::Arc;
 
 use common::Error;
-use futures::stream;
+use datafusion::arrow::array::RecordBatch;
+use futures::stream::{self, BoxStream};
+use futures::StreamExt;
 use pgwire::api::portal::Format;
 use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::Type;
-use pgwire::error::{ErrorInfo, PgWireError};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::data::DataRow;
 
 use crate::exec::runner::{Reply, Rows};
 use crate::pgtypes::{encode_arrow, encode_datum, field};
@@ -65,6 +68,27 @@ pub fn fields_of(fields: &[(String, Type)], format: Option<&Format>) -> Vec<Fiel
         .collect()
 }
 
+/// One batch's rows as DataRows.
+fn encode_batch(fields: &Arc<Vec<FieldInfo>>, b: &RecordBatch) -> Vec<PgWireResult<DataRow>> {
+    if b.num_columns() != fields.len() {
+        return vec![Err(to_pg_error(&Error::internal(
+            "result width does not match its description",
+        )))];
+    }
+    let mut enc = DataRowEncoder::new(fields.clone());
+    let mut out = Vec::with_capacity(b.num_rows());
+    for r in 0..b.num_rows() {
+        for (c, f) in b.columns().iter().zip(fields.iter()) {
+            if let Err(e) = encode_arrow(&mut enc, c, r, f) {
+                out.push(Err(to_pg_error(&Error::internal(e))));
+                return out;
+            }
+        }
+        out.push(Ok(enc.take_row()));
+    }
+    out
+}
+
 /// The wire response of a statement's reply, rows in `format`.
 pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
     Ok(match reply {
@@ -79,35 +103,39 @@ pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
         Reply::TxnEnd(tag) => Response::TransactionEnd(Tag::new(tag)),
         Reply::Rows { fields, tag, rows } => {
             let fields = Arc::new(fields_of(&fields, Some(format)));
-            let mut enc = DataRowEncoder::new(fields.clone());
-            let mut out = vec![];
-            match rows {
+            let out: BoxStream<'static, PgWireResult<DataRow>> = match rows {
                 Rows::Datums(data) => {
-                    out.reserve(data.len());
+                    let mut enc = DataRowEncoder::new(fields.clone());
+                    let mut out = Vec::with_capacity(data.len());
                     for r in &data {
                         for (d, f) in r.iter().zip(fields.iter()) {
                             encode_datum(&mut enc, d, f).map_err(Error::internal)?;
                         }
                         out.push(Ok(enc.take_row()));
                     }
+                    stream::iter(out).boxed()
                 }
                 Rows::Batches(batches) => {
-                    for b in &batches {
-                        if b.num_columns() != fields.len() {
-                            return Err(Error::internal(
-                                "result width does not match its description",
-                            ));
-                        }
-                        for r in 0..b.num_rows() {
-                            for (c, f) in b.columns().iter().zip(fields.iter()) {
-                                encode_arrow(&mut enc, c, r, f).map_err(Error::internal)?;
-                            }
-                            out.push(Ok(enc.take_row()));
-                        }
-                    }
+                    let out: Vec<_> = batches
+                        .iter()
+                        .flat_map(|b| encode_batch(&fields, b))
+                        .collect();
+                    stream::iter(out).boxed()
                 }
-            }
-            let mut q = QueryResponse::new(fields, stream::iter(out));
+                // Encoded batch by batch as DataFusion produces them: the
+                // first rows leave before the last are read from the shards.
+                Rows::Stream(s) => {
+                    let f = fields.clone();
+                    s.flat_map(move |item| {
+                        stream::iter(match item {
+                            Ok(b) => encode_batch(&f, &b),
+                            Err(e) => vec![Err(to_pg_error(&e))],
+                        })
+                    })
+                    .boxed()
+                }
+            };
+            let mut q = QueryResponse::new(fields, out);
             q.set_command_tag(tag);
             Response::Query(q)
         }

@@ -45,8 +45,19 @@ impl SimpleQueryHandler for ConnHandlers {
             }
         };
         let mut out = vec![];
-        for stmt in stmts {
-            let res = session.run_simple(stmt, heavy).await;
+        let last = stmts.len().saturating_sub(1);
+        for (i, stmt) in stmts.into_iter().enumerate() {
+            let mut res = session.run_simple(stmt, heavy).await;
+            // The replies are sent after the last statement ran: rows of an
+            // earlier one are collected first, so its shard connections are
+            // free for the statements after it.
+            if i < last {
+                res = match res {
+                    Ok(r) => r.materialize().await,
+                    e => e,
+                };
+                session.settle();
+            }
             match res.and_then(|r| encode(r, &Format::UnifiedText)) {
                 Ok(r) => out.push(r),
                 Err(e) => {

@@ -1,0 +1,97 @@
+//! The one integration test binary: starts a 3 compute + 3 shard cluster once
+//! and runs every scenario against it, then stops it. Scenarios live in
+//! modules by concern: placement and DDL, the protocol, transactions,
+//! faults and limits, pushdown, security, and the `.slt` files.
+
+mod faults;
+mod placement;
+mod protocol;
+mod pushdown;
+mod security;
+mod slt;
+mod transactions;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use mysql_async::prelude::*;
+use tests::{PgDb, TestCluster};
+
+use faults::*;
+use placement::*;
+use protocol::*;
+use pushdown::*;
+use security::*;
+use slt::*;
+use transactions::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_suite() {
+    let cluster = TestCluster::start(3, 3);
+    // TESSERA_FUZZ_ONLY=1 runs just the wire fuzzer (to replay a seed).
+    if std::env::var("TESSERA_FUZZ_ONLY").is_ok() {
+        wire_fuzz(&cluster).await;
+        return;
+    }
+    // Each scenario's time, so a slow CI run shows where it went.
+    macro_rules! step {
+        ($name:expr, $e:expr) => {{
+            let t = std::time::Instant::now();
+            let r = $e;
+            println!("step {}: {:.1} s", $name, t.elapsed().as_secs_f64());
+            r
+        }};
+    }
+    step!("garbage_bytes", garbage_bytes(&cluster).await);
+    step!("placement", placement(&cluster).await);
+    step!("ddl_across_nodes", ddl_across_nodes(&cluster).await);
+    step!("extended_protocol", extended_protocol(&cluster).await);
+    step!(
+        "plans_once_and_streams",
+        plans_once_and_streams(&cluster).await
+    );
+    step!(
+        "disconnect_mid_transaction",
+        disconnect_mid_transaction(&cluster).await
+    );
+    step!("cancel_request", cancel_request(&cluster).await);
+    step!("for_update_locks", for_update_locks(&cluster).await);
+    step!("isolation_levels", isolation_levels(&cluster).await);
+    step!(
+        "pushdown_matches_datafusion",
+        pushdown_matches_datafusion(&cluster).await
+    );
+    step!(
+        "sysbench_statements_match_mariadb",
+        sysbench_statements_match_mariadb(&cluster).await
+    );
+    step!(
+        "simple_protocol_shapes",
+        simple_protocol_shapes(&cluster).await
+    );
+    let before = shard_databases(&cluster).await;
+    step!("run_slt", run_slt(&cluster).await);
+    step!("safety", safety(&cluster).await);
+    // No statement a client sent created or dropped a database on a shard
+    // outside what the catalog made (the slt files drop their schemas).
+    let after = shard_databases(&cluster).await;
+    assert_eq!(before, after, "shard databases changed behind the catalog");
+    step!("least_privilege", least_privilege(&cluster).await);
+    step!(
+        "ddl_with_a_shard_down",
+        ddl_with_a_shard_down(&cluster).await
+    );
+    step!("session_limits", session_limits(&cluster).await);
+    step!("roles_and_privileges", roles_and_privileges(&cluster).await);
+    step!("meta_down", meta_down(&cluster).await);
+    step!("bind_format_codes", bind_format_codes(&cluster).await);
+    step!("wire_fuzz", wire_fuzz(&cluster).await);
+    step!(
+        "bank_under_faults",
+        bank_under_faults(&cluster, Victim::Compute).await
+    );
+    step!(
+        "bank_under_faults",
+        bank_under_faults(&cluster, Victim::Shard).await
+    );
+}
