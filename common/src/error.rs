@@ -107,8 +107,28 @@ pub enum Error {
     Meta { message: String },
     #[error("current transaction is aborted, commands ignored until end of transaction block")]
     InFailedTransaction,
+    /// A condition PostgreSQL reports with `state` that has no variant of
+    /// its own (transaction-state errors, reserved names, privileges...).
     #[error("{message}")]
-    TxnState { state: SqlState, message: String },
+    Sql { state: SqlState, message: String },
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("{message}")]
+    AmbiguousColumn { message: String },
+    #[error("{message}")]
+    UndefinedFunction { message: String },
+    #[error(
+        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+    )]
+    NotNullViolation { column: String, table: String },
+    #[error("value too long for type {ty}")]
+    ValueTooLong { ty: String },
+    #[error("could not obtain lock on row")]
+    LockNotAvailable,
+    #[error("canceling statement due to statement timeout")]
+    StatementTimeout,
+    #[error("terminating connection due to idle-in-transaction timeout")]
+    IdleInTransactionTimeout,
     #[error("the outcome of the commit of transaction {xid} is unknown; it will be resolved by recovery")]
     TxnOutcomeUnknown { xid: String },
     #[error("canceling statement due to user request")]
@@ -162,7 +182,15 @@ impl Error {
             Error::ShardUnavailable { .. } => SqlState::CONNECTION_FAILURE,
             Error::Meta { .. } => SqlState::CONNECTION_FAILURE,
             Error::InFailedTransaction => SqlState::IN_FAILED_TRANSACTION,
-            Error::TxnState { state, .. } => *state,
+            Error::Sql { state, .. } => *state,
+            Error::DivisionByZero => SqlState::DIVISION_BY_ZERO,
+            Error::AmbiguousColumn { .. } => SqlState::AMBIGUOUS_COLUMN,
+            Error::UndefinedFunction { .. } => SqlState::UNDEFINED_FUNCTION,
+            Error::NotNullViolation { .. } => SqlState::NOT_NULL_VIOLATION,
+            Error::ValueTooLong { .. } => SqlState::STRING_DATA_RIGHT_TRUNCATION,
+            Error::LockNotAvailable => SqlState::LOCK_NOT_AVAILABLE,
+            Error::StatementTimeout => SqlState::QUERY_CANCELED,
+            Error::IdleInTransactionTimeout => SqlState::IDLE_IN_TRANSACTION_TIMEOUT,
             Error::TxnOutcomeUnknown { .. } => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
             Error::Canceled => SqlState::QUERY_CANCELED,
             Error::Execution { .. } => SqlState::DATA_EXCEPTION,

@@ -179,7 +179,7 @@ fn check_era(t: &str, s: &str, ty: &SqlType) -> Result<()> {
 /// 1..9999.
 fn check_year(year: i32, s: &str) -> Result<()> {
     if year < 1 {
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: crate::SqlState("22008"),
             message: format!("date/time field value out of range: \"{s}\""),
         });

@@ -1,11 +1,15 @@
 //! DataFusion errors as Tessera errors (and so SQLSTATEs): the one place
 //! a DataFusion error is classified. Errors Tessera raised inside a plan
 //! (shard errors, value errors) travel as `DataFusionError::External` and
-//! come back as they were; the rest are classified by kind.
+//! come back as they were; the rest are classified by their typed variants
+//! (schema and Arrow errors), and by message only where DataFusion has no
+//! variant (plan and execution errors carry a string).
 
 use common::{Error, SqlState};
-use datafusion::common::DataFusionError;
+use datafusion::arrow::error::ArrowError;
+use datafusion::common::{DataFusionError, SchemaError};
 
+/// The Tessera error (and so the SQLSTATE) of a DataFusion error.
 pub fn map_df_error(e: DataFusionError) -> Error {
     map_df_root(e.find_root())
 }
@@ -24,51 +28,37 @@ fn map_df_root(e: &DataFusionError) -> Error {
             position: None,
         },
         DataFusionError::Plan(m) => plan_error(m.clone()),
-        DataFusionError::SchemaError(e, _) => {
-            let m = e.to_string();
-            if m.contains("No field named") {
-                let name = m.split("No field named ").nth(1).unwrap_or(&m);
-                let name = name
-                    .split(['.', '\n'])
-                    .next()
-                    .unwrap_or(name)
-                    .trim_matches('"');
-                Error::ColumnNotFound {
-                    name: name.to_string(),
-                }
-            } else if m.contains("mbiguous") {
-                Error::TxnState {
-                    state: SqlState::AMBIGUOUS_COLUMN,
-                    message: m,
-                }
-            } else {
-                Error::Execution { message: m }
+        DataFusionError::SchemaError(e, _) => match e.as_ref() {
+            SchemaError::FieldNotFound { field, .. } => Error::ColumnNotFound {
+                name: field.name().to_string(),
+            },
+            SchemaError::AmbiguousReference { field } => Error::AmbiguousColumn {
+                message: format!("column reference \"{}\" is ambiguous", field.name()),
+            },
+            other => Error::Execution {
+                message: other.to_string(),
+            },
+        },
+        DataFusionError::ArrowError(e, _) => match e.as_ref() {
+            ArrowError::DivideByZero => Error::DivisionByZero,
+            ArrowError::ArithmeticOverflow(m) => Error::NumericOutOfRange { message: m.clone() },
+            ArrowError::CastError(m) => Error::InvalidText {
+                ty: "value".into(),
+                value: m.clone(),
+            },
+            // Arrow's compute kernels report overflow as a ComputeError
+            // with no variant of its own.
+            ArrowError::ComputeError(m) if m.contains("overflow") => {
+                Error::NumericOutOfRange { message: m.clone() }
             }
-        }
-        DataFusionError::ArrowError(e, _) => {
-            let m = e.to_string();
-            if m.contains("Divide by zero") {
-                Error::TxnState {
-                    state: SqlState::DIVISION_BY_ZERO,
-                    message: "division by zero".into(),
-                }
-            } else if m.contains("overflow") {
-                Error::NumericOutOfRange { message: m }
-            } else if m.contains("Cast error") || m.contains("Cannot cast") {
-                Error::InvalidText {
-                    ty: "value".into(),
-                    value: m,
-                }
-            } else {
-                Error::Execution { message: m }
-            }
-        }
+            other => Error::Execution {
+                message: other.to_string(),
+            },
+        },
+        // DataFusion's own kernels: an untyped message.
         DataFusionError::Execution(m) => {
             if m.contains("Divide by zero") || m.contains("Division by zero") {
-                Error::TxnState {
-                    state: SqlState::DIVISION_BY_ZERO,
-                    message: "division by zero".into(),
-                }
+                Error::DivisionByZero
             } else {
                 Error::Execution { message: m.clone() }
             }
@@ -91,10 +81,7 @@ fn plan_error(m: String) -> Error {
         };
     }
     if m.contains("Invalid function") || m.contains("not found in registry") {
-        return Error::TxnState {
-            state: SqlState::UNDEFINED_FUNCTION,
-            message: m,
-        };
+        return Error::UndefinedFunction { message: m };
     }
     if m.contains("Cannot infer common argument type")
         || m.contains("Cannot coerce")
@@ -103,7 +90,7 @@ fn plan_error(m: String) -> Error {
     {
         return Error::TypeMismatch { message: m };
     }
-    Error::TxnState {
+    Error::Sql {
         state: SqlState::DATATYPE_MISMATCH,
         message: m,
     }

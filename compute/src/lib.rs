@@ -18,6 +18,7 @@ pub mod parse;
 pub mod pgtypes;
 pub mod plan;
 pub mod privileges;
+pub mod rows;
 pub mod scram;
 pub mod session;
 pub mod wire;

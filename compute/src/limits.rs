@@ -32,7 +32,7 @@ pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 pub const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
 
 fn too_complex() -> Error {
-    Error::TxnState {
+    Error::Sql {
         state: SqlState::STATEMENT_TOO_COMPLEX,
         message: format!(
             "stack depth limit exceeded: expressions nest deeper than {MAX_EXPR_DEPTH} levels"
@@ -43,7 +43,7 @@ fn too_complex() -> Error {
 /// Refuses statement text over [`MAX_STATEMENT_BYTES`] (54000).
 pub fn check_size(sql: &str) -> Result<()> {
     if sql.len() > MAX_STATEMENT_BYTES {
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: SqlState::PROGRAM_LIMIT_EXCEEDED,
             message: format!(
                 "statement of {} bytes is longer than the limit of {MAX_STATEMENT_BYTES}",
@@ -170,7 +170,7 @@ pub fn check_statement(stmt: Statement) -> Result<Statement> {
         return Err(too_complex());
     }
     if let Some(p) = bad_placeholder(&stmt) {
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: SqlState("42P02"),
             message: format!("there is no parameter {p}"),
         });

@@ -26,7 +26,7 @@ use meta::{Catalog, TableDef};
 use crate::plan::{object_parts, resolve_table};
 
 fn denied(what: String) -> Error {
-    Error::TxnState {
+    Error::Sql {
         state: SqlState::INSUFFICIENT_PRIVILEGE,
         message: format!("permission denied for {what}"),
     }
@@ -46,7 +46,7 @@ fn check_owner(catalog: &Catalog, user: &str, t: &TableDef, what: &str) -> Resul
     if owns(catalog, user, t) {
         Ok(())
     } else {
-        Err(Error::TxnState {
+        Err(Error::Sql {
             state: SqlState::INSUFFICIENT_PRIVILEGE,
             message: format!("must be owner of {what}"),
         })

@@ -310,7 +310,7 @@ impl MetaStore {
             .await
             .map_err(me)?;
         if got.flatten() != Some(1) {
-            return Err(Error::TxnState {
+            return Err(Error::Sql {
                 state: common::SqlState::LOCK_NOT_AVAILABLE,
                 message: "could not obtain the cluster DDL lock within 60 s".into(),
             });

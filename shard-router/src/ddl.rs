@@ -2,7 +2,7 @@
 //! physical tables of a logical table, and their application on every shard.
 
 use common::{Result, ShardId, SqlType};
-use futures::future::try_join_all;
+use futures::future::join_all;
 use meta::{IndexDef, TableDef};
 use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_ident};
@@ -76,16 +76,21 @@ pub fn placements(def: &TableDef) -> Vec<(ShardId, u32)> {
 
 /// Runs the statements on their shards, shards in parallel and each shard's
 /// statements in order.
+/// Runs each shard's statements in order, shards concurrently. Every
+/// shard's work runs to its end or its first error before this returns
+/// (then the first error is reported): a CREATE still running on one shard
+/// when another failed would otherwise finish after the cleanup's DROP and
+/// leave a table no queue entry remembers.
 pub async fn run_on_shards(router: &Router, work: Vec<(ShardId, Vec<String>)>) -> Result<()> {
-    try_join_all(work.into_iter().map(|(shard, stmts)| async move {
+    let results = join_all(work.into_iter().map(|(shard, stmts)| async move {
         let mut conn = router.shard(shard)?.conn().await?;
         for s in stmts {
             conn.query_drop(&s).await.map_err(|e| map_error(shard, e))?;
         }
         Ok::<_, common::Error>(())
     }))
-    .await?;
-    Ok(())
+    .await;
+    results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
 }
 
 fn group(def: &TableDef, f: impl Fn(u32) -> Vec<String>) -> Vec<(ShardId, Vec<String>)> {
@@ -135,7 +140,7 @@ pub fn physical_tables(def: &TableDef) -> Vec<(ShardId, String, String)> {
 /// the first error is returned after all were (the rest stay queued for
 /// recovery).
 pub async fn drop_physical(router: &Router, tables: &[(ShardId, String, String)]) -> Result<()> {
-    let results = futures::future::join_all(tables.iter().map(|(shard, db, tbl)| async move {
+    let results = join_all(tables.iter().map(|(shard, db, tbl)| async move {
         let mut conn = router.shard(*shard)?.conn().await?;
         conn.query_drop(format!(
             "DROP TABLE IF EXISTS {}.{}",

@@ -58,7 +58,7 @@ impl ShardSql {
     /// PostgreSQL text cannot hold NUL (22021).
     pub fn string(&mut self, s: &str) -> Result<&mut Self> {
         if s.contains('\0') {
-            return Err(Error::TxnState {
+            return Err(Error::Sql {
                 state: SqlState::CHARACTER_NOT_IN_REPERTOIRE,
                 message: "invalid byte sequence for encoding \"UTF8\": 0x00".into(),
             });

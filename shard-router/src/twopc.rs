@@ -163,7 +163,7 @@ pub async fn commit<P: Participant>(
     }
     if started.elapsed() >= deadline {
         join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: SqlState::SERIALIZATION_FAILURE,
             message: format!(
                 "transaction {gtrid} rolled back: preparing its branches took longer than {} ms",
@@ -176,7 +176,7 @@ pub async fn commit<P: Participant>(
         Ok(Decision::Abort) => {
             // Recovery gave up on us first; its abort stands.
             join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
-            return Err(Error::TxnState {
+            return Err(Error::Sql {
                 state: SqlState::SERIALIZATION_FAILURE,
                 message: format!(
                     "transaction {gtrid} was aborted by recovery before it could commit"
@@ -230,21 +230,21 @@ fn rolled_back(e: Error) -> Error {
         | Error::Shard {
             code: 1614,
             message,
-        } => Error::TxnState {
+        } => Error::Sql {
             state: SqlState::DEADLOCK_DETECTED,
             message: format!("transaction rolled back: {message}"),
         },
         Error::Shard {
             code: 1402 | 1613,
             message,
-        } => Error::TxnState {
+        } => Error::Sql {
             state: SqlState::SERIALIZATION_FAILURE,
             message: format!("transaction rolled back: {message}"),
         },
         e @ (Error::ShardUnavailable { .. }
-        | Error::TxnState { .. }
+        | Error::Sql { .. }
         | Error::TxnOutcomeUnknown { .. }) => e,
-        other => Error::TxnState {
+        other => Error::Sql {
             state: SqlState::SERIALIZATION_FAILURE,
             message: format!("transaction rolled back: {other}"),
         },

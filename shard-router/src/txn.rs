@@ -171,6 +171,7 @@ impl Branches {
                         shard: id,
                         conn: Some(b.conn),
                         active: true,
+                        prepared: false,
                         broken: false,
                     },
                     writers.contains(&id),
@@ -223,7 +224,7 @@ impl Branches {
         if self.savepoints.lock().iter().any(|s| s == name) {
             Ok(())
         } else {
-            Err(Error::TxnState {
+            Err(Error::Sql {
                 state: SqlState("3B001"),
                 message: format!("savepoint \"{name}\" does not exist"),
             })
@@ -279,6 +280,8 @@ pub struct XaBranch {
     shard: ShardId,
     conn: Option<Conn>,
     active: bool,
+    /// XA PREPARE succeeded and no XA COMMIT / ROLLBACK has yet.
+    prepared: bool,
     broken: bool,
 }
 
@@ -322,10 +325,12 @@ impl XaBranch {
 
 impl Drop for XaBranch {
     fn drop(&mut self) {
-        if self.broken {
-            // Never hand a connection in an unknown XA state back to the
-            // pool: closing it makes MariaDB roll back an active branch
-            // (a prepared one survives for recovery).
+        if self.broken || self.active || self.prepared {
+            // Never hand a connection in an unknown or unfinished XA state
+            // back to the pool (a prepared branch whose decision could not
+            // be recorded made every later statement on that connection
+            // fail with XAER_RMFAIL): closing it makes MariaDB roll back
+            // an active branch, a prepared one survives for recovery.
             if let Some(conn) = self.conn.take() {
                 tokio::spawn(async move {
                     let _ = conn.disconnect().await;
@@ -342,11 +347,15 @@ impl Participant for XaBranch {
     }
     async fn prepare(&mut self, gtrid: &str) -> Result<()> {
         let x = xid(gtrid, self.shard);
-        self.end_then(format!("XA PREPARE {x}"), gtrid).await
+        self.end_then(format!("XA PREPARE {x}"), gtrid).await?;
+        self.prepared = true;
+        Ok(())
     }
     async fn commit_prepared(&mut self, gtrid: &str) -> Result<()> {
         self.run(format!("XA COMMIT {}", xid(gtrid, self.shard)))
-            .await
+            .await?;
+        self.prepared = false;
+        Ok(())
     }
     async fn commit_one_phase(&mut self, gtrid: &str) -> Result<()> {
         let x = xid(gtrid, self.shard);
@@ -356,7 +365,9 @@ impl Participant for XaBranch {
     async fn rollback(&mut self, gtrid: &str) -> Result<()> {
         let _ = self.end(gtrid).await;
         self.run(format!("XA ROLLBACK {}", xid(gtrid, self.shard)))
-            .await
+            .await?;
+        self.prepared = false;
+        Ok(())
     }
 }
 
@@ -420,7 +431,7 @@ impl ShardAccess {
             ShardAccess::Autocommit => Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?)),
             ShardAccess::Txn(branches) => {
                 if write && branches.read_only {
-                    return Err(Error::TxnState {
+                    return Err(Error::Sql {
                         state: SqlState("25006"),
                         message: "cannot execute a write in a read-only transaction".into(),
                     });

@@ -72,7 +72,7 @@ impl ShardClient {
     pub async fn conn(&self) -> Result<Conn> {
         match tokio::time::timeout(POOL_WAIT, self.pool.get_conn()).await {
             Ok(r) => r.map_err(|e| map_error(self.id, e)),
-            Err(_) => Err(Error::TxnState {
+            Err(_) => Err(Error::Sql {
                 state: common::SqlState::SERIALIZATION_FAILURE,
                 message: format!(
                     "no connection to {} became free within {} s; retry the transaction",
@@ -127,10 +127,7 @@ pub async fn exec_drop(
 /// PostgreSQL as 55P03.
 pub fn map_statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> Error {
     match map_error(shard, e) {
-        Error::Shard { code: 1205, .. } if sql.ends_with(" NOWAIT") => Error::TxnState {
-            state: common::SqlState::LOCK_NOT_AVAILABLE,
-            message: "could not obtain lock on row".into(),
-        },
+        Error::Shard { code: 1205, .. } if sql.ends_with(" NOWAIT") => Error::LockNotAvailable,
         other => other,
     }
 }

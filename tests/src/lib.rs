@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use sqllogictest::{AsyncDB, DBOutput, DefaultColumnType};
 
+pub mod architecture;
 pub mod wire;
 
 /// One node as `tessera cluster status --json` reports it.

@@ -192,7 +192,7 @@ impl Session {
                                 .cloned()
                                 .collect();
                             if !tables.is_empty() && !cascade {
-                                return Err(Error::TxnState {
+                                return Err(Error::Sql {
                                 state: SqlState("2BP01"),
                                 message: format!("cannot drop schema {name} because other objects depend on it"),
                             });
@@ -220,13 +220,13 @@ impl Session {
                                 if *if_exists {
                                     continue;
                                 }
-                                return Err(Error::TxnState {
+                                return Err(Error::Sql {
                                     state: SqlState::UNDEFINED_OBJECT,
                                     message: format!("role \"{name}\" does not exist"),
                                 });
                             }
                             if name == self.user {
-                                return Err(Error::TxnState {
+                                return Err(Error::Sql {
                                     state: SqlState::OBJECT_IN_USE,
                                     message: "current user cannot be dropped".into(),
                                 });
@@ -283,13 +283,13 @@ impl Session {
                         if cr.if_not_exists {
                             continue;
                         }
-                        return Err(Error::TxnState {
+                        return Err(Error::Sql {
                             state: SqlState::DUPLICATE_OBJECT,
                             message: format!("role \"{name}\" already exists"),
                         });
                     }
                     if name.starts_with("pg_") || name == "public" || name == "none" {
-                        return Err(Error::TxnState {
+                        return Err(Error::Sql {
                             state: SqlState::RESERVED_NAME,
                             message: format!("role name \"{name}\" is reserved"),
                         });
@@ -311,7 +311,7 @@ impl Session {
                 use datafusion::sql::sqlparser::ast::{AlterRoleOperation, RoleOption};
                 let name = normalize_ident(name);
                 if !catalog.roles.contains_key(&name) {
-                    return Err(Error::TxnState {
+                    return Err(Error::Sql {
                         state: SqlState::UNDEFINED_OBJECT,
                         message: format!("role \"{name}\" does not exist"),
                     });

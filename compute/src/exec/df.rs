@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use common::{Datum, Error, Result, SqlState};
+use common::{Datum, Error, Result};
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{ParamValues, ScalarValue};
@@ -222,10 +222,6 @@ fn settling(
     interrupt: (Arc<crate::cancel::Interrupt>, u64),
 ) -> RowStream {
     use futures::StreamExt;
-    let canceled = |message: &str| Error::TxnState {
-        state: SqlState::QUERY_CANCELED,
-        message: message.into(),
-    };
     Box::pin(futures::stream::unfold(
         Some((stream, done, interrupt)),
         move |state| async move {
@@ -240,11 +236,11 @@ fn settling(
                 n = stream.next() => n,
                 _ = timeout => {
                     done.store(FAILED, Ordering::Release);
-                    return Some((Err(canceled("canceling statement due to statement timeout")), None));
+                    return Some((Err(Error::StatementTimeout), None));
                 }
                 _ = interrupt.0.past(interrupt.1) => {
                     done.store(FAILED, Ordering::Release);
-                    return Some((Err(canceled("canceling statement due to user request")), None));
+                    return Some((Err(Error::Canceled), None));
                 }
             };
             match next {

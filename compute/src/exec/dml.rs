@@ -2,7 +2,7 @@
 //! partition, written through `shard_router::exec` in the session's
 //! transaction or an implicit one.
 
-use common::{Datum, Error, Result, SqlType};
+use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Expr;
 use meta::Distribution;
 use shard_router::route::{eval_const, Route};
@@ -171,23 +171,7 @@ fn insert_rows(
                     }
                 }
             };
-            if v.is_null() && col.not_null {
-                return Err(Error::Shard {
-                    code: 1048,
-                    message: format!(
-                        "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
-                        col.name, t.name
-                    ),
-                });
-            }
-            if let (Datum::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) = (&v, &col.ty) {
-                if s.trim_end_matches(' ').chars().count() > *n as usize {
-                    return Err(Error::Shard {
-                        code: 1406,
-                        message: format!("value too long for type {}", col.ty),
-                    });
-                }
-            }
+            crate::rows::check_value(t, col, &v)?;
             row.push(v);
         }
         rows.push(row);

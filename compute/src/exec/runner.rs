@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use common::{Datum, Error, Result, SqlState};
+use common::{Datum, Error, Result};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
@@ -83,10 +83,7 @@ impl Session {
 
     async fn run_checked(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
         if self.terminated {
-            return Err(Error::TxnState {
-                state: SqlState::IDLE_IN_TRANSACTION_TIMEOUT,
-                message: "terminating connection due to idle-in-transaction timeout".into(),
-            });
+            return Err(Error::IdleInTransactionTimeout);
         }
         self.touch();
         // Superusers (the common case) skip the walk and the schema lookup.
@@ -102,10 +99,7 @@ impl Session {
                     Ok(r) => r,
                     // Dropped mid-way: the statement's transaction, if any,
                     // is failed (`Session::arm_statement`).
-                    Err(_) => Err(Error::TxnState {
-                        state: SqlState::QUERY_CANCELED,
-                        message: "canceling statement due to statement timeout".into(),
-                    }),
+                    Err(_) => Err(Error::StatementTimeout),
                 }
             }
             _ => self.run_planned(prepared, params).await,

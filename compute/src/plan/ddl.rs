@@ -268,7 +268,7 @@ pub fn check_schema_name(name: &str) -> Result<()> {
             "information_schema" | "performance_schema" | "mysql" | "sys"
         )
     {
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: SqlState::RESERVED_NAME,
             message: format!(
                 "unacceptable schema name \"{name}\": the name is reserved for system schemas"
@@ -276,7 +276,7 @@ pub fn check_schema_name(name: &str) -> Result<()> {
         });
     }
     if name.chars().count() + meta::PHYSICAL_DB_PREFIX.len() > 64 {
-        return Err(Error::TxnState {
+        return Err(Error::Sql {
             state: SqlState("42622"),
             message: format!("schema name \"{name}\" is too long (at most 60 characters)"),
         });
@@ -331,7 +331,7 @@ pub fn grant_list(
             _ => return Err(Error::unsupported("this grantee")),
         };
         if name != "public" && !catalog.roles.contains_key(&name) {
-            return Err(Error::TxnState {
+            return Err(Error::Sql {
                 state: SqlState::UNDEFINED_OBJECT,
                 message: format!("role \"{name}\" does not exist"),
             });
@@ -402,7 +402,7 @@ pub fn grant_list(
                     all_table.contains(&n)
                 };
                 if !fits {
-                    return Err(Error::TxnState {
+                    return Err(Error::Sql {
                         state: SqlState("0LP01"),
                         message: format!(
                             "invalid privilege type {n} for {}",

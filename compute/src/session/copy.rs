@@ -83,7 +83,7 @@ impl CopyIn {
     }
 
     fn bad_line(&self, msg: impl std::fmt::Display) -> Error {
-        Error::TxnState {
+        Error::Sql {
             state: SqlState::INVALID_TEXT_REPRESENTATION,
             message: format!("COPY {}, line {}: {msg}", self.plan.table.name, self.line),
         }
@@ -124,15 +124,7 @@ impl CopyIn {
                 }
                 None => Datum::Null,
             };
-            if v.is_null() && col.not_null {
-                return Err(Error::TxnState {
-                    state: SqlState::NOT_NULL_VIOLATION,
-                    message: format!(
-                        "COPY {}, line {}: null value in column \"{}\" violates not-null constraint",
-                        t.name, self.line, col.name
-                    ),
-                });
-            }
+            crate::rows::check_value(t, col, &v)?;
             row.push(v);
         }
         self.rows.push(row);

@@ -130,7 +130,7 @@ impl Session {
     /// SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE.
     pub(crate) async fn savepoint_command(&mut self, plan: &Plan, name: &str) -> Result<Output> {
         let Some(txn) = self.txn.clone() else {
-            return Err(Error::TxnState {
+            return Err(Error::Sql {
                 state: SqlState::NO_ACTIVE_TRANSACTION,
                 message: format!("{} can only be used in transaction blocks", plan.tag),
             });
@@ -153,7 +153,7 @@ impl Session {
     pub(crate) fn set_transaction_isolation(&mut self, value: &str) -> Result<()> {
         if let Some(t) = &self.txn {
             if !t.shards().is_empty() {
-                return Err(Error::TxnState {
+                return Err(Error::Sql {
                     state: SqlState::ACTIVE_TRANSACTION,
                     message: "SET TRANSACTION ISOLATION LEVEL must be called before any query"
                         .into(),

@@ -47,7 +47,7 @@ impl pgwire::api::copy::CopyHandler for ConnHandlers {
             return Err(PgWireError::ApiError("no session".into()));
         };
         let Some(copy) = session.copy_in.take() else {
-            return Err(to_pg_error(&Error::TxnState {
+            return Err(to_pg_error(&Error::Sql {
                 state: common::SqlState::PROTOCOL_VIOLATION,
                 message: "CopyDone without COPY in progress".into(),
             }));
@@ -85,7 +85,7 @@ impl pgwire::api::copy::CopyHandler for ConnHandlers {
             }
             session.statement_failed();
         }
-        to_pg_error(&Error::TxnState {
+        to_pg_error(&Error::Sql {
             state: common::SqlState::QUERY_CANCELED,
             message: format!("COPY from stdin failed: {}", fail.message),
         })

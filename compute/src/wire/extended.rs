@@ -164,7 +164,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         match client.portal_store().get_statement(stmt_name) {
             Some(Entry::Value(stmt)) => {
                 if message.parameters.len() != stmt.statement.plan.param_types.len() {
-                    return Err(to_pg_error(&Error::TxnState {
+                    return Err(to_pg_error(&Error::Sql {
                         state: common::SqlState::PROTOCOL_VIOLATION,
                         message: format!(
                             "bind message supplies {} parameters, but prepared statement requires {}",
@@ -181,7 +181,7 @@ impl ExtendedQueryHandler for ConnHandlers {
                 let n_cols = stmt.statement.plan.fields.len();
                 let n_rcodes = message.result_column_format_codes.len();
                 if n_codes > 1 && n_codes != n_params {
-                    return Err(to_pg_error(&Error::TxnState {
+                    return Err(to_pg_error(&Error::Sql {
                         state: common::SqlState::PROTOCOL_VIOLATION,
                         message: format!(
                             "bind message has {n_codes} parameter formats but {n_params} parameters"
@@ -189,7 +189,7 @@ impl ExtendedQueryHandler for ConnHandlers {
                     }));
                 }
                 if n_rcodes > 1 && n_cols > 0 && n_rcodes != n_cols {
-                    return Err(to_pg_error(&Error::TxnState {
+                    return Err(to_pg_error(&Error::Sql {
                         state: common::SqlState::PROTOCOL_VIOLATION,
                         message: format!(
                             "bind message has {n_rcodes} result formats but query has {n_cols} columns"

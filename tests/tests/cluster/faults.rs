@@ -1,6 +1,5 @@
 //! Faults and limits: nodes and shards killed under transfers, session limits, meta down.
 
-#[allow(unused_imports)]
 use super::*;
 
 pub(crate) struct Rng(pub(crate) u64);
@@ -409,6 +408,16 @@ pub(crate) async fn meta_down(cluster: &TestCluster) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The branches of that commit were left prepared for recovery: their
+    // connections must not have gone back to the pools (every statement
+    // on one failed with XAER_RMFAIL).
+    for round in 0..10 {
+        for id in 1..=3i32 {
+            c.query_one("SELECT v FROM md WHERE id = $1", &[&id])
+                .await
+                .unwrap_or_else(|e| panic!("read {round}/{id} after meta came back: {e}"));
+        }
+    }
     let mut ok = false;
     for _ in 0..100 {
         if c.batch_execute("CREATE TABLE md2 (id int PRIMARY KEY)")

@@ -1,6 +1,5 @@
 //! Placement and DDL: rows on the partition the hash names, DDL seen by every node, DDL with a shard down.
 
-#[allow(unused_imports)]
 use super::*;
 
 /// Rows land on exactly the partition the hash function names.

@@ -1,6 +1,5 @@
 //! The PostgreSQL protocol: extended and simple protocols, format codes, garbage and fuzzed messages, streamed results and plans made once.
 
-#[allow(unused_imports)]
 use super::*;
 
 /// Extended protocol: prepared statements, binary parameters and results,

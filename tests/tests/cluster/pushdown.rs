@@ -1,6 +1,5 @@
 //! Pushdown and the fast path give the answers of plain execution (DataFusion alone, or one MariaDB).
 
-#[allow(unused_imports)]
 use super::*;
 
 /// sysbench's statements give the same answers through Tessera as straight

@@ -1,6 +1,5 @@
 //! Security: roles and privileges, deep statements, least privilege on the shards.
 
-#[allow(unused_imports)]
 use super::*;
 
 /// PostgreSQL roles and privileges, checked by the compute node (42501).

@@ -1,6 +1,5 @@
 //! SQL behaviour as sqllogictest files (`tests/slt/*.slt`), run through node 1.
 
-#[allow(unused_imports)]
 use super::*;
 
 pub(crate) async fn run_slt(cluster: &TestCluster) {

@@ -1,6 +1,5 @@
 //! Transactions: disconnects, cancels, row locks, isolation levels.
 
-#[allow(unused_imports)]
 use super::*;
 
 /// A client that disconnects mid-transaction leaves no lock and no branch.

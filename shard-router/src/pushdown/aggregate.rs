@@ -1,0 +1,239 @@
+//! Partial aggregates per shard merged by DataFusion (AVG as SUM and
+//! COUNT with a final UDF that rounds as DataFusion does), and per-shard
+//! top-n.
+
+use super::fragment::{Dist, Frag};
+use super::provider::{scan_plan, sql_type_of};
+use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, Decimal128Array, Decimal128Builder, Int64Array};
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::common::{Column, DFSchema, DataFusionError, ScalarValue};
+use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::{
+    cast, create_udf, Aggregate, ColumnarValue, Expr, ExprSchemable, LogicalPlan,
+    LogicalPlanBuilder, Operator, Sort, Volatility,
+};
+
+use crate::expr_sql::render;
+
+/// The function name and argument of a plain one-argument aggregate (no
+/// DISTINCT, FILTER or ORDER BY).
+pub(super) fn simple_aggregate(e: &Expr) -> Option<(String, &Expr)> {
+    let Expr::AggregateFunction(AggregateFunction { func, params }) = unaliased(e) else {
+        return None;
+    };
+    if params.distinct
+        || params.filter.is_some()
+        || !params.order_by.is_empty()
+        || params.args.len() != 1
+    {
+        return None;
+    }
+    Some((func.name().to_ascii_lowercase(), &params.args[0]))
+}
+
+/// The SQL argument of an aggregate: `*` for COUNT of a constant.
+pub(super) fn aggregate_arg_sql(
+    name: &str,
+    arg: &Expr,
+    input: &DFSchema,
+    cols: &[String],
+) -> Option<String> {
+    if name == "count" && matches!(arg, Expr::Literal(v, _) if !v.is_null()) {
+        Some("*".to_string())
+    } else {
+        render(arg, input, cols)
+    }
+}
+
+pub(super) fn unaliased(e: &Expr) -> &Expr {
+    match e {
+        Expr::Alias(a) => unaliased(&a.expr),
+        e => e,
+    }
+}
+
+/// Positions (in a new output) whose source column is one of `at`.
+pub(super) fn surviving(at: &[usize], sources: &[Option<usize>]) -> Vec<usize> {
+    sources
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
+        .map(|(j, _)| j)
+        .collect()
+}
+
+pub(super) fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan>> {
+    let (Some(n), Dist::Hash { .. }) = (s.fetch, &f.dist) else {
+        return Ok(None);
+    };
+    let input = s.input.schema();
+    let mut order = vec![];
+    for e in &s.expr {
+        let Some(x) = render(&e.expr, input, &f.cols) else {
+            return Ok(None);
+        };
+        // MariaDB puts NULLs first ascending, last descending; spell the
+        // requested placement out.
+        order.push(format!(
+            "({x} IS NULL) {}",
+            if e.nulls_first { "DESC" } else { "ASC" }
+        ));
+        order.push(format!("{x} {}", if e.asc { "ASC" } else { "DESC" }));
+    }
+    let tail = format!(" ORDER BY {} LIMIT {n}", order.join(", "));
+    let scan = scan_plan(&f, &aliased(&f.cols), "", &tail, &fields_of(input))?;
+    Ok(Some(LogicalPlan::Sort(Sort {
+        expr: s.expr.clone(),
+        input: Arc::new(scan),
+        fetch: s.fetch,
+    })))
+}
+
+/// An aggregate split in two: partial aggregates per group in the shards,
+/// merged by a final aggregate in DataFusion that reproduces the original
+/// output (names, qualifiers and types).
+pub(super) fn push_aggregate(
+    a: &Aggregate,
+    f: Frag,
+) -> datafusion::error::Result<Option<LogicalPlan>> {
+    use datafusion::functions::expr_fn::coalesce;
+    use datafusion::functions_aggregate::expr_fn::{max, min, sum};
+    let input = a.input.schema();
+    let out_fields = fields_of(&a.schema);
+    // The shard query: group columns keep their output names, partial
+    // aggregates are named __p<i>.
+    let mut select = vec![];
+    let mut fields: QualifiedFields = vec![];
+    let mut groups = vec![];
+    for (g, (q, fl)) in a.group_expr.iter().zip(&out_fields) {
+        let Some(sql) = render(g, input, &f.cols) else {
+            return Ok(None);
+        };
+        select.push(sql);
+        fields.push((q.clone(), fl.clone()));
+        groups.push(Expr::Column(Column::new(q.clone(), fl.name())));
+    }
+    let mut out: Vec<Expr> = groups
+        .iter()
+        .zip(&out_fields)
+        .map(|(g, (q, fl))| g.clone().alias_qualified(q.clone(), fl.name()))
+        .collect();
+    // The final aggregates, named __a<i>.
+    let mut finals: Vec<Expr> = vec![];
+    for (e, (q, fl)) in a.aggr_expr.iter().zip(&out_fields[groups.len()..]) {
+        let Some((name, arg)) = simple_aggregate(e) else {
+            return Ok(None);
+        };
+        let Ok(arg_type) = arg.get_type(input) else {
+            return Ok(None);
+        };
+        let Some(arg_sql) = aggregate_arg_sql(&name, arg, input, &f.cols) else {
+            return Ok(None);
+        };
+        let mut partial = |sql: String, ty: DataType| {
+            let name = format!("__p{}", select.len());
+            select.push(sql);
+            fields.push((None, Arc::new(Field::new(&name, ty, true))));
+            Expr::Column(Column::new_unqualified(name))
+        };
+        let mut merged = |e: Expr| {
+            let name = format!("__a{}", finals.len());
+            finals.push(e.alias(&name));
+            Expr::Column(Column::new_unqualified(name))
+        };
+        let sum_type = match &arg_type {
+            t if t.is_integer() => Some(DataType::Int64),
+            DataType::Float32 | DataType::Float64 => Some(DataType::Float64),
+            DataType::Decimal128(_, s) => Some(DataType::Decimal128(38, *s)),
+            _ => None,
+        };
+        let result = match (name.as_str(), sum_type) {
+            ("sum", Some(t)) => merged(sum(partial(format!("SUM({arg_sql})"), t))),
+            ("count", _) => coalesce(vec![
+                merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64))),
+                Expr::Literal(ScalarValue::Int64(Some(0)), None),
+            ]),
+            ("min" | "max", _) if sql_type_of(&arg_type).is_some() && !arg_type.is_floating() => {
+                let p = partial(format!("{}({arg_sql})", name.to_uppercase()), arg_type);
+                merged(if name == "min" { min(p) } else { max(p) })
+            }
+            ("avg", Some(t)) => {
+                let s = merged(sum(partial(format!("SUM({arg_sql})"), t)));
+                let c = merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64)));
+                match arg_type {
+                    DataType::Decimal128(p, sc) => Expr::ScalarFunction(ScalarFunction::new_udf(
+                        Arc::new(avg_final_udf(sc, (p + 4).min(38), (sc + 4).min(38))),
+                        vec![s, c],
+                    )),
+                    _ => Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
+                        Box::new(cast(s, DataType::Float64)),
+                        Operator::Divide,
+                        Box::new(cast(c, DataType::Float64)),
+                    )),
+                }
+            }
+            _ => return Ok(None),
+        };
+        out.push(cast(result, fl.data_type().clone()).alias_qualified(q.clone(), fl.name()));
+    }
+    let scan = scan_plan(
+        &f,
+        &aliased(&select),
+        &group_by_ordinals(groups.len()),
+        "",
+        &fields,
+    )?;
+    LogicalPlanBuilder::from(scan)
+        .aggregate(groups, finals)?
+        .project(out)?
+        .build()
+        .map(Some)
+}
+
+/// DataFusion's decimal AVG from a merged sum (`Decimal128(38, ss)`) and
+/// count: the sum scaled to the result scale, divided by the count,
+/// truncated (as its accumulator does).
+pub(super) fn avg_final_udf(ss: i8, tp: u8, ts: i8) -> datafusion::logical_expr::ScalarUDF {
+    let f = Arc::new(
+        move |args: &[ColumnarValue]| -> datafusion::error::Result<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let (Some(sums), Some(counts)) = (
+                arrays[0].as_any().downcast_ref::<Decimal128Array>(),
+                arrays[1].as_any().downcast_ref::<Int64Array>(),
+            ) else {
+                return Err(DataFusionError::Internal(
+                    "avg_final: argument types".into(),
+                ));
+            };
+            let mul = 10i128.pow((ts - ss).max(0) as u32);
+            let mut b = Decimal128Builder::with_capacity(sums.len());
+            for i in 0..sums.len() {
+                if sums.is_null(i) || counts.is_null(i) || counts.value(i) == 0 {
+                    b.append_null();
+                    continue;
+                }
+                let v = sums
+                    .value(i)
+                    .checked_mul(mul)
+                    .ok_or_else(|| DataFusionError::Execution("numeric overflow in avg".into()))?;
+                b.append_value(v / counts.value(i) as i128);
+            }
+            let a: ArrayRef = Arc::new(
+                b.finish()
+                    .with_precision_and_scale(tp, ts)
+                    .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?,
+            );
+            Ok(ColumnarValue::Array(a))
+        },
+    );
+    create_udf(
+        "tessera_avg_final",
+        vec![DataType::Decimal128(38, ss), DataType::Int64],
+        DataType::Decimal128(tp, ts),
+        Volatility::Immutable,
+        f,
+    )
+}

@@ -1,0 +1,396 @@
+//! Fragments: what a subtree compiles to (columns, SQL body, where its
+//! rows live), the compiler from logical plans, and the co-location rule
+//! for joins.
+
+use super::aggregate::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
+use super::provider::sql_type_of;
+use super::sql::{aliased, group_by_ordinals, Body, FromItem};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use common::{ShardId, SqlType};
+use datafusion::common::DFSchema;
+use datafusion::datasource::source_as_provider;
+use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, JoinType, LogicalPlan};
+use meta::Distribution;
+use storage_adapter::quote_ident;
+
+use crate::expr_sql::{is_exact_numeric, render};
+use crate::scan::ShardTableProvider;
+use crate::Router;
+
+/// Where a fragment's rows live.
+#[derive(Clone, Debug)]
+pub(super) enum Dist {
+    /// Only mirror tables: any one shard holds all rows; this one is read.
+    Mirror { shard: Option<ShardId> },
+    /// Partition `p` of every hash table in the fragment lives on
+    /// `shards[p]`; `parts` are the partitions the filters leave.
+    /// `keys[k]` lists the output columns holding partition key column k.
+    Hash {
+        shards: Vec<ShardId>,
+        parts: BTreeSet<u32>,
+        keys: Option<Vec<(SqlType, Vec<usize>)>>,
+    },
+}
+
+/// A subtree every shard can evaluate over its own partitions.
+#[derive(Clone)]
+pub(super) struct Frag {
+    /// SQL of each output column, by position in the subtree's schema.
+    pub(super) cols: Vec<String>,
+    pub(super) body: Body,
+    pub(super) dist: Dist,
+    pub(super) router: Arc<Router>,
+}
+
+impl Frag {
+    /// (shard, partition) pairs the fragment's query runs on.
+    pub(super) fn targets(&self) -> Vec<(ShardId, u32)> {
+        match &self.dist {
+            Dist::Mirror { shard } => shard.map(|s| (s, 0)).into_iter().collect(),
+            Dist::Hash { shards, parts, .. } => parts
+                .iter()
+                .filter_map(|p| shards.get(*p as usize).map(|s| (*s, *p)))
+                .collect(),
+        }
+    }
+
+    /// The whole fragment is a single table scan (already pushed by the
+    /// table provider itself).
+    pub(super) fn is_single_table(&self) -> bool {
+        self.body.tables.len() == 1
+            && self.body.exists.is_empty()
+            && matches!(self.body.tables[0].1, FromItem::Table(_))
+    }
+}
+
+pub(super) struct Compiler {
+    pub(super) next_alias: usize,
+}
+
+impl Compiler {
+    pub(super) fn alias(&mut self) -> String {
+        self.next_alias += 1;
+        format!("t{}", self.next_alias)
+    }
+
+    /// An aggregate whose GROUP BY includes the whole partition key (so no
+    /// group spans partitions), with aggregates MariaDB computes exactly as
+    /// DataFusion (SUM of exact numbers, COUNT, MIN, MAX): a derived table.
+    pub(super) fn local_aggregate(&mut self, a: &Aggregate, inner: Frag) -> Option<Frag> {
+        let input = a.input.schema();
+        let Dist::Hash {
+            shards,
+            parts,
+            keys,
+        } = &inner.dist
+        else {
+            return None;
+        };
+        if a.group_expr.is_empty() {
+            return None;
+        }
+        let group_sources: Vec<Option<usize>> = a
+            .group_expr
+            .iter()
+            .map(|g| match g {
+                Expr::Column(c) => input.index_of_column(c).ok(),
+                _ => None,
+            })
+            .collect();
+        let new_keys = if shards.len() == 1 {
+            None
+        } else {
+            let mut out = vec![];
+            for (ty, at) in keys.as_ref()? {
+                let at = surviving(at, &group_sources);
+                if at.is_empty() {
+                    return None;
+                }
+                out.push((*ty, at));
+            }
+            Some(out)
+        };
+        let mut select = vec![];
+        for g in &a.group_expr {
+            select.push(render(g, input, &inner.cols)?);
+        }
+        for e in &a.aggr_expr {
+            let (name, arg) = simple_aggregate(e)?;
+            let t = arg.get_type(input).ok()?;
+            let exact = match name.as_str() {
+                "count" => true,
+                "sum" => is_exact_numeric(&t),
+                "min" | "max" => !t.is_floating() && sql_type_of(&t).is_some(),
+                _ => false,
+            };
+            if !exact {
+                return None;
+            }
+            let arg_sql = aggregate_arg_sql(&name, arg, input, &inner.cols)?;
+            select.push(format!("{}({arg_sql})", name.to_uppercase()));
+        }
+        let alias = self.alias();
+        let cols = (0..select.len())
+            .map(|i| format!("{}.{}", quote_ident(&alias), quote_ident(&format!("c{i}"))))
+            .collect();
+        Some(Frag {
+            cols,
+            body: Body {
+                tables: vec![(
+                    alias,
+                    FromItem::Derived {
+                        select: aliased(&select),
+                        body: Box::new(inner.body),
+                        group_by: group_by_ordinals(a.group_expr.len()),
+                    },
+                )],
+                conds: vec![],
+                exists: vec![],
+            },
+            dist: Dist::Hash {
+                shards: shards.clone(),
+                parts: parts.clone(),
+                keys: new_keys,
+            },
+            router: inner.router,
+        })
+    }
+
+    pub(super) fn compile(&mut self, plan: &LogicalPlan) -> Option<Frag> {
+        match plan {
+            LogicalPlan::TableScan(ts) => {
+                if ts.fetch.is_some() {
+                    return None;
+                }
+                let provider = source_as_provider(&ts.source).ok()?;
+                let p = provider.downcast_ref::<ShardTableProvider>()?;
+                if p.lock.is_some() {
+                    return None;
+                }
+                let alias = self.alias();
+                let t = p.table.clone();
+                let all: Vec<String> = t
+                    .columns
+                    .iter()
+                    .map(|c| format!("{}.{}", quote_ident(&alias), quote_ident(&c.name)))
+                    .collect();
+                let indices: Vec<usize> = match &ts.projection {
+                    Some(p) => p.clone(),
+                    None => (0..t.columns.len()).collect(),
+                };
+                let full =
+                    DFSchema::try_from_qualified_schema(ts.table_name.clone(), &p.schema).ok()?;
+                let conds: Vec<String> = ts
+                    .filters
+                    .iter()
+                    .filter_map(|e| render(e, &full, &all))
+                    .collect();
+                let dist = match &t.distribution {
+                    Distribution::Mirror => Dist::Mirror {
+                        shard: p
+                            .partitions(&[])
+                            .first()
+                            .and_then(|i| t.partition_shards.get(*i as usize).copied()),
+                    },
+                    Distribution::Single => Dist::Hash {
+                        shards: t.partition_shards.clone(),
+                        parts: [0].into(),
+                        keys: None,
+                    },
+                    Distribution::Hash { .. } => {
+                        let sources: Vec<Option<usize>> =
+                            indices.iter().map(|i| Some(*i)).collect();
+                        let keys = t
+                            .key_indexes()
+                            .into_iter()
+                            .map(|k| (t.columns[k].ty, surviving(&[k], &sources)))
+                            .collect();
+                        Dist::Hash {
+                            shards: t.partition_shards.clone(),
+                            parts: p.partitions(&ts.filters).into_iter().collect(),
+                            keys: Some(keys),
+                        }
+                    }
+                };
+                Some(Frag {
+                    cols: indices.iter().map(|i| all[*i].clone()).collect(),
+                    body: Body {
+                        tables: vec![(alias, FromItem::Table(t))],
+                        conds,
+                        exists: vec![],
+                    },
+                    dist,
+                    router: p.router.clone(),
+                })
+            }
+            LogicalPlan::SubqueryAlias(s) => self.compile(&s.input),
+            LogicalPlan::Aggregate(a) => {
+                let inner = self.compile(&a.input)?;
+                self.local_aggregate(a, inner)
+            }
+            LogicalPlan::Filter(fl) => {
+                let mut f = self.compile(&fl.input)?;
+                for p in datafusion::logical_expr::utils::split_conjunction(&fl.predicate) {
+                    let c = render(p, fl.input.schema(), &f.cols)?;
+                    if !f.body.conds.contains(&c) {
+                        f.body.conds.push(c);
+                    }
+                }
+                Some(f)
+            }
+            LogicalPlan::Projection(pr) => {
+                let mut f = self.compile(&pr.input)?;
+                let input = pr.input.schema();
+                let cols: Option<Vec<String>> =
+                    pr.expr.iter().map(|e| render(e, input, &f.cols)).collect();
+                // Partition keys survive as plain column references.
+                let sources: Vec<Option<usize>> = pr
+                    .expr
+                    .iter()
+                    .map(|e| match unaliased(e) {
+                        Expr::Column(c) => input.index_of_column(c).ok(),
+                        _ => None,
+                    })
+                    .collect();
+                if let Dist::Hash {
+                    keys: Some(keys), ..
+                } = &mut f.dist
+                {
+                    for (_, at) in keys.iter_mut() {
+                        *at = surviving(at, &sources);
+                    }
+                }
+                f.cols = cols?;
+                Some(f)
+            }
+            LogicalPlan::Join(j) => {
+                let semi = match j.join_type {
+                    JoinType::Inner => None,
+                    JoinType::LeftSemi => Some(false),
+                    JoinType::LeftAnti if !j.null_aware => Some(true),
+                    _ => return None,
+                };
+                if j.null_equality != datafusion::common::NullEquality::NullEqualsNothing {
+                    return None;
+                }
+                let l = self.compile(&j.left)?;
+                let r = self.compile(&j.right)?;
+                let (ls, rs) = (j.left.schema(), j.right.schema());
+                let mut conds = vec![];
+                let mut pairs = vec![];
+                for (a, b) in &j.on {
+                    conds.push(format!(
+                        "({} = {})",
+                        render(a, ls, &l.cols)?,
+                        render(b, rs, &r.cols)?
+                    ));
+                    if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
+                        if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {
+                            pairs.push((x, y));
+                        }
+                    }
+                }
+                let both = ls.join(rs).ok()?;
+                let all_cols: Vec<String> = l.cols.iter().chain(&r.cols).cloned().collect();
+                if let Some(fe) = &j.filter {
+                    conds.push(render(fe, &both, &all_cols)?);
+                }
+                let dist = colocate(&l, &r, &pairs, semi.is_some())?;
+                let mut body = l.body;
+                match semi {
+                    None => {
+                        body.tables.extend(r.body.tables);
+                        body.conds.extend(r.body.conds);
+                        body.exists.extend(r.body.exists);
+                        body.conds.extend(conds);
+                    }
+                    Some(negated) => {
+                        let mut sub = r.body;
+                        sub.conds.extend(conds);
+                        body.exists.push((negated, sub));
+                    }
+                }
+                Some(Frag {
+                    cols: if semi.is_some() { l.cols } else { all_cols },
+                    body,
+                    dist,
+                    router: l.router,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Whether a join of `l` and `r` (on these left/right column position
+/// pairs) can run inside each shard, and the resulting distribution.
+pub(super) fn colocate(l: &Frag, r: &Frag, pairs: &[(usize, usize)], semi: bool) -> Option<Dist> {
+    let shift = l.cols.len();
+    match (&l.dist, &r.dist) {
+        (Dist::Mirror { shard: a }, Dist::Mirror { shard: b }) => {
+            Some(Dist::Mirror { shard: a.or(*b) })
+        }
+        (Dist::Hash { .. }, Dist::Mirror { .. }) => Some(l.dist.clone()),
+        // A mirror row must not meet only one partition's rows in EXISTS.
+        (Dist::Mirror { .. }, Dist::Hash { .. }) if semi => None,
+        (
+            Dist::Mirror { .. },
+            Dist::Hash {
+                shards,
+                parts,
+                keys,
+            },
+        ) => Some(Dist::Hash {
+            shards: shards.clone(),
+            parts: parts.clone(),
+            keys: keys.as_ref().map(|k| {
+                k.iter()
+                    .map(|(t, at)| (*t, at.iter().map(|i| i + shift).collect()))
+                    .collect()
+            }),
+        }),
+        (
+            Dist::Hash {
+                shards: s1,
+                parts: p1,
+                keys: k1,
+            },
+            Dist::Hash {
+                shards: s2,
+                parts: p2,
+                keys: k2,
+            },
+        ) => {
+            if s1 != s2 {
+                return None;
+            }
+            let keys = if s1.len() == 1 {
+                None
+            } else {
+                let (k1, k2) = (k1.as_ref()?, k2.as_ref()?);
+                if k1.len() != k2.len() || k1.is_empty() {
+                    return None;
+                }
+                let mut merged = vec![];
+                for ((t1, a1), (t2, a2)) in k1.iter().zip(k2) {
+                    if t1 != t2 || !pairs.iter().any(|(x, y)| a1.contains(x) && a2.contains(y)) {
+                        return None;
+                    }
+                    let mut at = a1.clone();
+                    if !semi {
+                        at.extend(a2.iter().map(|i| i + shift));
+                    }
+                    merged.push((*t1, at));
+                }
+                Some(merged)
+            };
+            Some(Dist::Hash {
+                shards: s1.clone(),
+                parts: p1.intersection(p2).copied().collect(),
+                keys,
+            })
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The table a pushed fragment becomes: one MySQL query per partition,
+//! scanned through the shard streams of `scan`.
+
+use super::fragment::Frag;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use common::{ShardId, SqlType};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{Column, DataFusionError, TableReference};
+use datafusion::datasource::{provider_as_source, TableType};
+use datafusion::logical_expr::{
+    cast, Expr, LogicalPlan, LogicalPlanBuilder, TableProviderFilterPushDown,
+};
+use datafusion::physical_plan::streaming::StreamingTableExec;
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::scan::{arrow_type, shard_streams, ScanContext};
+use crate::Router;
+
+/// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
+/// projected back to `fields`, the schema of the subtree it replaces.
+pub(super) fn scan_plan(
+    f: &Frag,
+    select: &[String],
+    group_by: &str,
+    tail: &str,
+    fields: &[(Option<TableReference>, Arc<Field>)],
+) -> datafusion::error::Result<LogicalPlan> {
+    let Some(types) = fields
+        .iter()
+        .map(|(_, fl)| sql_type_of(fl.data_type()))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Err(DataFusionError::Plan("pushdown: unsupported type".into()));
+    };
+    let schema = Arc::new(Schema::new(
+        types
+            .iter()
+            .zip(fields)
+            .enumerate()
+            .map(|(i, (t, (_, fl)))| Field::new(format!("c{i}"), arrow_type(t), fl.is_nullable()))
+            .collect::<Vec<_>>(),
+    ));
+    let queries: Vec<(ShardId, String)> = f
+        .targets()
+        .into_iter()
+        .map(|(shard, p)| {
+            (
+                shard,
+                format!(
+                    "SELECT {} FROM {}{}{group_by}{tail}",
+                    select.join(", "),
+                    f.body.tables_sql(p),
+                    f.body.conditions_sql(p)
+                ),
+            )
+        })
+        .collect();
+    let provider = ShardQueryProvider {
+        schema: schema.clone(),
+        types,
+        queries,
+        router: f.router.clone(),
+    };
+    let name = TableReference::bare("shard_query");
+    let scan =
+        LogicalPlanBuilder::scan(name.clone(), provider_as_source(Arc::new(provider)), None)?
+            .build()?;
+    let exprs: Vec<Expr> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, (q, fl))| {
+            let c = Expr::Column(Column::new(Some(name.clone()), format!("c{i}")));
+            let c = if schema.field(i).data_type() == fl.data_type() {
+                c
+            } else {
+                cast(c, fl.data_type().clone())
+            };
+            c.alias_qualified(q.clone(), fl.name())
+        })
+        .collect();
+    LogicalPlanBuilder::from(scan).project(exprs)?.build()
+}
+
+/// The column type a shard result column is decoded as.
+pub(super) fn sql_type_of(t: &DataType) -> Option<SqlType> {
+    Some(match t {
+        DataType::Int8 | DataType::Int16 => SqlType::SmallInt,
+        DataType::Int32 => SqlType::Integer,
+        DataType::Int64 => SqlType::BigInt,
+        DataType::Float32 => SqlType::Real,
+        DataType::Float64 => SqlType::Double,
+        DataType::Decimal128(p, s) if *s >= 0 => SqlType::Numeric {
+            precision: *p,
+            scale: *s as u8,
+        },
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => SqlType::Text,
+        DataType::Boolean => SqlType::Boolean,
+        DataType::Date32 => SqlType::Date,
+        DataType::Timestamp(TimeUnit::Microsecond, None) => SqlType::Timestamp,
+        DataType::Binary => SqlType::Bytea,
+        _ => return None,
+    })
+}
+
+/// The per-partition queries of a pushed fragment, as a table.
+pub struct ShardQueryProvider {
+    schema: SchemaRef,
+    types: Vec<SqlType>,
+    queries: Vec<(ShardId, String)>,
+    router: Arc<Router>,
+}
+
+impl fmt::Debug for ShardQueryProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ShardQuery({} partitions)", self.queries.len())
+    }
+}
+
+#[async_trait]
+impl TableProvider for ShardQueryProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn table_type(&self) -> TableType {
+        TableType::Temporary
+    }
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>, DataFusionError> {
+        Ok(vec![
+            TableProviderFilterPushDown::Unsupported;
+            filters.len()
+        ])
+    }
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
+        let cx = ScanContext::of(state);
+        let streams = shard_streams(
+            &self.router,
+            &cx.access,
+            &cx.log,
+            &self.schema,
+            &self.types,
+            self.queries.clone(),
+            // Locking scans are never pushed down (see `compile`).
+            false,
+        );
+        Ok(Arc::new(StreamingTableExec::try_new(
+            self.schema.clone(),
+            streams,
+            projection,
+            vec![],
+            false,
+            limit,
+        )?))
+    }
+}

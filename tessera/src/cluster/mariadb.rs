@@ -1,0 +1,196 @@
+//! The MariaDB servers of a local cluster (meta and shards): their
+//! configuration, bootstrap, least-privilege accounts and status.
+
+use super::*;
+use std::path::Path;
+use std::process::Command;
+
+use common::config::MysqlEndpoint;
+
+type AnyResult<T> = std::result::Result<T, String>;
+
+pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
+    let mariadbd = find_binary("mariadbd")
+        .ok_or("mariadbd is not installed. Install it with: apt-get install -y mariadb-server")?;
+    let data = node.dir.join("data");
+    let fresh = !data.join("mysql").exists();
+    std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
+    let id_file = node.dir.join("cluster-id");
+    match std::fs::read_to_string(&id_file) {
+        Ok(id) if id.trim() != cf.cluster_id => {
+            return Err(format!(
+                "{} belongs to another cluster ({}); use another --data-dir or remove it",
+                node.dir.display(),
+                id.trim()
+            ))
+        }
+        Ok(_) => {}
+        Err(_) => std::fs::write(&id_file, &cf.cluster_id).map_err(|e| e.to_string())?,
+    }
+    if fresh {
+        let install = find_binary("mariadb-install-db")
+            .ok_or("mariadb-install-db is not installed (apt-get install -y mariadb-server)")?;
+        let out = Command::new(install)
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg("--user=root")
+            // root logs in only through the unix socket as the OS user
+            // root: no password exists that could be guessed or leaked.
+            .arg("--auth-root-authentication-method=socket")
+            .arg("--skip-test-db")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "mariadb-install-db failed for {}: {}",
+                node.name,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let sock = node.dir.join("mysqld.sock");
+    let log = node.dir.join("node.log");
+    // secure_file_priv must name an existing directory: an empty one that
+    // only the server's user may enter.
+    let no_files = node.dir.join("no-file-access");
+    std::fs::create_dir_all(&no_files).map_err(|e| e.to_string())?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&no_files, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
+    }
+    let mut cmd = Command::new(mariadbd);
+    cmd.arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--port={}", node.port))
+        .arg("--bind-address=127.0.0.1")
+        .arg(format!("--socket={}", sock.display()))
+        .arg(format!(
+            "--pid-file={}",
+            node.dir.join("mariadbd.pid").display()
+        ))
+        .arg("--user=root")
+        .arg("--skip-name-resolve")
+        // Durable by default; meta holds the commit decisions, so it
+        // flushes at every commit whatever the setting.
+        .arg(
+            if node.role == Role::Meta || cf.durability == Durability::Durable {
+                "--innodb-flush-log-at-trx-commit=1"
+            } else {
+                "--innodb-flush-log-at-trx-commit=2"
+            },
+        )
+        .arg(
+            if node.role == Role::Meta || cf.durability == Durability::Durable {
+                "--sync-binlog=1"
+            } else {
+                "--sync-binlog=0"
+            },
+        )
+        // No server-side file access for anyone (LOAD_FILE, INTO OUTFILE,
+        // LOAD DATA INFILE): a directory that does not exist.
+        .arg(format!("--secure-file-priv={}", no_files.display()))
+        .arg("--local-infile=0")
+        // 1 GiB per shard holds a TPC-H SF1 partition's working set; the
+        // pool grows on demand (allocated, not reserved, on Linux).
+        .arg(if node.role == Role::Meta {
+            "--innodb-buffer-pool-size=256M"
+        } else {
+            "--innodb-buffer-pool-size=1G"
+        })
+        .arg("--innodb-log-file-size=128M")
+        .arg("--max-connections=4000")
+        .arg("--max-prepared-stmt-count=1000000")
+        .arg("--innodb-lock-wait-timeout=20")
+        .arg("--character-set-server=utf8mb4")
+        .arg("--collation-server=utf8mb4_nopad_bin")
+        .arg("--performance-schema=OFF");
+    let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
+    wait_port(node.port, pid, &node.name, &log)?;
+    if fresh {
+        create_mysql_user(cf, node.role, &sock)?;
+    }
+    Ok(())
+}
+
+/// The privileges of the cluster's account on a node: on meta, everything
+/// on the meta database only; on a shard, data and schema changes on
+/// Tessera's databases (`tsr_*`, see `meta::physical_database`) and XA
+/// recovery, but no FILE, no GRANT OPTION, no access to `mysql` or `sys`.
+pub(super) fn grants(role: Role, user: &str) -> Vec<String> {
+    match role {
+        Role::Meta => vec![format!(
+            "GRANT ALL PRIVILEGES ON `tessera_meta`.* TO '{user}'@'%'"
+        )],
+        _ => vec![
+            format!(
+                "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES, \
+                 CREATE TEMPORARY TABLES, LOCK TABLES ON `{}%`.* TO '{user}'@'%'",
+                meta::PHYSICAL_DB_PREFIX.replace('_', "\\_")
+            ),
+            // XA RECOVER lists other connections' prepared branches only
+            // with this privilege (MariaDB 10.5+), and `cluster status`
+            // counts the node's connections with PROCESS.
+            format!("GRANT PROCESS ON *.* TO '{user}'@'%'"),
+        ],
+    }
+}
+
+pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> AnyResult<()> {
+    use mysql_async::prelude::*;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let opts = mysql_async::OptsBuilder::default()
+            .socket(Some(sock.to_string_lossy().to_string()))
+            .user(Some("root"));
+        let mut conn = mysql_async::Conn::new(opts)
+            .await
+            .map_err(|e| format!("connecting to new MariaDB as root: {e}"))?;
+        let pw = cf.mysql_password.replace('\'', "''");
+        let mut stmts = vec![
+            // Anonymous accounts, if the installer made any.
+            "DELETE FROM mysql.global_priv WHERE User = ''".to_string(),
+            "FLUSH PRIVILEGES".to_string(),
+            format!(
+                "CREATE USER IF NOT EXISTS '{}'@'%' IDENTIFIED BY '{pw}'",
+                cf.mysql_user
+            ),
+        ];
+        if role == Role::Meta {
+            stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
+        }
+        stmts.extend(grants(role, &cf.mysql_user));
+        stmts.push("FLUSH PRIVILEGES".to_string());
+        for sql in stmts {
+            conn.query_drop(sql).await.map_err(|e| e.to_string())?;
+        }
+        let _ = conn.disconnect().await;
+        Ok(())
+    })
+}
+
+/// (Threads_connected, Threads_running) of a MariaDB server.
+pub(super) fn mysql_connections(ep: &MysqlEndpoint) -> Option<(u64, u64)> {
+    use mysql_async::prelude::*;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    rt.block_on(async {
+        let opts = mysql_async::Opts::from_url(&ep.url(None)).ok()?;
+        let mut conn = mysql_async::Conn::new(mysql_async::OptsBuilder::from_opts(opts).prefer_socket(false))
+            .await
+            .ok()?;
+        let rows: Vec<(String, String)> = conn
+            .query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Threads_connected', 'Threads_running')")
+            .await
+            .ok()?;
+        let _ = conn.disconnect().await;
+        let get = |k: &str| rows.iter().find(|(n, _)| n == k).and_then(|(_, v)| v.parse::<u64>().ok());
+        // Minus this status connection itself.
+        Some((get("Threads_connected")?.saturating_sub(1), get("Threads_running")?.saturating_sub(1)))
+    })
+}

@@ -1,0 +1,410 @@
+//! `tessera cluster up|down|status`: the embedded deployment. One data folder
+//! holds a meta MariaDB, N shard MariaDBs and M compute nodes, each with its
+//! own data, config, log and pid files; `cluster.toml` at the top records the
+//! layout and the credentials.
+
+mod mariadb;
+mod process;
+mod services;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::config::{DefaultDistribution, MysqlEndpoint};
+use common::ShardId;
+use meta::{MetaStore, ShardInfo};
+use serde::{Deserialize, Serialize};
+
+type AnyResult<T> = std::result::Result<T, String>;
+
+use mariadb::{mysql_connections, start_mariadb};
+use process::*;
+use services::{start_compute, start_haproxy};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterFile {
+    pub cluster_id: String,
+    pub base_port: u16,
+    pub shards: u32,
+    pub compute: u32,
+    pub mysql_user: String,
+    pub mysql_password: String,
+    pub pg_user: String,
+    pub pg_password: String,
+    #[serde(default)]
+    pub default_distribution: DefaultDistribution,
+    /// Whether a haproxy (round robin over the compute nodes) runs too.
+    #[serde(default)]
+    pub haproxy: bool,
+    /// `durable` (the default: every commit flushed and fsynced on meta and
+    /// shards) or `relaxed` (the benchmark reports' settings, on every side
+    /// of a comparison alike).
+    #[serde(default)]
+    pub durability: Durability,
+}
+
+/// How MariaDB nodes flush at commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// `innodb_flush_log_at_trx_commit=1`, `sync_binlog=1`: an acknowledged
+    /// commit (and a prepared XA branch) survives an OS crash.
+    #[default]
+    Durable,
+    /// `innodb_flush_log_at_trx_commit=2`, `sync_binlog=0`: survives a
+    /// process crash, not an OS crash. Meta stays durable: it holds the
+    /// commit decisions.
+    Relaxed,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "durable" => Ok(Durability::Durable),
+            "relaxed" => Ok(Durability::Relaxed),
+            other => Err(format!(
+                "--durability must be durable or relaxed, not {other}"
+            )),
+        }
+    }
+}
+
+/// Writes a file only its owner can read (it holds passwords).
+pub(super) fn write_private(path: &Path, text: &str) -> AnyResult<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // An existing file keeps its mode on open: set it.
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| e.to_string())?;
+    f.write_all(text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Meta,
+    Shard,
+    Compute,
+    Haproxy,
+}
+
+impl Role {
+    fn name(&self) -> &'static str {
+        match self {
+            Role::Meta => "meta",
+            Role::Shard => "shard",
+            Role::Compute => "compute",
+            Role::Haproxy => "haproxy",
+        }
+    }
+}
+
+pub struct Node {
+    pub role: Role,
+    pub name: String,
+    pub port: u16,
+    pub dir: PathBuf,
+}
+
+impl ClusterFile {
+    pub fn meta_port(&self) -> u16 {
+        self.base_port + 10
+    }
+    pub fn shard_port(&self, i: u32) -> u16 {
+        self.base_port + 10 + i as u16
+    }
+    pub fn compute_port(&self, i: u32) -> u16 {
+        self.base_port + i as u16 - 1
+    }
+    pub fn haproxy_port(&self) -> u16 {
+        self.base_port + 20
+    }
+
+    pub fn nodes(&self, dir: &Path) -> Vec<Node> {
+        let mut v = vec![Node {
+            role: Role::Meta,
+            name: "meta".into(),
+            port: self.meta_port(),
+            dir: dir.join("meta"),
+        }];
+        for i in 1..=self.shards {
+            v.push(Node {
+                role: Role::Shard,
+                name: format!("shard{i}"),
+                port: self.shard_port(i),
+                dir: dir.join(format!("shard{i}")),
+            });
+        }
+        for i in 1..=self.compute {
+            v.push(Node {
+                role: Role::Compute,
+                name: format!("compute{i}"),
+                port: self.compute_port(i),
+                dir: dir.join(format!("compute{i}")),
+            });
+        }
+        if self.haproxy {
+            v.push(Node {
+                role: Role::Haproxy,
+                name: "haproxy".into(),
+                port: self.haproxy_port(),
+                dir: dir.join("haproxy"),
+            });
+        }
+        v
+    }
+
+    pub fn endpoint(&self, port: u16) -> MysqlEndpoint {
+        MysqlEndpoint {
+            host: "127.0.0.1".into(),
+            port,
+            user: self.mysql_user.clone(),
+            password: self.mysql_password.clone(),
+        }
+    }
+
+    pub fn psql_url(&self, port: u16) -> String {
+        format!(
+            "postgres://{}:{}@127.0.0.1:{port}/tessera",
+            self.pg_user, self.pg_password
+        )
+    }
+}
+
+pub struct UpArgs {
+    pub data_dir: PathBuf,
+    pub shards: u32,
+    pub compute: u32,
+    pub base_port: u16,
+    pub default_distribution: DefaultDistribution,
+    pub haproxy: bool,
+    /// `None`: keep the cluster's setting (durable for a new cluster).
+    pub durability: Option<Durability>,
+}
+
+pub fn up(args: UpArgs) -> AnyResult<()> {
+    let dir = &args.data_dir;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+    let cf = match load(&dir)? {
+        Some(cf) => cf,
+        None => {
+            let cf = ClusterFile {
+                cluster_id: random_token(12),
+                base_port: args.base_port,
+                shards: args.shards,
+                compute: args.compute,
+                mysql_user: "tessera".into(),
+                mysql_password: random_token(16),
+                pg_user: "tessera".into(),
+                pg_password: random_token(12),
+                default_distribution: args.default_distribution,
+                haproxy: args.haproxy,
+                durability: args.durability.unwrap_or_default(),
+            };
+            write_private(
+                &dir.join("cluster.toml"),
+                &toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
+            )?;
+            cf
+        }
+    };
+    let mut cf = cf;
+    let durability = args.durability.unwrap_or(cf.durability);
+    if (args.haproxy && !cf.haproxy) || durability != cf.durability {
+        cf.haproxy |= args.haproxy;
+        cf.durability = durability;
+    }
+    // Rewritten every time: also tightens the mode of older files.
+    write_private(
+        &dir.join("cluster.toml"),
+        &toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
+    )?;
+    let nodes = cf.nodes(&dir);
+    let running: Vec<bool> = nodes.iter().map(|n| node_pid(n).is_some()).collect();
+    if running.iter().all(|r| *r) {
+        println!(
+            "The cluster in {} is already running; nothing changed.",
+            dir.display()
+        );
+        print_connect(&cf);
+        return Ok(());
+    }
+    for (n, r) in nodes.iter().zip(&running) {
+        if !*r && port_answers(n.port) {
+            return Err(format!(
+                "port {} (for {}) is already in use by another program; stop it or choose another --base-port",
+                n.port, n.name
+            ));
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    for (n, r) in nodes.iter().zip(&running) {
+        if *r || n.role == Role::Compute || n.role == Role::Haproxy {
+            continue;
+        }
+        println!("starting {} on port {}", n.name, n.port);
+        start_mariadb(&cf, n)?;
+    }
+    // Meta schema, shard map and the SQL user (idempotent).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let shards: Vec<ShardInfo> = (1..=cf.shards)
+            .map(|i| ShardInfo {
+                id: ShardId(i),
+                endpoint: cf.endpoint(cf.shard_port(i)),
+            })
+            .collect();
+        MetaStore::bootstrap(
+            &cf.endpoint(cf.meta_port()),
+            "tessera_meta",
+            &cf.cluster_id,
+            &shards,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let store = MetaStore::connect(&cf.endpoint(cf.meta_port()), "tessera_meta")
+            .map_err(|e| e.to_string())?;
+        if store
+            .user_credentials(&cf.pg_user)
+            .await
+            .map_err(|e| e.to_string())?
+            .is_none()
+        {
+            compute::scram::create_user(&store, &cf.pg_user, &cf.pg_password)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        store.disconnect().await;
+        Ok::<_, String>(())
+    })?;
+    for (i, (n, r)) in nodes.iter().zip(&running).enumerate() {
+        if *r || n.role != Role::Compute {
+            continue;
+        }
+        let index = (i as u32) - cf.shards;
+        println!("starting {} on port {}", n.name, n.port);
+        start_compute(&cf, n, index, &exe)?;
+    }
+    for (n, r) in nodes.iter().zip(&running) {
+        if !*r && n.role == Role::Haproxy {
+            println!("starting haproxy on port {}", n.port);
+            start_haproxy(&cf, n)?;
+        }
+    }
+    println!(
+        "Tessera cluster is up ({} shards, {} compute nodes) in {}",
+        cf.shards,
+        cf.compute,
+        dir.display()
+    );
+    print_connect(&cf);
+    Ok(())
+}
+
+fn print_connect(cf: &ClusterFile) {
+    println!("Connect with:");
+    if cf.haproxy {
+        println!("  psql \"{}\"    (haproxy)", cf.psql_url(cf.haproxy_port()));
+    }
+    for i in 1..=cf.compute {
+        println!("  psql \"{}\"", cf.psql_url(cf.compute_port(i)));
+    }
+}
+pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let mut out = vec![];
+    for n in cf.nodes(dir) {
+        let pid = node_pid(&n);
+        let answers = pid.is_some() && port_answers(n.port);
+        let mut obj = serde_json::json!({
+            "name": n.name,
+            "role": n.role.name(),
+            "host": "127.0.0.1",
+            "port": n.port,
+            "pid": pid,
+            "running": pid.is_some(),
+            "answers": answers,
+        });
+        if n.role == Role::Compute || n.role == Role::Haproxy {
+            obj["user"] = cf.pg_user.clone().into();
+            obj["password"] = cf.pg_password.clone().into();
+        } else {
+            obj["user"] = cf.mysql_user.clone().into();
+            obj["password"] = cf.mysql_password.clone().into();
+            // Pool use as the shard sees it: connections open to it (from
+            // every compute node) and how many are running a statement.
+            if answers {
+                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.port)) {
+                    obj["connections"] = open.into();
+                    obj["running_statements"] = busy.into();
+                }
+            }
+        }
+        out.push(obj);
+    }
+    if json {
+        println!("{}", serde_json::Value::Array(out));
+    } else {
+        println!(
+            "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {:<12} login",
+            "node", "role", "pid", "address", "running", "answers", "conns/busy"
+        );
+        for o in &out {
+            let conns = match (o["connections"].as_u64(), o["running_statements"].as_u64()) {
+                (Some(c), Some(b)) => format!("{c}/{b}"),
+                _ => "-".to_string(),
+            };
+            println!(
+                "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {:<12} {}/{}",
+                o["name"].as_str().unwrap_or(""),
+                o["role"].as_str().unwrap_or(""),
+                o["pid"]
+                    .as_i64()
+                    .map(|p| p.to_string())
+                    .unwrap_or("-".into()),
+                format!("127.0.0.1:{}", o["port"]),
+                o["running"],
+                o["answers"],
+                conns,
+                o["user"].as_str().unwrap_or(""),
+                o["password"].as_str().unwrap_or(""),
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn down(dir: &Path) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let mut nodes = cf.nodes(dir);
+    // Compute nodes first, then shards, meta last.
+    nodes.reverse();
+    for n in &nodes {
+        if let Some(pid) = node_pid(n) {
+            println!("stopping {} (pid {pid})", n.name);
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let start = Instant::now();
+            while pid_alive(pid) && start.elapsed() < Duration::from_secs(60) {
+                reap(pid);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if pid_alive(pid) {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        let _ = std::fs::remove_file(n.dir.join("node.pid"));
+    }
+    println!("cluster in {} stopped", dir.display());
+    Ok(())
+}

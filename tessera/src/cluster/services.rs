@@ -1,0 +1,68 @@
+//! Compute nodes and haproxy of a local cluster.
+
+use super::*;
+use std::path::Path;
+use std::process::Command;
+
+use common::config::ComputeConfig;
+
+type AnyResult<T> = std::result::Result<T, String>;
+
+pub(super) fn start_compute(
+    cf: &ClusterFile,
+    node: &Node,
+    index: u32,
+    exe: &Path,
+) -> AnyResult<()> {
+    std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
+    let config = ComputeConfig {
+        node_id: index,
+        listen: format!("127.0.0.1:{}", node.port),
+        meta: cf.endpoint(cf.meta_port()),
+        meta_database: "tessera_meta".into(),
+        shard_pool_max: 200,
+        default_distribution: cf.default_distribution,
+        sequence_cache: 1000,
+        query_memory_mb: 1024,
+        recovery_interval_ms: 1000,
+        xa_orphan_timeout_secs: 10,
+        max_connections: 1000,
+        statement_timeout_ms: 0,
+        idle_in_transaction_session_timeout_ms: 0,
+    };
+    let cfg_path = node.dir.join("compute.toml");
+    write_private(&cfg_path, &config.to_toml())?;
+    let log = node.dir.join("node.log");
+    let mut cmd = Command::new(exe);
+    cmd.arg("compute").arg("--config").arg(&cfg_path);
+    let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
+    wait_port(node.port, pid, &node.name, &log)
+}
+
+pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
+    let bin = find_binary("haproxy")
+        .ok_or("haproxy is not installed. Install it with: apt-get install -y haproxy")?;
+    std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
+    let mut cfg = String::from(
+        "# Written by tessera cluster up: round robin over the compute nodes.\n\
+         global\n    maxconn 4000\n\n\
+         defaults\n    mode tcp\n    timeout connect 5s\n    timeout client 1h\n    timeout server 1h\n\n",
+    );
+    cfg.push_str(&format!(
+        "listen tessera\n    bind 127.0.0.1:{}\n    balance roundrobin\n    option tcp-check\n",
+        node.port
+    ));
+    for i in 1..=cf.compute {
+        cfg.push_str(&format!(
+            "    server compute{i} 127.0.0.1:{} check inter 2s fall 2 rise 1\n",
+            cf.compute_port(i)
+        ));
+    }
+    let cfg_path = node.dir.join("haproxy.cfg");
+    std::fs::write(&cfg_path, cfg).map_err(|e| e.to_string())?;
+    let log = node.dir.join("node.log");
+    let mut cmd = Command::new(bin);
+    cmd.arg("-db").arg("-f").arg(&cfg_path);
+    let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
+    wait_port(node.port, pid, &node.name, &log)
+}
