@@ -64,7 +64,13 @@ pub fn sql_type_of_pg(t: &Type) -> Option<SqlType> {
     })
 }
 
+/// The wire type of an Arrow result column: the catalog type's
+/// (`shard_router::arrow_types`, text for every string), else the
+/// PostgreSQL type that holds the Arrow type's values.
 pub fn arrow_to_pg(t: &DataType) -> Type {
+    if let Some(s) = shard_router::arrow_types::sql_type_of(t) {
+        return pg_type(&s);
+    }
     match t {
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => Type::INT2,
         DataType::Int32 | DataType::UInt16 => Type::INT4,
@@ -395,5 +401,57 @@ mod decimal_tests {
             decimal_text(12_345_678_901_250_000_000_000_000_000_000, 20),
             "123456789012.50000000000000000000"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shard_router::arrow_types::arrow_type;
+
+    #[test]
+    fn result_columns_get_their_catalog_wire_type() {
+        for t in [
+            SqlType::SmallInt,
+            SqlType::Integer,
+            SqlType::BigInt,
+            SqlType::Numeric {
+                precision: 10,
+                scale: 2,
+            },
+            SqlType::Real,
+            SqlType::Double,
+            SqlType::Boolean,
+            SqlType::Text,
+            SqlType::Date,
+            SqlType::Timestamp,
+            SqlType::TimestampTz,
+            SqlType::Bytea,
+        ] {
+            assert_eq!(arrow_to_pg(&arrow_type(&t)), pg_type(&t), "{t:?}");
+        }
+        // Strings are text whatever their declared length.
+        assert_eq!(
+            arrow_to_pg(&arrow_type(&SqlType::Varchar(Some(3)))),
+            Type::TEXT
+        );
+        // Arrow types no column has still get the type that holds them.
+        assert_eq!(arrow_to_pg(&DataType::UInt32), Type::INT8);
+        assert_eq!(arrow_to_pg(&DataType::Utf8View), Type::TEXT);
+    }
+
+    #[test]
+    fn wire_types_read_back_as_their_catalog_type() {
+        for t in [
+            Type::INT2,
+            Type::INT4,
+            Type::INT8,
+            Type::BOOL,
+            Type::DATE,
+            Type::BYTEA,
+        ] {
+            let s = sql_type_of_pg(&t).unwrap();
+            assert_eq!(pg_type(&s), t);
+        }
     }
 }

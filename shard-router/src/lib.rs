@@ -6,9 +6,11 @@
 //! `TableProvider`s of the distributed path ([`scan`]). It reaches MariaDB
 //! only through `storage-adapter`. See `ARCHITECTURE.md`.
 
+pub mod arrow_types;
 pub mod ddl;
 pub mod exec;
 pub mod expr_sql;
+pub mod partition;
 pub mod pushdown;
 pub mod recovery;
 pub mod render;

@@ -1,7 +1,7 @@
 //! Routing: which partitions a statement must touch. Decisions are named
 //! variants, pinned by the golden tests below.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use common::{hash, Datum, Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{BinaryOperator, CastKind, Expr, UnaryOperator, Value};
@@ -36,9 +36,7 @@ pub enum RoutePlan {
     Single,
 }
 
-/// Most key value combinations a route is resolved from; past it the
-/// statement scatters (the shards still filter).
-pub const MAX_ROUTE_COMBOS: usize = 4096;
+pub use crate::partition::MAX_ROUTE_COMBOS;
 
 /// Returns the 0-based index of a `$n` placeholder.
 pub fn placeholder_index(s: &str) -> Option<usize> {
@@ -159,35 +157,23 @@ impl RoutePlan {
                     .iter()
                     .map(|i| table.columns[*i].ty)
                     .collect();
-                let mut combos: Vec<Vec<Datum>> = vec![vec![]];
+                let mut values = Vec::with_capacity(per_key.len());
                 for (vals, ty) in per_key.iter().zip(&key_types) {
-                    // Bounded before building: the product of several IN
-                    // lists grew a node by 1.5 GB when it was cut after.
-                    if combos.len().saturating_mul(vals.len()) > MAX_ROUTE_COMBOS {
-                        return Ok(Route::Scatter);
-                    }
-                    let mut next = vec![];
-                    for combo in &combos {
-                        for v in vals {
-                            let d = match eval_key(v, params, ty) {
-                                Ok(d) => d,
-                                // A value that cannot be of the key's type
-                                // cannot be routed: look everywhere and let
-                                // the shard compare.
-                                Err(_) => return Ok(Route::Scatter),
-                            };
-                            let mut c = combo.clone();
-                            c.push(d);
-                            next.push(c);
+                    let mut typed = Vec::with_capacity(vals.len());
+                    for v in vals {
+                        match eval_key(v, params, ty) {
+                            Ok(d) => typed.push(d),
+                            // A value that cannot be of the key's type
+                            // cannot be routed: look everywhere and let
+                            // the shard compare.
+                            Err(_) => return Ok(Route::Scatter),
                         }
                     }
-                    combos = next;
+                    values.push(typed);
                 }
-                let n = table.partition_count();
-                let parts: BTreeSet<u32> = combos
-                    .iter()
-                    .map(|c| hash::partition_of(c.iter(), n))
-                    .collect();
+                let Some(parts) = crate::partition::prune(table, &values) else {
+                    return Ok(Route::Scatter);
+                };
                 Ok(match parts.len() {
                     1 => Route::SinglePartition(parts.into_iter().next().unwrap_or(0)),
                     _ => Route::Partitions(parts.into_iter().collect()),

@@ -6,18 +6,17 @@
 //! `Inexact`, so DataFusion re-checks them: pushdown can only save work,
 //! never change an answer.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use common::{hash, Datum, Result as TResult, SqlType};
+use common::{Datum, Result as TResult, SqlType};
 use datafusion::arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
     Float64Builder, Int16Builder, Int32Builder, Int64Builder, RecordBatch, RecordBatchOptions,
     StringBuilder, TimestampMicrosecondBuilder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{CatalogProvider, SchemaProvider, Session, TableProvider};
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, DataFusionError, ScalarValue};
@@ -30,6 +29,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use meta::{Catalog, Distribution, TableDef};
 use storage_adapter::{convert::from_mysql, map_error, quote_ident};
 
+pub use crate::arrow_types::{arrow_type, decimal_params};
 use crate::expr_sql::render;
 use crate::render::physical_object;
 use crate::txn::{Lease, SharedAccess};
@@ -131,38 +131,6 @@ pub fn decimal_mantissa(
         return Err(overflow());
     }
     Ok(v)
-}
-
-/// Arrow `Decimal128` precision and scale of a numeric(p, s). Unconstrained
-/// numeric (DECIMAL(65,30) on the shards) does not fit Decimal128's 38
-/// digits: 20 integer and 18 fractional digits are carried, and a value
-/// with more is refused ([`decimal_mantissa`]), not rounded.
-pub fn decimal_params(precision: u8, scale: u8) -> (u8, u8) {
-    if precision > 38 {
-        (38, 18)
-    } else {
-        (precision, scale)
-    }
-}
-
-pub fn arrow_type(t: &SqlType) -> DataType {
-    match t {
-        SqlType::SmallInt => DataType::Int16,
-        SqlType::Integer => DataType::Int32,
-        SqlType::BigInt => DataType::Int64,
-        SqlType::Numeric { precision, scale } => {
-            let (p, s) = decimal_params(*precision, *scale);
-            DataType::Decimal128(p, s as i8)
-        }
-        SqlType::Real => DataType::Float32,
-        SqlType::Double => DataType::Float64,
-        SqlType::Boolean => DataType::Boolean,
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
-        SqlType::Date => DataType::Date32,
-        SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-        SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
-        SqlType::Bytea => DataType::Binary,
-    }
 }
 
 pub fn table_schema(def: &TableDef) -> SchemaRef {
@@ -345,7 +313,7 @@ impl ShardTableProvider {
             }
             Distribution::Single => vec![0],
             Distribution::Hash { columns, .. } => {
-                let mut combos: Vec<Vec<Datum>> = vec![vec![]];
+                let mut values = Vec::with_capacity(columns.len());
                 for c in columns {
                     let Some(ty) = self.table.column(c).ok().map(|c| c.ty) else {
                         return all;
@@ -353,29 +321,19 @@ impl ShardTableProvider {
                     let Some(vals) = key_candidates(filters, c) else {
                         return all;
                     };
-                    // The same bound as routing, checked before the
-                    // product is built.
-                    if combos.len().saturating_mul(vals.len()) > crate::route::MAX_ROUTE_COMBOS {
-                        return all;
+                    let mut typed = Vec::with_capacity(vals.len());
+                    for v in &vals {
+                        let Some(d) = scalar_datum(v).and_then(|d| d.coerce(&ty).ok()) else {
+                            return all;
+                        };
+                        typed.push(d);
                     }
-                    let mut next = vec![];
-                    for combo in &combos {
-                        for v in &vals {
-                            let Some(d) = scalar_datum(v).and_then(|d| d.coerce(&ty).ok()) else {
-                                return all;
-                            };
-                            let mut x = combo.clone();
-                            x.push(d);
-                            next.push(x);
-                        }
-                    }
-                    combos = next;
+                    values.push(typed);
                 }
-                let set: BTreeSet<u32> = combos
-                    .iter()
-                    .map(|c| hash::partition_of(c.iter(), self.table.partition_count()))
-                    .collect();
-                set.into_iter().collect()
+                match crate::partition::prune(&self.table, &values) {
+                    Some(set) => set.into_iter().collect(),
+                    None => all,
+                }
             }
         }
     }

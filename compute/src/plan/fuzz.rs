@@ -8,7 +8,7 @@ use common::{ShardId, SqlType, TableId};
 use meta::{Catalog, ColumnDef, Distribution, TableDef};
 use proptest::prelude::*;
 
-fn catalog() -> Catalog {
+pub(super) fn catalog() -> Catalog {
     let col = |name: &str, ty: SqlType, not_null: bool| ColumnDef {
         name: name.into(),
         ty,

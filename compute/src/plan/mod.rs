@@ -11,6 +11,8 @@ pub mod df;
 pub mod dml;
 #[cfg(test)]
 mod fuzz;
+#[cfg(test)]
+mod golden;
 pub mod prepare;
 pub mod query;
 

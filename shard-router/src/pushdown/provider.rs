@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::{ShardId, SqlType};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{Column, DataFusionError, TableReference};
 use datafusion::datasource::{provider_as_source, TableType};
@@ -17,6 +17,7 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::streaming::StreamingTableExec;
 use datafusion::physical_plan::ExecutionPlan;
 
+pub(super) use crate::arrow_types::sql_type_of;
 use crate::scan::{arrow_type, shard_streams, ScanContext};
 use crate::Router;
 
@@ -83,27 +84,6 @@ pub(super) fn scan_plan(
         })
         .collect();
     LogicalPlanBuilder::from(scan).project(exprs)?.build()
-}
-
-/// The column type a shard result column is decoded as.
-pub(super) fn sql_type_of(t: &DataType) -> Option<SqlType> {
-    Some(match t {
-        DataType::Int8 | DataType::Int16 => SqlType::SmallInt,
-        DataType::Int32 => SqlType::Integer,
-        DataType::Int64 => SqlType::BigInt,
-        DataType::Float32 => SqlType::Real,
-        DataType::Float64 => SqlType::Double,
-        DataType::Decimal128(p, s) if *s >= 0 => SqlType::Numeric {
-            precision: *p,
-            scale: *s as u8,
-        },
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => SqlType::Text,
-        DataType::Boolean => SqlType::Boolean,
-        DataType::Date32 => SqlType::Date,
-        DataType::Timestamp(TimeUnit::Microsecond, None) => SqlType::Timestamp,
-        DataType::Binary => SqlType::Bytea,
-        _ => return None,
-    })
 }
 
 /// The per-partition queries of a pushed fragment, as a table.
