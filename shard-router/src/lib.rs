@@ -16,6 +16,8 @@ pub mod recovery;
 pub mod render;
 pub mod route;
 pub mod scan;
+pub mod shard_rows;
+pub mod shard_scan;
 pub mod shard_sql;
 pub mod twopc;
 pub mod txn;

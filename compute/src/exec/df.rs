@@ -35,7 +35,6 @@ pub fn context(session: &Session) -> Result<SessionContext> {
         None,
         Some(ScanContext {
             access: session.access_cell.clone(),
-            log: session.scan_log.clone(),
         }),
     )?;
     // After DataFusion's own rules: hand whole fragments to the shards.
@@ -72,14 +71,12 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
 }
 
 /// Runs a planned statement with parameters; returns its batches as they
-/// come (EXPLAIN: its text, once the statement has run).
+/// come (EXPLAIN [ANALYZE]: its text, once planned or run).
 pub(crate) async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
-    log: &shard_router::scan::ScanLog,
 ) -> Result<SendableRecordBatchStream> {
-    log.lock().clear();
     let (types, _) = describe(&plan)?;
     let plan = if types.is_empty() {
         plan
@@ -94,56 +91,81 @@ pub(crate) async fn run(
         ))
         .map_err(map_df_error)?
     };
-    let is_explain = matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_));
-    let df = ctx.execute_logical_plan(plan).await.map_err(map_df_error)?;
-    if !is_explain {
-        return df.execute_stream().await.map_err(map_df_error);
-    }
-    let batches = df.collect().await.map_err(map_df_error)?;
-    {
-        // One text column, one line per row, like PostgreSQL.
-        let mut lines = vec![];
-        for b in &batches {
-            if let (Some(kind), Some(text)) = (
-                b.column(0).as_any().downcast_ref::<StringArray>(),
-                b.column(1).as_any().downcast_ref::<StringArray>(),
-            ) {
-                for i in 0..b.num_rows() {
-                    lines.push(format!("{}:", kind.value(i)));
-                    for l in text.value(i).lines() {
-                        lines.push(format!("  {l}"));
-                    }
-                }
-            }
+    let (inner, analyze, verbose) = match &plan {
+        LogicalPlan::Explain(e) => (e.plan.clone(), false, e.verbose),
+        LogicalPlan::Analyze(a) => (a.input.clone(), true, a.verbose),
+        _ => {
+            let df = ctx.execute_logical_plan(plan).await.map_err(map_df_error)?;
+            return df.execute_stream().await.map_err(map_df_error);
         }
-        // The SQL each shard receives (and, under ANALYZE, what it returned).
-        let scans = log.lock().clone();
-        if !scans.is_empty() {
-            lines.push("shard_scans:".to_string());
-            for s in scans {
-                let mut l = format!("  {}: {}", s.shard, s.sql);
-                if s.done {
-                    l.push_str(&format!(
-                        "  [rows={} bytes={} time={:.3} ms]",
-                        s.rows,
-                        s.bytes,
-                        s.micros as f64 / 1000.0
-                    ));
-                }
-                lines.push(l);
-            }
-        }
-        let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
-            datafusion::arrow::datatypes::Field::new("QUERY PLAN", DataType::Utf8, false),
-        ]));
-        let arr = StringArray::from(lines);
-        let batch =
-            RecordBatch::try_new(schema.clone(), vec![Arc::new(arr)]).map_err(Error::internal)?;
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            schema,
-            futures::stream::once(async move { Ok(batch) }),
-        )))
+    };
+    explain(ctx, &inner, analyze, verbose).await
+}
+
+/// EXPLAIN [ANALYZE] as one text column, one line per row, like
+/// PostgreSQL: the optimized logical plan, the physical plan (with its
+/// metrics under ANALYZE, after running it) and `shard_scans:`, the SQL
+/// each shard receives, read from the plan's `ShardScanExec`s (with rows,
+/// bytes and time under ANALYZE).
+async fn explain(
+    ctx: &SessionContext,
+    inner: &LogicalPlan,
+    analyze: bool,
+    verbose: bool,
+) -> Result<SendableRecordBatchStream> {
+    use datafusion::physical_plan::display::DisplayableExecutionPlan;
+    let state = ctx.state();
+    let optimized = state.optimize(inner).map_err(map_df_error)?;
+    let physical = state
+        .create_physical_plan(inner)
+        .await
+        .map_err(map_df_error)?;
+    if analyze {
+        datafusion::physical_plan::collect(physical.clone(), state.task_ctx())
+            .await
+            .map_err(map_df_error)?;
     }
+    let mut lines = vec!["logical_plan:".to_string()];
+    lines.extend(
+        optimized
+            .display_indent()
+            .to_string()
+            .lines()
+            .map(|l| format!("  {l}")),
+    );
+    lines.push("physical_plan:".to_string());
+    let shown = if analyze {
+        DisplayableExecutionPlan::with_metrics(physical.as_ref())
+    } else {
+        DisplayableExecutionPlan::new(physical.as_ref())
+    };
+    lines.extend(
+        shown
+            .indent(verbose)
+            .to_string()
+            .lines()
+            .map(|l| format!("  {l}")),
+    );
+    let scans = shard_router::shard_scan::shard_scans(&physical);
+    if !scans.is_empty() {
+        lines.push("shard_scans:".to_string());
+        for s in scans {
+            let mut l = format!("  {}: {}", s.shard, s.sql);
+            if let Some((rows, bytes, ms)) = s.ran {
+                l.push_str(&format!("  [rows={rows} bytes={bytes} time={ms:.3} ms]"));
+            }
+            lines.push(l);
+        }
+    }
+    let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+        datafusion::arrow::datatypes::Field::new("QUERY PLAN", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(lines))])
+        .map_err(Error::internal)?;
+    Ok(Box::pin(RecordBatchStreamAdapter::new(
+        schema,
+        futures::stream::once(async move { Ok(batch) }),
+    )))
 }
 
 impl Session {
@@ -205,7 +227,7 @@ impl Session {
                 logical_plan(&context_for(&self.router, &self.scope(), lock, None)?, stmt).await?
             }
         };
-        run(&ctx, lp, params, &self.scan_log).await
+        run(&ctx, lp, params).await
     }
 }
 

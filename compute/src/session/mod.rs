@@ -42,8 +42,6 @@ pub struct Session {
     /// DataFusion execution context of this session, for its pushdown
     /// setting (plans are made in `plan`, not here).
     pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
-    /// Shard scans of the current DataFusion statement (EXPLAIN output).
-    pub scan_log: shard_router::scan::ScanLog,
     /// A COPY FROM STDIN in progress.
     pub copy_in: Option<copy::CopyIn>,
     /// A streamed statement whose end is not settled yet (see `settle`).
@@ -105,7 +103,6 @@ impl Session {
             access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
             df_ctx: None,
             copy_in: None,
-            scan_log: Default::default(),
             pending: None,
             statement_deadline: None,
             simple_plans: SimplePlans::new(),

@@ -14,11 +14,10 @@ use datafusion::datasource::{provider_as_source, TableType};
 use datafusion::logical_expr::{
     cast, Expr, LogicalPlan, LogicalPlanBuilder, TableProviderFilterPushDown,
 };
-use datafusion::physical_plan::streaming::StreamingTableExec;
 use datafusion::physical_plan::ExecutionPlan;
 
 pub(super) use crate::arrow_types::sql_type_of;
-use crate::scan::{arrow_type, shard_streams, ScanContext};
+use crate::scan::{arrow_type, ScanContext};
 use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -125,23 +124,16 @@ impl TableProvider for ShardQueryProvider {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         let cx = ScanContext::of(state);
-        let streams = shard_streams(
-            &self.router,
-            &cx.access,
-            &cx.log,
-            &self.schema,
-            &self.types,
+        let _ = limit;
+        Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
+            self.router.clone(),
+            cx.access,
+            self.schema.clone(),
+            self.types.clone(),
             self.queries.clone(),
             // Locking scans are never pushed down (see `compile`).
             false,
-        );
-        Ok(Arc::new(StreamingTableExec::try_new(
-            self.schema.clone(),
-            streams,
-            projection,
-            vec![],
-            false,
-            limit,
+            projection.cloned(),
         )?))
     }
 }

@@ -1,8 +1,9 @@
 //! The one integration test binary: starts a 3 compute + 3 shard cluster once
 //! and runs every scenario against it, then stops it. Scenarios live in
-//! modules by concern: placement and DDL, the protocol, transactions,
+//! modules by concern: placement and DDL, the protocol, execution, transactions,
 //! faults and limits, pushdown, security, and the `.slt` files.
 
+mod execution;
 mod faults;
 mod placement;
 mod protocol;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use mysql_async::prelude::*;
 use tests::{PgDb, TestCluster};
 
+use execution::*;
 use faults::*;
 use placement::*;
 use protocol::*;

@@ -1,0 +1,157 @@
+//! Execution: DataFusion plans made once, results streamed, EXPLAIN
+//! ANALYZE read from the plan.
+
+use super::*;
+
+/// A DataFusion statement prepared once is planned once (`SHOW
+/// tessera.logical_plans` counts the node's logical plans) and runs in
+/// whatever transaction the session is in at Execute; results stream: rows
+/// computed before an error late in the result reach the client before the
+/// error, as in PostgreSQL, and the error fails the transaction.
+pub(crate) async fn plans_once_and_streams(cluster: &TestCluster) {
+    use tests::wire::{Reply, WireClient};
+    let c = cluster.connect(0).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS stream_t; CREATE TABLE stream_t (id bigint PRIMARY KEY, v int)",
+    )
+    .await
+    .unwrap();
+    for chunk in 0..60 {
+        let values: Vec<String> = (0..1000)
+            .map(|i| {
+                let id = chunk * 1000 + i;
+                format!("({id}, {})", id % 7)
+            })
+            .collect();
+        c.batch_execute(&format!(
+            "INSERT INTO stream_t VALUES {}",
+            values.join(", ")
+        ))
+        .await
+        .unwrap();
+    }
+    async fn logical_plans(c: &tokio_postgres::Client) -> u64 {
+        let rows = c.simple_query("SHOW tessera.logical_plans").await.unwrap();
+        rows.iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0)?.parse().ok(),
+                _ => None,
+            })
+            .expect("a count")
+    }
+    // GROUP BY over every partition: the DataFusion path.
+    let before = logical_plans(&c).await;
+    let q = c
+        .prepare("SELECT v, count(*) AS n FROM stream_t WHERE id >= $1 GROUP BY v ORDER BY v")
+        .await
+        .unwrap();
+    let after_prepare = logical_plans(&c).await;
+    assert_eq!(after_prepare, before + 1, "Parse makes one logical plan");
+    for _ in 0..5 {
+        let rows = c.query(&q, &[&0i64]).await.unwrap();
+        assert_eq!(rows.len(), 7);
+        let total: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
+        assert_eq!(total, 60_000);
+    }
+    // The plan made in autocommit reads the transaction's own write.
+    c.batch_execute("BEGIN; INSERT INTO stream_t VALUES (100000, 3)")
+        .await
+        .unwrap();
+    let rows = c.query(&q, &[&0i64]).await.unwrap();
+    let total: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
+    assert_eq!(total, 60_001, "the prepared plan sees the open transaction");
+    c.batch_execute("ROLLBACK").await.unwrap();
+    let rows = c.query(&q, &[&59_990i64]).await.unwrap();
+    let total: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
+    assert_eq!(total, 10);
+    assert_eq!(
+        logical_plans(&c).await,
+        after_prepare,
+        "executions make no logical plan"
+    );
+
+    // Streaming: 1 / (id - 59999) fails at the last row of its partition
+    // (each partition is read in key order, ~20,000 rows in batches of
+    // 8192), so the rows of earlier batches reach the client first; a
+    // collected result would send none.
+    let n = &cluster.role("compute")[0];
+    let mut w = WireClient::connect(n.port, &n.user, &n.password)
+        .await
+        .unwrap();
+    let replies = w
+        .query("SELECT id, 1 / (id - 59999) FROM stream_t")
+        .await
+        .unwrap();
+    let rows_before_error = replies
+        .iter()
+        .take_while(|r| !matches!(r, Reply::Error(_)))
+        .filter(|r| **r == Reply::Row)
+        .count();
+    assert!(
+        rows_before_error > 0,
+        "rows before the error: {rows_before_error} ({:?})",
+        replies.iter().rev().take(3).collect::<Vec<_>>()
+    );
+    assert!(
+        replies.contains(&Reply::Error("22012".into())),
+        "{:?}",
+        replies.iter().rev().take(3).collect::<Vec<_>>()
+    );
+    // In a transaction block the error fails it; the session keeps working.
+    let replies = w
+        .query("BEGIN; SELECT id, 1 / (id - 59999) FROM stream_t")
+        .await
+        .unwrap();
+    assert!(replies.contains(&Reply::Error("22012".into())));
+    let replies = w.query("SELECT 1").await.unwrap();
+    assert!(
+        replies.contains(&Reply::Error("25P02".into())),
+        "{replies:?}"
+    );
+    let replies = w.query("ROLLBACK").await.unwrap();
+    assert!(!replies.iter().any(|r| matches!(r, Reply::Error(_))));
+    // A streamed statement in a transaction, then another in the same
+    // simple query: the first is collected before the second runs.
+    let replies = w
+        .query("BEGIN; SELECT id, v / 1 FROM stream_t WHERE v = 1; SELECT count(*) FROM stream_t; COMMIT")
+        .await
+        .unwrap();
+    assert!(
+        !replies.iter().any(|r| matches!(r, Reply::Error(_))),
+        "{replies:?}"
+    );
+    assert_eq!(
+        replies.iter().filter(|r| **r == Reply::Row).count(),
+        8572 + 1
+    );
+    // EXPLAIN ANALYZE reads each shard scan's rows, bytes and time from
+    // the plan's ShardScanExec metrics.
+    let lines: Vec<String> = c
+        .simple_query("EXPLAIN ANALYZE SELECT id, v / 1 FROM stream_t WHERE v = 1")
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains("ShardScanExec")),
+        "{lines:#?}"
+    );
+    let scanned: usize = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("shard_scans"))
+        .filter_map(|l| {
+            l.split("[rows=")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(scanned, 8572, "{lines:#?}");
+    c.batch_execute("DROP TABLE stream_t").await.unwrap();
+}
