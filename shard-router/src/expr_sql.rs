@@ -4,7 +4,7 @@
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DFSchema, ScalarValue};
-use datafusion::logical_expr::{Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{Expr, ExprSchemable};
 use storage_adapter::quote_str;
 
 /// Renders a DataFusion literal as MariaDB SQL, when it means the same.
@@ -51,29 +51,14 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
         Expr::Literal(v, _) => literal_sql(v)?,
         Expr::Alias(a) => r(&a.expr)?,
         Expr::BinaryExpr(b) => {
-            let op = match b.op {
-                Operator::Eq => "=",
-                Operator::NotEq => "<>",
-                Operator::Lt => "<",
-                Operator::LtEq => "<=",
-                Operator::Gt => ">",
-                Operator::GtEq => ">=",
-                Operator::And => "AND",
-                Operator::Or => "OR",
-                // Exact arithmetic only: MariaDB's decimal +, -, * are exact
-                // with PostgreSQL's result scale; division and floats are not.
-                Operator::Plus | Operator::Minus | Operator::Multiply
-                    if is_exact_numeric(&ty(&b.left)?) && is_exact_numeric(&ty(&b.right)?) =>
-                {
-                    match b.op {
-                        Operator::Plus => "+",
-                        Operator::Minus => "-",
-                        _ => "*",
-                    }
-                }
-                _ => return None,
-            };
-            format!("({} {op} {})", r(&b.left)?, r(&b.right)?)
+            let op = crate::compat::Op::of_datafusion(&b.op)?;
+            // Exact arithmetic only (see `compat::Op::is_arithmetic`).
+            if op.is_arithmetic()
+                && !(is_exact_numeric(&ty(&b.left)?) && is_exact_numeric(&ty(&b.right)?))
+            {
+                return None;
+            }
+            format!("({} {} {})", r(&b.left)?, op.sql(), r(&b.right)?)
         }
         Expr::Not(x) => format!("(NOT {})", r(x)?),
         Expr::IsNull(x) => format!("({} IS NULL)", r(x)?),

@@ -7,6 +7,7 @@
 //! only through `storage-adapter`. See `ARCHITECTURE.md`.
 
 pub mod arrow_types;
+pub mod compat;
 pub mod ddl;
 pub mod exec;
 pub mod expr_sql;

@@ -8,9 +8,7 @@
 use std::ops::ControlFlow;
 
 use common::Result;
-use datafusion::sql::sqlparser::ast::{
-    visit_expressions, BinaryOperator, Expr, Statement, UnaryOperator, Value,
-};
+use datafusion::sql::sqlparser::ast::{visit_expressions, Expr, Statement, UnaryOperator, Value};
 
 use crate::route::placeholder_index;
 
@@ -64,21 +62,7 @@ pub fn is_safe_expr(e: &Expr) -> bool {
                 | Value::Placeholder(_)
         ),
         Expr::BinaryOp { left, op, right } => {
-            matches!(
-                op,
-                BinaryOperator::Eq
-                    | BinaryOperator::NotEq
-                    | BinaryOperator::Lt
-                    | BinaryOperator::LtEq
-                    | BinaryOperator::Gt
-                    | BinaryOperator::GtEq
-                    | BinaryOperator::And
-                    | BinaryOperator::Or
-                    | BinaryOperator::Plus
-                    | BinaryOperator::Minus
-                    | BinaryOperator::Multiply
-            ) && is_safe_expr(left)
-                && is_safe_expr(right)
+            crate::compat::Op::of_sql(op).is_some() && is_safe_expr(left) && is_safe_expr(right)
         }
         Expr::UnaryOp { op, expr } => {
             matches!(op, UnaryOperator::Not | UnaryOperator::Minus) && is_safe_expr(expr)

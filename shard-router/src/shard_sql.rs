@@ -14,9 +14,9 @@
 
 use common::{Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, Distinct, Expr, FromTable, FunctionArg, FunctionArgExpr,
-    FunctionArguments, GroupByExpr, LimitClause, LockType, NonBlock, ObjectNamePart, OrderByKind,
-    Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor, UnaryOperator, Value,
+    AssignmentTarget, Distinct, Expr, FromTable, FunctionArg, FunctionArgExpr, FunctionArguments,
+    GroupByExpr, LimitClause, LockType, NonBlock, ObjectNamePart, OrderByKind, Query, Select,
+    SelectFlavor, SelectItem, SetExpr, Statement, TableFactor, UnaryOperator, Value,
 };
 use storage_adapter::{quote_ident, quote_str};
 
@@ -458,23 +458,12 @@ pub fn render_expr(out: &mut ShardSql, e: &Expr) -> Result<()> {
             _ => return Err(unsupported("this literal")),
         },
         Expr::BinaryOp { left, op, right } => {
-            let op = match op {
-                BinaryOperator::Eq => " = ",
-                BinaryOperator::NotEq => " <> ",
-                BinaryOperator::Lt => " < ",
-                BinaryOperator::LtEq => " <= ",
-                BinaryOperator::Gt => " > ",
-                BinaryOperator::GtEq => " >= ",
-                BinaryOperator::And => " AND ",
-                BinaryOperator::Or => " OR ",
-                BinaryOperator::Plus => " + ",
-                BinaryOperator::Minus => " - ",
-                BinaryOperator::Multiply => " * ",
-                _ => return Err(unsupported("this operator")),
-            };
+            let op = crate::compat::Op::of_sql(op).ok_or_else(|| unsupported("this operator"))?;
             out.keyword("(");
             render_expr(out, left)?;
-            out.keyword(op);
+            out.keyword(" ");
+            out.keyword(op.sql());
+            out.keyword(" ");
             render_expr(out, right)?;
             out.keyword(")");
         }
