@@ -46,6 +46,13 @@ pub fn prune(table: &TableDef, per_key: &[Vec<Datum>]) -> Option<BTreeSet<u32>> 
     )
 }
 
+/// The copy of a mirror table node `node_id` reads: one per node, so the
+/// nodes spread their reads over the copies (the fast path and scans
+/// choose alike).
+pub fn mirror_copy(table: &TableDef, node_id: u32) -> u32 {
+    node_id % table.partition_count().max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,10 +238,10 @@ impl ShardTableProvider {
     pub(crate) fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
         let all: Vec<u32> = (0..self.table.partition_count()).collect();
         match &self.table.distribution {
-            Distribution::Mirror => {
-                let n = self.table.partition_count().max(1);
-                vec![self.router.node_id % n]
-            }
+            Distribution::Mirror => vec![crate::partition::mirror_copy(
+                &self.table,
+                self.router.node_id,
+            )],
             Distribution::Single => vec![0],
             Distribution::Hash { columns, .. } => {
                 let mut values = Vec::with_capacity(columns.len());

@@ -24,7 +24,7 @@ impl Session {
         let t = &p.table;
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
-            Route::Mirror => vec![self.router.node_id % t.partition_count().max(1)],
+            Route::Mirror => vec![shard_router::partition::mirror_copy(t, self.router.node_id)],
             Route::Partitions(v) => v,
             Route::Scatter => (0..t.partition_count()).collect(),
         };
