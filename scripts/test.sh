@@ -16,6 +16,10 @@ cargo test --workspace -- --nocapture
 # DataFusion over the same generated data.
 "$CARGO_TARGET_DIR/debug/tpch" --sf 0.01 --tessera "$CARGO_TARGET_DIR/debug/tessera" \
   --work "${TMPDIR:-/tmp}/tessera-ci-tpch" --out "${TMPDIR:-/tmp}/tessera-ci-results"
+# The differential suite: the same rows and queries on Tessera and on one
+# PostgreSQL 15; fails on any answer that differs (benches/pgdiff/).
+"$CARGO_TARGET_DIR/debug/pgdiff" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --work "${TMPDIR:-/tmp}/tessera-ci-pgdiff"
 # sysbench, every workload in both ps modes through haproxy: correctness only
 # (zero errors and reconnects), no timing thresholds.
 "$CARGO_TARGET_DIR/debug/sysbench-compare" --tessera "$CARGO_TARGET_DIR/debug/tessera" \

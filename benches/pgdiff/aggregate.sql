@@ -1,0 +1,26 @@
+-- Aggregates, GROUP BY, HAVING, ORDER BY.
+SELECT count(*) FROM acct;
+SELECT count(*) FROM empty_t;
+SELECT sum(balance), min(balance), max(balance) FROM acct;
+SELECT avg(balance) FROM acct;
+SELECT avg(qty) FROM orders;
+SELECT sum(qty) FROM orders;
+SELECT sum(amount) FROM empty_t e JOIN orders o ON o.id = e.id;
+SELECT acct_id, count(*), sum(amount) FROM orders GROUP BY acct_id;
+SELECT acct_id, count(*) FROM orders GROUP BY acct_id HAVING count(*) > 4;
+SELECT flag, count(*) FROM acct GROUP BY flag;
+SELECT note, count(*), max(amount) FROM orders GROUP BY note;
+SELECT count(DISTINCT acct_id) FROM orders;
+SELECT count(DISTINCT owner) FROM acct;
+SELECT acct_id, sum(qty) FROM orders GROUP BY acct_id ORDER BY sum(qty) DESC, acct_id LIMIT 5; -- ordered
+SELECT extract(month from ts) AS m, count(*) FROM orders GROUP BY m ORDER BY m; -- ordered
+SELECT min(ts), max(ts) FROM orders;
+SELECT min(opened), max(opened) FROM acct;
+SELECT bool_and(flag), bool_or(flag) FROM acct;
+SELECT max(score), min(score) FROM acct;
+SELECT sum(score) > 0 FROM acct;
+SELECT count(*) FILTER (WHERE qty > 100) FROM orders;
+SELECT string_agg(owner, ',' ORDER BY id) FROM acct WHERE id < 10;
+SELECT acct_id, avg(amount) FROM orders GROUP BY acct_id HAVING acct_id < 10;
+SELECT region_id, count(*), sum(v) FROM colo_a GROUP BY region_id;
+SELECT count(*) FROM orders WHERE amount IS NULL;

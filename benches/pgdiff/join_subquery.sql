@@ -1,0 +1,26 @@
+-- Joins (co-located, mirror, cross-shard), subqueries, set operations, CTEs.
+SELECT a.k, a.v, b.w FROM colo_a a JOIN colo_b b ON a.k = b.k;
+SELECT a.k, b.w FROM colo_a a LEFT JOIN colo_b b ON a.k = b.k;
+SELECT a.k, b.w FROM colo_a a RIGHT JOIN colo_b b ON a.k = b.k;
+SELECT a.k, b.k FROM colo_a a FULL JOIN colo_b b ON a.k = b.k;
+SELECT a.k, r.name FROM colo_a a JOIN region r ON a.region_id = r.id;
+SELECT o.id, a.owner FROM orders o JOIN acct a ON o.acct_id = a.id WHERE o.id < 200;
+SELECT a.id, count(o.id) FROM acct a LEFT JOIN orders o ON o.acct_id = a.id GROUP BY a.id;
+SELECT count(*) FROM acct a, region r;
+SELECT id FROM acct WHERE id IN (SELECT acct_id FROM orders WHERE qty > 250);
+SELECT id FROM acct WHERE id NOT IN (SELECT acct_id FROM orders);
+SELECT id FROM acct a WHERE EXISTS (SELECT 1 FROM orders o WHERE o.acct_id = a.id AND o.qty > 200);
+SELECT id FROM acct a WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.acct_id = a.id);
+SELECT id, (SELECT count(*) FROM orders o WHERE o.acct_id = a.id) FROM acct a WHERE id < 20;
+SELECT id FROM acct WHERE balance > (SELECT avg(balance) FROM acct);
+SELECT k FROM colo_a UNION SELECT k FROM colo_b;
+SELECT k FROM colo_a UNION ALL SELECT k FROM colo_b;
+SELECT k FROM colo_a INTERSECT SELECT k FROM colo_b;
+SELECT k FROM colo_a EXCEPT SELECT k FROM colo_b;
+SELECT v FROM colo_a EXCEPT SELECT k FROM colo_b;
+WITH big AS (SELECT acct_id, sum(amount) s FROM orders GROUP BY acct_id) SELECT acct_id FROM big WHERE s > 2000;
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) SELECT sum(i) FROM n;
+SELECT * FROM (SELECT id, owner FROM acct WHERE id < 10) s WHERE owner IS NOT NULL;
+SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS v(x, y);
+SELECT a.id FROM acct a JOIN acct b ON a.id = b.id + 1 WHERE a.id < 10;
+SELECT r.name, count(a.k) FROM region r LEFT JOIN colo_a a ON a.region_id = r.id GROUP BY r.name;
