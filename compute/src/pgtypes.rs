@@ -91,6 +91,53 @@ pub fn field(name: &str, ty: Type, format: FieldFormat) -> FieldInfo {
     FieldInfo::new(name.to_string(), None, None, ty, format)
 }
 
+/// PostgreSQL's text of a float (`float8out` / `float4out` with the
+/// default `extra_float_digits = 1`): the shortest digits that read back
+/// as the same value, in fixed notation for decimal exponents from -4 up
+/// to 14 (float4: 5), else as `1.5e-10` / `1e+300`; `NaN`, `Infinity`,
+/// `-Infinity`. `single`: the value is a float4.
+pub fn float_text(v: f64, single: bool) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // Rust's `{:e}` is the shortest round-trip form: "1.024e3", "-5e-7".
+    let sci = if single {
+        format!("{:e}", v as f32)
+    } else {
+        format!("{v:e}")
+    };
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mant) = match mant.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mant),
+    };
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let max_fixed = if single { 6 } else { 15 };
+    if exp < -4 || exp >= max_fixed {
+        let mut out = format!("{sign}{}", &digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let esign = if exp < 0 { '-' } else { '+' };
+        out.push_str(&format!("e{esign}{:02}", exp.abs()));
+        return out;
+    }
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
 /// The text of the decimal `v * 10^-scale`, all places kept.
 pub fn decimal_text(v: i128, scale: u32) -> String {
     let digits = v.unsigned_abs().to_string();
@@ -155,6 +202,9 @@ pub fn encode_datum(enc: &mut DataRowEncoder, d: &Datum, f: &FieldInfo) -> PgWir
             Type::TEXT | Type::VARCHAR => put!(&i.to_string()),
             _ => put!(i),
         },
+        Datum::Float(v) if fmt == FieldFormat::Text => {
+            put!(&float_text(*v, *ty == Type::FLOAT4))
+        }
         Datum::Float(v) => match *ty {
             Type::FLOAT4 => put!(&(*v as f32)),
             _ => put!(v),
@@ -214,6 +264,12 @@ pub fn encode_arrow(
         DataType::UInt16 => prim!(UInt16Array, |v: u16| v as i32),
         DataType::UInt32 => prim!(UInt32Array, |v: u32| v as i64),
         DataType::UInt64 => prim!(UInt64Array, |v: u64| v as i64),
+        DataType::Float32 if fmt == FieldFormat::Text => {
+            prim!(Float32Array, |v: f32| float_text(v as f64, true))
+        }
+        DataType::Float64 if fmt == FieldFormat::Text => {
+            prim!(Float64Array, |v: f64| float_text(v, false))
+        }
         DataType::Float32 => prim!(Float32Array, |v: f32| v),
         DataType::Float64 => prim!(Float64Array, |v: f64| v),
         DataType::Boolean => prim!(BooleanArray, |v: bool| v),
@@ -311,6 +367,22 @@ pub fn arrow_text(col: &ArrayRef, row: usize) -> Option<String> {
                 s.push_str(&format!("{b:02x}"));
             }
             s
+        }
+        DataType::Float64 => {
+            let v = col
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .map(|a| a.value(row))
+                .unwrap_or_default();
+            float_text(v, false)
+        }
+        DataType::Float32 => {
+            let v = col
+                .as_any()
+                .downcast_ref::<Float32Array>()
+                .map(|a| a.value(row))
+                .unwrap_or_default();
+            float_text(v as f64, true)
         }
         DataType::Timestamp(TimeUnit::Microsecond, tz) => {
             let micros = col
@@ -438,6 +510,31 @@ mod tests {
         // Arrow types no column has still get the type that holds them.
         assert_eq!(arrow_to_pg(&DataType::UInt32), Type::INT8);
         assert_eq!(arrow_to_pg(&DataType::Utf8View), Type::TEXT);
+    }
+
+    #[test]
+    fn floats_print_as_postgres_prints_them() {
+        for (v, single, want) in [
+            (1024.0, false, "1024"),
+            (4.0, false, "4"),
+            (0.1 + 0.2, false, "0.30000000000000004"),
+            (1e300, false, "1e+300"),
+            (1.5e-10, false, "1.5e-10"),
+            (0.0001, false, "0.0001"),
+            (0.00001, false, "1e-05"),
+            (123456789012345.0, false, "123456789012345"),
+            (1234567890123456.0, false, "1.234567890123456e+15"),
+            (-2.5, false, "-2.5"),
+            (0.0, false, "0"),
+            (-0.0, false, "-0"),
+            (1234567.0, true, "1.234567e+06"),
+            (123456.0, true, "123456"),
+            (0.1, true, "0.1"),
+            (f64::NAN, false, "NaN"),
+            (f64::NEG_INFINITY, false, "-Infinity"),
+        ] {
+            assert_eq!(float_text(v, single), want, "{v}");
+        }
     }
 
     #[test]

@@ -156,39 +156,4 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
     Ok((out, fields))
 }
 
-/// Column names as PostgreSQL derives them for a SELECT list (DataFusion
-/// names `count(*)` and `max(t.v)`, PostgreSQL `count` and `max`).
-pub fn pg_column_names(stmt: &Statement) -> Option<Vec<String>> {
-    use datafusion::sql::sqlparser::ast::{Expr, SelectItem, SetExpr};
-    let Statement::Query(q) = stmt else {
-        return None;
-    };
-    let SetExpr::Select(sel) = q.body.as_ref() else {
-        return None;
-    };
-    fn name_of(e: &Expr) -> String {
-        match e {
-            Expr::Identifier(i) => shard_router::route::normalize_ident(i),
-            Expr::CompoundIdentifier(p) => p
-                .last()
-                .map(shard_router::route::normalize_ident)
-                .unwrap_or_default(),
-            Expr::Function(f) => crate::plan::object_parts(&f.name)
-                .last()
-                .cloned()
-                .unwrap_or_default(),
-            Expr::Cast { expr, .. } | Expr::Nested(expr) => name_of(expr),
-            _ => "?column?".to_string(),
-        }
-    }
-    sel.projection
-        .iter()
-        .map(|item| match item {
-            SelectItem::UnnamedExpr(e) => Some(name_of(e)),
-            SelectItem::ExprWithAlias { alias, .. } => {
-                Some(shard_router::route::normalize_ident(alias))
-            }
-            _ => None,
-        })
-        .collect()
-}
+pub use super::colnames::pg_column_names;

@@ -5,6 +5,7 @@
 //! ([`ddl`]); [`prepare`] parses client text and adds the DataFusion
 //! description (and logical plan) of distributed statements.
 
+pub mod colnames;
 pub mod copy;
 pub mod ddl;
 pub mod df;

@@ -1,0 +1,143 @@
+//! Result column names as PostgreSQL derives them for a SELECT list
+//! (`FigureColname` in its parser): a column's name, a function's name, the
+//! type name of a cast constant (`12.5::int` is `int4`), `case`,
+//! `coalesce`, `btrim` for `trim(...)`, a scalar subquery's own column
+//! name, `exists`; `?column?` for operators and constants. DataFusion names
+//! columns after whole expressions (`count(*)`, `CAST(x AS Int32)`).
+
+use datafusion::sql::sqlparser::ast::{
+    CastKind, DataType, Expr, Query, SelectItem, SetExpr, Statement, Value,
+};
+
+use shard_router::route::normalize_ident;
+
+/// The names of a query's result columns, when every item of its SELECT
+/// list has one (`None` for `*`, set operations and other shapes).
+pub fn pg_column_names(stmt: &Statement) -> Option<Vec<String>> {
+    let Statement::Query(q) = stmt else {
+        return None;
+    };
+    query_names(q)
+}
+
+fn query_names(q: &Query) -> Option<Vec<String>> {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    sel.projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) => Some(name_of(e).unwrap_or_else(|| "?column?".into())),
+            SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// PostgreSQL's name of one expression, if it has one.
+fn name_of(e: &Expr) -> Option<String> {
+    Some(match e {
+        Expr::Identifier(i) => normalize_ident(i),
+        Expr::CompoundIdentifier(p) => p.last().map(normalize_ident)?,
+        Expr::Function(f) => crate::plan::object_parts(&f.name).last().cloned()?,
+        Expr::Nested(x) => return name_of(x),
+        Expr::Cast {
+            expr,
+            data_type,
+            kind,
+            ..
+        } => {
+            return name_of(expr).or_else(|| {
+                matches!(kind, CastKind::Cast | CastKind::DoubleColon)
+                    .then(|| type_name(data_type))
+                    .flatten()
+            })
+        }
+        Expr::Value(v) if matches!(v.value, Value::Boolean(_)) => "bool".into(),
+        Expr::TypedString(t) => return type_name(&t.data_type),
+        Expr::Interval(_) => "interval".into(),
+        Expr::Case { .. } => "case".into(),
+        Expr::Trim { .. } => "btrim".into(),
+        Expr::Substring { .. } => "substring".into(),
+        Expr::Position { .. } => "position".into(),
+        Expr::Extract { .. } => "extract".into(),
+        Expr::Ceil { .. } => "ceil".into(),
+        Expr::Floor { .. } => "floor".into(),
+        Expr::Overlay { .. } => "overlay".into(),
+        Expr::Exists { .. } => "exists".into(),
+        Expr::Subquery(q) => return query_names(q)?.into_iter().next(),
+        Expr::Array(_) => "array".into(),
+        _ => return None,
+    })
+}
+
+/// PostgreSQL's internal name of a type, as a cast of a constant is named.
+fn type_name(t: &DataType) -> Option<String> {
+    Some(
+        match t {
+            DataType::SmallInt(_) | DataType::Int2(_) => "int2",
+            DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4",
+            DataType::BigInt(_) | DataType::Int8(_) => "int8",
+            DataType::Real | DataType::Float4 => "float4",
+            DataType::Double(_) | DataType::DoublePrecision | DataType::Float8 => "float8",
+            DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => "numeric",
+            DataType::Boolean | DataType::Bool => "bool",
+            DataType::Text => "text",
+            DataType::Varchar(_) | DataType::CharacterVarying(_) => "varchar",
+            DataType::Char(_) | DataType::Character(_) => "bpchar",
+            DataType::Date => "date",
+            DataType::Timestamp(_, tz) => match tz {
+                datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone
+                | datafusion::sql::sqlparser::ast::TimezoneInfo::Tz => "timestamptz",
+                _ => "timestamp",
+            },
+            DataType::Bytea => "bytea",
+            DataType::Interval { .. } => "interval",
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(sql: &str) -> Option<Vec<String>> {
+        let stmt = crate::parse::parse_sql(sql).ok()?.pop()?;
+        pg_column_names(&stmt)
+    }
+
+    #[test]
+    fn names_follow_postgres() {
+        let n = |sql: &str| names(sql).unwrap_or_default().join(",");
+        assert_eq!(
+            n("SELECT id, t.v, count(*), max(x) FROM t"),
+            "id,v,count,max"
+        );
+        assert_eq!(
+            n("SELECT 1, 1 + 2, 'a', NULL"),
+            "?column?,?column?,?column?,?column?"
+        );
+        assert_eq!(
+            n("SELECT 12.5::int, CAST(1 AS bigint), '1'::numeric(5,2)"),
+            "int4,int8,numeric"
+        );
+        assert_eq!(n("SELECT id::text, CAST(v AS int) FROM t"), "id,v");
+        assert_eq!(n("SELECT true, false"), "bool,bool");
+        assert_eq!(
+            n("SELECT CASE WHEN a THEN 1 END, trim(x), substring(x from 1 for 2), position('o' in x) FROM t"),
+            "case,btrim,substring,position"
+        );
+        assert_eq!(
+            n("SELECT floor(x), ceil(x), coalesce(a, b), nullif(a, b) FROM t"),
+            "floor,ceil,coalesce,nullif"
+        );
+        assert_eq!(
+            n("SELECT (SELECT count(*) FROM u), EXISTS (SELECT 1) FROM t"),
+            "count,exists"
+        );
+        assert_eq!(n("SELECT x AS \"Mixed\", y AS z FROM t"), "Mixed,z");
+        assert_eq!(names("SELECT * FROM t"), None);
+    }
+}
