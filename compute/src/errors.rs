@@ -11,7 +11,91 @@ use datafusion::common::{DataFusionError, SchemaError};
 
 /// The Tessera error (and so the SQLSTATE) of a DataFusion error.
 pub fn map_df_error(e: DataFusionError) -> Error {
+    // A call no signature accepts can surface as an internal error that
+    // wraps the planner's: PostgreSQL's "function f(text) does not exist".
+    let whole = e.to_string();
+    if let Some(call) = whole
+        .split("No function matches the given name and argument types '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+    {
+        return Error::UndefinedFunction {
+            message: format!("function {} does not exist", pg_signature(call)),
+        };
+    }
     map_df_root(e.find_root())
+}
+
+/// `sum(Utf8)` as PostgreSQL names the signature: `sum(text)`.
+fn pg_signature(call: &str) -> String {
+    let Some((name, args)) = call.split_once('(') else {
+        return call.to_string();
+    };
+    let args: Vec<&str> = args
+        .trim_end_matches(')')
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(|a| pg_type_name(a).unwrap_or(a))
+        .collect();
+    format!("{name}({})", args.join(", "))
+}
+
+/// PostgreSQL's name for an Arrow type as DataFusion prints it.
+fn pg_type_name(arrow: &str) -> Option<&'static str> {
+    Some(match arrow {
+        "Int16" => "smallint",
+        "Int32" => "integer",
+        "Int64" => "bigint",
+        "Float32" => "real",
+        "Float64" => "double precision",
+        "Utf8" | "Utf8View" | "LargeUtf8" => "text",
+        "Boolean" => "boolean",
+        "Date32" => "date",
+        "Binary" => "bytea",
+        a if a.starts_with("Decimal128") => "numeric",
+        a if a.starts_with("Timestamp") => "timestamp without time zone",
+        _ => return None,
+    })
+}
+
+/// Arrow's failed cast of a string (`Cannot cast string 'x' to value of
+/// Date32 type`) as PostgreSQL reports bad input: 22008 for a date or
+/// timestamp whose fields are out of range, 22007 for one that is not a
+/// date at all, 22P02 for other types.
+fn cast_error(m: &str) -> Error {
+    let parsed = m.split("Cannot cast string '").nth(1).and_then(|r| {
+        let (value, rest) = r.split_once("' to value of ")?;
+        Some((value, rest.split(' ').next()?))
+    });
+    let Some((value, arrow)) = parsed else {
+        return Error::InvalidText {
+            ty: "value".into(),
+            value: m.to_string(),
+        };
+    };
+    let ty = pg_type_name(arrow).unwrap_or("value");
+    if matches!(arrow, "Date32" | "Date64") || arrow.starts_with("Timestamp") {
+        let shaped = value.len() >= 8
+            && value
+                .chars()
+                .all(|c| c.is_ascii_digit() || "-:. T+".contains(c));
+        return if shaped {
+            Error::Sql {
+                state: SqlState("22008"),
+                message: format!("date/time field value out of range: \"{value}\""),
+            }
+        } else {
+            Error::Sql {
+                state: SqlState::INVALID_DATETIME_FORMAT,
+                message: format!("invalid input syntax for type {ty}: \"{value}\""),
+            }
+        };
+    }
+    Error::InvalidText {
+        ty: ty.to_string(),
+        value: value.to_string(),
+    }
 }
 
 fn map_df_root(e: &DataFusionError) -> Error {
@@ -42,10 +126,7 @@ fn map_df_root(e: &DataFusionError) -> Error {
         DataFusionError::ArrowError(e, _) => match e.as_ref() {
             ArrowError::DivideByZero => Error::DivisionByZero,
             ArrowError::ArithmeticOverflow(m) => Error::NumericOutOfRange { message: m.clone() },
-            ArrowError::CastError(m) => Error::InvalidText {
-                ty: "value".into(),
-                value: m.clone(),
-            },
+            ArrowError::CastError(m) => cast_error(m),
             // Arrow's compute kernels report overflow as a ComputeError
             // with no variant of its own.
             ArrowError::ComputeError(m) if m.contains("overflow") => {
@@ -59,6 +140,12 @@ fn map_df_root(e: &DataFusionError) -> Error {
         DataFusionError::Execution(m) => {
             if m.contains("Divide by zero") || m.contains("Division by zero") {
                 Error::DivisionByZero
+            } else if m.contains("Scalar subquery returned more than one row") {
+                Error::Sql {
+                    state: SqlState("21000"),
+                    message: "more than one row returned by a subquery used as an expression"
+                        .into(),
+                }
             } else {
                 Error::Execution { message: m.clone() }
             }
@@ -93,5 +180,34 @@ fn plan_error(m: String) -> Error {
     Error::Sql {
         state: SqlState::DATATYPE_MISMATCH,
         message: m,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cast_errors_read_like_postgres() {
+        let e = cast_error("Cannot cast string '2024-13-01' to value of Date32 type");
+        assert_eq!(e.sqlstate().code(), "22008");
+        let e = cast_error("Cannot cast string 'abc' to value of Date32 type");
+        assert_eq!(e.sqlstate().code(), "22007");
+        assert_eq!(e.to_string(), "invalid input syntax for type date: \"abc\"");
+        let e = cast_error("Cannot cast string 'x1' to value of Int32 type");
+        assert_eq!(e.sqlstate().code(), "22P02");
+        assert_eq!(
+            e.to_string(),
+            "invalid input syntax for type integer: \"x1\""
+        );
+    }
+
+    #[test]
+    fn unmatched_calls_are_undefined_functions() {
+        let e = map_df_error(DataFusionError::Plan(
+            "No function matches the given name and argument types 'sum(Utf8)'. You might need to add explicit type casts.".into(),
+        ));
+        assert_eq!(e.sqlstate().code(), "42883");
+        assert_eq!(e.to_string(), "function sum(text) does not exist");
     }
 }

@@ -34,6 +34,40 @@ fn query_names(q: &Query) -> Option<Vec<String>> {
         .collect()
 }
 
+/// `stmt` with an internal alias on every SELECT-list expression whose
+/// PostgreSQL name another item also has (`SELECT x::int, x::bigint`):
+/// DataFusion names both after `x` and refuses duplicate names, where
+/// PostgreSQL answers two columns named `x`. The wire still shows
+/// PostgreSQL's names ([`pg_column_names`] of the original statement).
+pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
+    let Statement::Query(q) = stmt else {
+        return None;
+    };
+    let names = query_names(q)?;
+    let dup = |i: usize| names.iter().filter(|n| **n == names[i]).count() > 1;
+    if !(0..names.len()).any(dup) {
+        return None;
+    }
+    let mut q = q.clone();
+    let SetExpr::Select(sel) = q.body.as_mut() else {
+        return None;
+    };
+    for (i, item) in sel.projection.iter_mut().enumerate() {
+        if let SelectItem::UnnamedExpr(e) = item {
+            if dup(i) && !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: datafusion::sql::sqlparser::ast::Ident::with_quote(
+                        '"',
+                        format!("?column {}?", i + 1),
+                    ),
+                };
+            }
+        }
+    }
+    Some(Statement::Query(q))
+}
+
 /// PostgreSQL's name of one expression, if it has one.
 fn name_of(e: &Expr) -> Option<String> {
     Some(match e {
@@ -139,5 +173,24 @@ mod tests {
         );
         assert_eq!(n("SELECT x AS \"Mixed\", y AS z FROM t"), "Mixed,z");
         assert_eq!(names("SELECT * FROM t"), None);
+    }
+
+    #[test]
+    fn duplicate_names_get_internal_aliases() {
+        let stmt = crate::parse::parse_sql("SELECT id, id::text, id::bigint, v FROM t")
+            .unwrap()
+            .pop()
+            .unwrap();
+        let aliased = with_unique_names(&stmt).unwrap();
+        assert_eq!(
+            aliased.to_string(),
+            "SELECT id, id::TEXT AS \"?column 2?\", id::BIGINT AS \"?column 3?\", v FROM t"
+        );
+        assert_eq!(pg_column_names(&stmt).unwrap(), ["id", "id", "id", "v"]);
+        let plain = crate::parse::parse_sql("SELECT a, b FROM t")
+            .unwrap()
+            .pop()
+            .unwrap();
+        assert!(with_unique_names(&plain).is_none());
     }
 }

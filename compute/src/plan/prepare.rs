@@ -100,10 +100,14 @@ pub async fn plan_statement_sized(
         PlanKind::CopyOut(s, _) => (s.clone(), None, false),
         _ => return Ok(plan),
     };
-    let lp = match logical_plan(&context_for(router, scope, lock, None)?, &s).await {
+    // DataFusion plans the statement with duplicate names taken apart;
+    // the client sees PostgreSQL's names (below).
+    let planned = super::colnames::with_unique_names(&s);
+    let df_stmt = planned.as_ref().unwrap_or(&s);
+    let lp = match logical_plan(&context_for(router, scope, lock, None)?, df_stmt).await {
         Err(Error::TableNotFound { .. }) => {
             router.check_version().await?;
-            logical_plan(&context_for(router, scope, lock, None)?, &s).await?
+            logical_plan(&context_for(router, scope, lock, None)?, df_stmt).await?
         }
         other => other?,
     };
