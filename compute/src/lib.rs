@@ -20,6 +20,7 @@ pub mod plan;
 pub mod privileges;
 pub mod rows;
 pub mod scram;
+pub mod semantics;
 pub mod session;
 pub mod wire;
 

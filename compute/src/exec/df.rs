@@ -37,6 +37,9 @@ pub fn context(session: &Session) -> Result<SessionContext> {
             access: session.access_cell.clone(),
         }),
     )?;
+    // PostgreSQL's arithmetic and casts where DataFusion's differ, after
+    // type coercion and before anything is folded or pushed.
+    ctx.add_analyzer_rule(Arc::new(crate::semantics::PgSemantics));
     // After DataFusion's own rules: hand whole fragments to the shards.
     if session.pushdown() {
         ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
