@@ -7,7 +7,8 @@
 //!   Arrow's checked kernels instead of DataFusion's wrapping ones;
 //! * a cast of a numeric to an integer rounds half away from zero and of a
 //!   float to an integer rounds half to even, as PostgreSQL's casts do
-//!   (DataFusion truncates).
+//!   (DataFusion truncates);
+//! * `floor` and `ceil` of a numeric have scale 0 (`2548`, not `2548.00`).
 
 use std::sync::Arc;
 
@@ -138,6 +139,16 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 field.clone(),
             ))))
         }
+        Expr::ScalarFunction(f)
+            if matches!(f.func.name(), "floor" | "ceil") && f.args.len() == 1 =>
+        {
+            match f.args[0].get_type(schema) {
+                Ok(DataType::Decimal128(p, s)) if s > 0 => Ok(Transformed::yes(Expr::Cast(
+                    Cast::new(Box::new(e.clone()), DataType::Decimal128(p, 0)),
+                ))),
+                _ => Ok(Transformed::no(e)),
+            }
+        }
         _ => Ok(Transformed::no(e)),
     })
 }
@@ -221,6 +232,16 @@ mod tests {
                 .await
                 .unwrap(),
             ["42"]
+        );
+    }
+
+    #[tokio::test]
+    async fn floor_and_ceil_of_numerics_have_scale_zero() {
+        assert_eq!(
+            run("SELECT floor(x), ceil(x) FROM (VALUES (CAST(2548.25 AS DECIMAL(12,2)))) t(x)")
+                .await
+                .unwrap(),
+            ["2548,2549"]
         );
     }
 
