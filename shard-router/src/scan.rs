@@ -29,6 +29,9 @@ use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
 
+/// Arrow field metadata of a `char(n)` column: its width `n`.
+pub const BPCHAR_WIDTH: &str = "tessera.bpchar";
+
 /// What the shard scans of one execution run with: the session's shard
 /// access (autocommit or its transaction's branches, read when a partition
 /// starts). A session sets it as an extension of the
@@ -72,7 +75,20 @@ pub fn table_schema(def: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(
         def.columns
             .iter()
-            .map(|c| Field::new(&c.name, arrow_type(&c.ty), !c.not_null))
+            .map(|c| {
+                let f = Field::new(&c.name, arrow_type(&c.ty), !c.not_null);
+                match c.ty {
+                    // char(n) values travel without their trailing blanks
+                    // (bpchar comparisons ignore them); the width rides
+                    // along so a column shown as is gets them back.
+                    SqlType::Char(n) => f.with_metadata(
+                        [(BPCHAR_WIDTH.to_string(), n.to_string())]
+                            .into_iter()
+                            .collect(),
+                    ),
+                    _ => f,
+                }
+            })
             .collect::<Vec<_>>(),
     ))
 }

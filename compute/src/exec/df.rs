@@ -230,8 +230,54 @@ impl Session {
                 logical_plan(&context_for(&self.router, &self.scope(), lock, None)?, stmt).await?
             }
         };
-        run(&ctx, lp, params).await
+        // char(n) columns shown as they are get their trailing blanks back.
+        let widths: Vec<Option<usize>> = lp
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                f.metadata()
+                    .get(shard_router::scan::BPCHAR_WIDTH)
+                    .and_then(|n| n.parse().ok())
+            })
+            .collect();
+        let stream = run(&ctx, lp, params).await?;
+        if widths.iter().all(Option::is_none) {
+            return Ok(stream);
+        }
+        use futures::StreamExt;
+        let schema = stream.schema();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            stream.map(move |b| b.and_then(|b| pad_bpchar(b, &widths))),
+        )))
     }
+}
+
+/// Pads the string columns of `b` that have a width to that many
+/// characters, as PostgreSQL shows `char(n)` values.
+fn pad_bpchar(b: RecordBatch, widths: &[Option<usize>]) -> datafusion::error::Result<RecordBatch> {
+    let mut cols = b.columns().to_vec();
+    for (c, w) in cols.iter_mut().zip(widths) {
+        let (Some(w), Some(a)) = (w, c.as_any().downcast_ref::<StringArray>()) else {
+            continue;
+        };
+        let padded: StringArray = a
+            .iter()
+            .map(|v| {
+                v.map(|s| {
+                    let n = s.chars().count();
+                    if n >= *w {
+                        s.to_string()
+                    } else {
+                        format!("{s}{}", " ".repeat(w - n))
+                    }
+                })
+            })
+            .collect();
+        *c = Arc::new(padded);
+    }
+    RecordBatch::try_new(b.schema(), cols).map_err(Into::into)
 }
 
 /// A DataFusion statement's rows, errors already Tessera's.

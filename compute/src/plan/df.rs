@@ -150,7 +150,14 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
             .schema()
             .fields()
             .iter()
-            .map(|f| (f.name().clone(), arrow_to_pg(f.data_type())))
+            .map(|f| {
+                let ty = if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
+                    Type::BPCHAR
+                } else {
+                    arrow_to_pg(f.data_type())
+                };
+                (f.name().clone(), ty)
+            })
             .collect(),
     };
     Ok((out, fields))
