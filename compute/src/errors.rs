@@ -64,6 +64,15 @@ fn pg_type_name(arrow: &str) -> Option<&'static str> {
 /// timestamp whose fields are out of range, 22007 for one that is not a
 /// date at all, 22P02 for other types.
 fn cast_error(m: &str) -> Error {
+    if m.contains("Can't cast value") || m.contains("out of range") {
+        return Error::NumericOutOfRange {
+            message: if m.contains("Int16") {
+                "smallint out of range".into()
+            } else {
+                "integer out of range".into()
+            },
+        };
+    }
     let parsed = m.split("Cannot cast string '").nth(1).and_then(|r| {
         let (value, rest) = r.split_once("' to value of ")?;
         Some((value, rest.split(' ').next()?))
@@ -168,7 +177,11 @@ fn plan_error(m: String) -> Error {
         };
     }
     if m.contains("Invalid function") || m.contains("not found in registry") {
-        return Error::UndefinedFunction { message: m };
+        // A name DataFusion does not know: most are PostgreSQL functions
+        // Tessera does not have yet (md5, age, pg_typeof...), so refused
+        // as a feature rather than reported as not existing.
+        let name = m.split('\'').nth(1).unwrap_or("this function").to_string();
+        return Error::unsupported(format!("function {name}()"));
     }
     if m.contains("Cannot infer common argument type")
         || m.contains("Cannot coerce")

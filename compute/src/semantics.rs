@@ -8,7 +8,11 @@
 //! * a cast of a numeric to an integer rounds half away from zero and of a
 //!   float to an integer rounds half to even, as PostgreSQL's casts do
 //!   (DataFusion truncates);
-//! * `floor` and `ceil` of a numeric have scale 0 (`2548`, not `2548.00`).
+//! * `floor` and `ceil` of a numeric have scale 0 (`2548`, not `2548.00`);
+//! * `to_char` takes PostgreSQL's patterns (`YYYY-MM-DD HH24:MI:SS`);
+//!   patterns outside the supported set are refused (0A000) instead of
+//!   being printed back as DataFusion does;
+//! * a text cast to bytea reads PostgreSQL's bytea input (`\x0102`).
 
 use std::sync::Arc;
 
@@ -93,6 +97,122 @@ fn rint_udf() -> ScalarUDF {
     )
 }
 
+/// A PostgreSQL `to_char` pattern as a chrono format, for the patterns
+/// Tessera supports; `None` for any other.
+pub fn to_char_format(pg: &str) -> Option<String> {
+    const TOKENS: &[(&str, &str)] = &[
+        ("YYYY", "%Y"),
+        ("HH24", "%H"),
+        ("HH12", "%I"),
+        ("YY", "%y"),
+        ("MM", "%m"),
+        ("DD", "%d"),
+        ("HH", "%I"),
+        ("MI", "%M"),
+        ("SS", "%S"),
+        ("MS", "%3f"),
+        ("US", "%6f"),
+        ("AM", "%p"),
+        ("PM", "%p"),
+    ];
+    let mut out = String::new();
+    let mut rest = pg;
+    'outer: while !rest.is_empty() {
+        for (t, f) in TOKENS {
+            if let Some(r) = rest.strip_prefix(t) {
+                out.push_str(f);
+                rest = r;
+                continue 'outer;
+            }
+        }
+        let c = rest.chars().next()?;
+        if c.is_alphabetic() || c == '"' || c == '\\' {
+            return None;
+        }
+        if c == '%' {
+            out.push_str("%%");
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Some(out)
+}
+
+/// PostgreSQL's bytea input: `\x` and hex digits, or the escape format
+/// (`\\` and `\nnn` octal).
+pub fn bytea_in(s: &str) -> std::result::Result<Vec<u8>, String> {
+    let bad = || format!("invalid input syntax for type bytea: \"{s}\"");
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        if !digits.len().is_multiple_of(2) {
+            return Err(bad());
+        }
+        return digits
+            .chunks(2)
+            .map(|p| {
+                let h = (p[0] as char).to_digit(16).ok_or_else(bad)?;
+                let l = (p[1] as char).to_digit(16).ok_or_else(bad)?;
+                Ok((h * 16 + l) as u8)
+            })
+            .collect();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if b.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            let oct = b.get(i + 1..i + 4).ok_or_else(bad)?;
+            if !oct.iter().all(|d| (b'0'..=b'7').contains(d)) || oct[0] > b'3' {
+                return Err(bad());
+            }
+            out.push((oct[0] - b'0') * 64 + (oct[1] - b'0') * 8 + (oct[2] - b'0'));
+            i += 4;
+        }
+    }
+    Ok(out)
+}
+
+fn bytea_udf() -> ScalarUDF {
+    let f = Arc::new(|args: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(args)?;
+        let a = datafusion::arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
+        let a = a
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::StringArray>()
+            .ok_or_else(|| DataFusionError::Internal("pg_bytea_in of a non-string".into()))?;
+        let mut out = datafusion::arrow::array::BinaryBuilder::new();
+        for v in a.iter() {
+            match v {
+                None => out.append_null(),
+                Some(s) => {
+                    let bytes = bytea_in(s).map_err(|m| {
+                        DataFusionError::External(Box::new(common::Error::Sql {
+                            state: common::SqlState::INVALID_TEXT_REPRESENTATION,
+                            message: m,
+                        }))
+                    })?;
+                    out.append_value(bytes);
+                }
+            }
+        }
+        Ok(ColumnarValue::Array(Arc::new(out.finish()) as ArrayRef))
+    });
+    create_udf(
+        "pg_bytea_in",
+        vec![DataType::Utf8],
+        DataType::Binary,
+        Volatility::Immutable,
+        f,
+    )
+}
+
 fn is_call(e: &Expr, name: &str) -> bool {
     matches!(e, Expr::ScalarFunction(f) if f.func.name() == name)
 }
@@ -138,6 +258,40 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 Box::new(rounded),
                 field.clone(),
             ))))
+        }
+        Expr::ScalarFunction(f) if f.func.name() == "to_char" && f.args.len() == 2 => {
+            use datafusion::common::ScalarValue;
+            let pattern = match &f.args[1] {
+                Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _) => {
+                    p.clone()
+                }
+                _ => {
+                    return Err(DataFusionError::External(Box::new(
+                        common::Error::unsupported("to_char with a pattern that is not a constant"),
+                    )))
+                }
+            };
+            let Some(fmt) = to_char_format(&pattern) else {
+                return Err(DataFusionError::External(Box::new(
+                    common::Error::unsupported(format!("the to_char pattern \"{pattern}\"")),
+                )));
+            };
+            let mut args = f.args.clone();
+            args[1] = Expr::Literal(ScalarValue::Utf8(Some(fmt)), None);
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(f.func.clone(), args),
+            )))
+        }
+        Expr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Binary
+                && matches!(
+                    expr.get_type(schema),
+                    Ok(DataType::Utf8 | DataType::Utf8View)
+                ) =>
+        {
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(Arc::new(bytea_udf()), vec![(**expr).clone()]),
+            )))
         }
         Expr::ScalarFunction(f)
             if matches!(f.func.name(), "floor" | "ceil") && f.args.len() == 1 =>
@@ -233,6 +387,26 @@ mod tests {
                 .unwrap(),
             ["42"]
         );
+    }
+
+    #[test]
+    fn to_char_patterns_translate_or_are_refused() {
+        assert_eq!(
+            to_char_format("YYYY-MM-DD HH24:MI:SS").unwrap(),
+            "%Y-%m-%d %H:%M:%S"
+        );
+        assert_eq!(to_char_format("DD/MM/YY").unwrap(), "%d/%m/%y");
+        assert_eq!(to_char_format("100%").unwrap(), "100%%");
+        assert!(to_char_format("Month DD").is_none());
+        assert!(to_char_format("FMDD").is_none());
+    }
+
+    #[test]
+    fn bytea_input_reads_hex_and_escapes() {
+        assert_eq!(bytea_in("\\x0102ff").unwrap(), vec![1, 2, 255]);
+        assert_eq!(bytea_in("a\\\\b\\001").unwrap(), b"a\\b\x01".to_vec());
+        assert!(bytea_in("\\x0").is_err());
+        assert!(bytea_in("\\9").is_err());
     }
 
     #[tokio::test]

@@ -34,18 +34,28 @@ fn query_names(q: &Query) -> Option<Vec<String>> {
         .collect()
 }
 
-/// `stmt` with an internal alias on every SELECT-list expression whose
-/// PostgreSQL name another item also has (`SELECT x::int, x::bigint`):
-/// DataFusion names both after `x` and refuses duplicate names, where
-/// PostgreSQL answers two columns named `x`. The wire still shows
+/// `stmt` with an internal alias on every SELECT-list expression (not
+/// plain columns) when the list has several items: DataFusion names
+/// `x::int, x::bigint` both after `x` and `NULL::int, NULL::text` both
+/// "NULL", and refuses duplicate names, where PostgreSQL answers. The wire still shows
 /// PostgreSQL's names ([`pg_column_names`] of the original statement).
 pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     let Statement::Query(q) = stmt else {
         return None;
     };
     let names = query_names(q)?;
-    let dup = |i: usize| names.iter().filter(|n| **n == names[i]).count() > 1;
-    if !(0..names.len()).any(dup) {
+    // DataFusion's own names can collide where PostgreSQL's do not
+    // (`NULL::int, NULL::text` are both "NULL" to it): with more than one
+    // item, every expression gets an internal alias.
+    let dup = |_: usize| names.len() > 1;
+    let aliasable = |item: &SelectItem| {
+        matches!(item, SelectItem::UnnamedExpr(e)
+            if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)))
+    };
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    if names.len() < 2 || !sel.projection.iter().any(aliasable) {
         return None;
     }
     let mut q = q.clone();
@@ -81,11 +91,19 @@ fn name_of(e: &Expr) -> Option<String> {
             kind,
             ..
         } => {
-            return name_of(expr).or_else(|| {
+            // A column's or function's name wins over the cast's type
+            // name; a constant's or CASE's does not (`true::text` is
+            // "text"), as in PostgreSQL's FigureColname strengths.
+            let cast_name = || {
                 matches!(kind, CastKind::Cast | CastKind::DoubleColon)
                     .then(|| type_name(data_type))
                     .flatten()
-            })
+            };
+            return if strong(expr) {
+                name_of(expr)
+            } else {
+                cast_name().or_else(|| name_of(expr))
+            };
         }
         Expr::Value(v) if matches!(v.value, Value::Boolean(_)) => "bool".into(),
         Expr::TypedString(t) => return type_name(&t.data_type),
@@ -103,6 +121,27 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::Array(_) => "array".into(),
         _ => return None,
     })
+}
+
+/// Whether an expression's name is a strong one (a column's or a
+/// function's), which a cast around it keeps.
+fn strong(e: &Expr) -> bool {
+    match e {
+        Expr::Nested(x) => strong(x),
+        Expr::Cast { expr, .. } => strong(expr),
+        Expr::Identifier(_)
+        | Expr::CompoundIdentifier(_)
+        | Expr::Function(_)
+        | Expr::Trim { .. }
+        | Expr::Substring { .. }
+        | Expr::Position { .. }
+        | Expr::Extract { .. }
+        | Expr::Ceil { .. }
+        | Expr::Floor { .. }
+        | Expr::Overlay { .. }
+        | Expr::Subquery(_) => true,
+        _ => false,
+    }
 }
 
 /// PostgreSQL's internal name of a type, as a cast of a constant is named.
@@ -159,6 +198,11 @@ mod tests {
         );
         assert_eq!(n("SELECT id::text, CAST(v AS int) FROM t"), "id,v");
         assert_eq!(n("SELECT true, false"), "bool,bool");
+        assert_eq!(
+            n("SELECT true::text, false::int, NULL::int"),
+            "text,int4,int4"
+        );
+        assert_eq!(n("SELECT (CASE WHEN a THEN 1 END)::text FROM t"), "text");
         assert_eq!(
             n("SELECT CASE WHEN a THEN 1 END, trim(x), substring(x from 1 for 2), position('o' in x) FROM t"),
             "case,btrim,substring,position"

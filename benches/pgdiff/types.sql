@@ -1,0 +1,21 @@
+-- Types and literals.
+SELECT 1::smallint, 2::integer, 3::bigint, 4.5::real, 6.25::double precision;
+SELECT 12.345::numeric(6,2), 0.0001::numeric, -0.5::numeric(3,1);
+SELECT 'abc'::varchar(2), 'abc'::char(5), 'x'::text;
+SELECT true::text, false::int;
+SELECT 1::boolean, 'yes'::boolean, 'f'::boolean;
+SELECT '\x0102'::bytea;
+SELECT id, score::real FROM acct WHERE id < 10;
+SELECT id, balance::double precision FROM acct WHERE id < 10;
+SELECT id, balance::text || '' FROM acct WHERE id < 10;
+SELECT 123456789::int * 10;
+SELECT (-32768)::smallint, 32767::smallint;
+SELECT 32768::smallint;
+SELECT 'NaN'::float8, 'Infinity'::float8, '-inf'::float8;
+SELECT 1.0e10::float8, 1e-7::float8, 123456789012345678::float8;
+SELECT 0.1::real, 1234567::real, 1e-5::real;
+SELECT NULL::int, NULL::text;
+SELECT pg_typeof(1), pg_typeof(1.5), pg_typeof('a'::text);
+SELECT 'é'::text, length('日本語'), upper('straße');
+SELECT octet_length('日本語'), char_length('日本語');
+SELECT md5('abc');
