@@ -19,3 +19,7 @@ SELECT now() IS NOT NULL, current_date IS NOT NULL;
 SELECT '2024-01-01'::date + INTERVAL '1 day';
 SELECT INTERVAL '1 day' * 2;
 SELECT id, age(TIMESTAMP '2024-12-31', ts) FROM orders WHERE id < 20;
+SELECT TIMESTAMP '2024-03-01 10:00:00' - TIMESTAMP '2024-02-28 08:30:00';
+SELECT acct_id, max(ts) - min(ts) FROM orders WHERE acct_id < 6 GROUP BY acct_id;
+SELECT INTERVAL '1 year 2 months 3 days';
+SELECT INTERVAL '90 minutes', INTERVAL '1.5 seconds';

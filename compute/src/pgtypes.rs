@@ -138,6 +138,94 @@ pub fn float_text(v: f64, single: bool) -> String {
     }
 }
 
+/// PostgreSQL's text of an interval of `months`, `days` and `micros`
+/// (`IntervalStyle = postgres`): `1 year 2 mons 3 days 04:05:06.5`,
+/// `-1 days +02:00:00`, `00:00:00` for zero.
+pub fn interval_text(months: i64, days: i64, micros: i64) -> String {
+    let mut parts: Vec<String> = vec![];
+    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let (years, mons) = (months / 12, months % 12);
+    if years != 0 {
+        parts.push(plural(years, "year", "years"));
+    }
+    if mons != 0 {
+        parts.push(plural(mons, "mon", "mons"));
+    }
+    if days != 0 {
+        parts.push(plural(days, "day", "days"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let neg = micros < 0;
+        let m = micros.unsigned_abs();
+        let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
+        let (min, rest) = (rest / 60_000_000, rest % 60_000_000);
+        let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
+        // A time after a negative day or month part carries its own sign.
+        let sign = if neg {
+            "-"
+        } else if (months < 0 || days < 0) && micros > 0 {
+            "+"
+        } else {
+            ""
+        };
+        let mut t = format!("{sign}{h:02}:{min:02}:{s:02}");
+        if frac != 0 {
+            let f = format!("{frac:06}");
+            t.push('.');
+            t.push_str(f.trim_end_matches('0'));
+        }
+        parts.push(t);
+    }
+    parts.join(" ")
+}
+
+/// The PostgreSQL text of an Arrow interval or duration value, if `col`
+/// is one.
+fn interval_of(col: &ArrayRef, row: usize) -> Option<String> {
+    use datafusion::arrow::array::{
+        DurationMicrosecondArray, DurationNanosecondArray, IntervalDayTimeArray,
+        IntervalMonthDayNanoArray, IntervalYearMonthArray,
+    };
+    use datafusion::arrow::datatypes::IntervalUnit;
+    // A duration (timestamp - timestamp) is days and a time of day.
+    let from_micros = |us: i64| interval_text(0, us / 86_400_000_000, us % 86_400_000_000);
+    Some(match col.data_type() {
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalMonthDayNanoArray>()?
+                .value(row);
+            interval_text(v.months as i64, v.days as i64, v.nanoseconds / 1000)
+        }
+        DataType::Interval(IntervalUnit::DayTime) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalDayTimeArray>()?
+                .value(row);
+            interval_text(0, v.days as i64, v.milliseconds as i64 * 1000)
+        }
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalYearMonthArray>()?
+                .value(row);
+            interval_text(v as i64, 0, 0)
+        }
+        DataType::Duration(TimeUnit::Microsecond) => from_micros(
+            col.as_any()
+                .downcast_ref::<DurationMicrosecondArray>()?
+                .value(row),
+        ),
+        DataType::Duration(TimeUnit::Nanosecond) => from_micros(
+            col.as_any()
+                .downcast_ref::<DurationNanosecondArray>()?
+                .value(row)
+                / 1000,
+        ),
+        _ => return None,
+    })
+}
+
 /// The text of the decimal `v * 10^-scale`, all places kept.
 pub fn decimal_text(v: i128, scale: u32) -> String {
     let digits = v.unsigned_abs().to_string();
@@ -264,6 +352,12 @@ pub fn encode_arrow(
         DataType::UInt16 => prim!(UInt16Array, |v: u16| v as i32),
         DataType::UInt32 => prim!(UInt32Array, |v: u32| v as i64),
         DataType::UInt64 => prim!(UInt64Array, |v: u64| v as i64),
+        DataType::Interval(_) | DataType::Duration(_) if fmt == FieldFormat::Text => {
+            match interval_of(col, row) {
+                Some(t) => put!(&t),
+                None => put!(&"?".to_string()),
+            }
+        }
         DataType::Float32 if fmt == FieldFormat::Text => {
             prim!(Float32Array, |v: f32| float_text(v as f64, true))
         }
@@ -384,6 +478,7 @@ pub fn arrow_text(col: &ArrayRef, row: usize) -> Option<String> {
                 .unwrap_or_default();
             float_text(v as f64, true)
         }
+        DataType::Interval(_) | DataType::Duration(_) => interval_of(col, row).unwrap_or_default(),
         DataType::Timestamp(TimeUnit::Microsecond, tz) => {
             let micros = col
                 .as_any()
@@ -510,6 +605,17 @@ mod tests {
         // Arrow types no column has still get the type that holds them.
         assert_eq!(arrow_to_pg(&DataType::UInt32), Type::INT8);
         assert_eq!(arrow_to_pg(&DataType::Utf8View), Type::TEXT);
+    }
+
+    #[test]
+    fn intervals_print_as_postgres_prints_them() {
+        assert_eq!(interval_text(0, 361, 20_002_000_000), "361 days 05:33:22");
+        assert_eq!(interval_text(0, 2, 0), "2 days");
+        assert_eq!(interval_text(14, 1, 0), "1 year 2 mons 1 day");
+        assert_eq!(interval_text(0, 0, 0), "00:00:00");
+        assert_eq!(interval_text(0, 0, 1_500_000), "00:00:01.5");
+        assert_eq!(interval_text(0, -1, 7_200_000_000), "-1 days +02:00:00");
+        assert_eq!(interval_text(0, 0, -3_600_000_000), "-01:00:00");
     }
 
     #[test]
