@@ -3,7 +3,7 @@
 //! decode, call, encode) -> `exec` (run a planned statement) -> `session`
 //! (settings, the transaction state machine) -> `plan` (one planner per
 //! statement kind, done once per prepared statement) -> the leaf modules
-//! (`parse`, `limits`, `dialect`, `literals`, `pgtypes`, `errors`,
+//! (`parse`, `limits`, `dialect`, `literals`, `pgtypes`, `pgtext`, `errors`,
 //! `privileges`, `scram`, `cancel`). Shards are reached only through
 //! `shard-router`. The `tessera` binary (its own crate) runs it. See
 //! `ARCHITECTURE.md`.
@@ -15,6 +15,7 @@ pub mod exec;
 pub mod limits;
 pub mod literals;
 pub mod parse;
+pub mod pgtext;
 pub mod pgtypes;
 pub mod plan;
 pub mod privileges;

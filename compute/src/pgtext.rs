@@ -1,0 +1,182 @@
+//! PostgreSQL's output functions for the values Tessera computes itself:
+//! floats (`float8out`, `float4out`) and intervals (`interval_out` in the
+//! `postgres` style), used by the wire encoder and COPY TO.
+
+use datafusion::arrow::array::{Array, ArrayRef};
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+
+/// PostgreSQL's text of a float (`float8out` / `float4out` with the
+/// default `extra_float_digits = 1`): the shortest digits that read back
+/// as the same value, in fixed notation for decimal exponents from -4 up
+/// to 14 (float4: 5), else as `1.5e-10` / `1e+300`; `NaN`, `Infinity`,
+/// `-Infinity`. `single`: the value is a float4.
+pub fn float_text(v: f64, single: bool) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // Rust's `{:e}` is the shortest round-trip form: "1.024e3", "-5e-7".
+    let sci = if single {
+        format!("{:e}", v as f32)
+    } else {
+        format!("{v:e}")
+    };
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mant) = match mant.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mant),
+    };
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let max_fixed = if single { 6 } else { 15 };
+    if exp < -4 || exp >= max_fixed {
+        let mut out = format!("{sign}{}", &digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let esign = if exp < 0 { '-' } else { '+' };
+        out.push_str(&format!("e{esign}{:02}", exp.abs()));
+        return out;
+    }
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// PostgreSQL's text of an interval of `months`, `days` and `micros`
+/// (`IntervalStyle = postgres`): `1 year 2 mons 3 days 04:05:06.5`,
+/// `-1 days +02:00:00`, `00:00:00` for zero.
+pub fn interval_text(months: i64, days: i64, micros: i64) -> String {
+    let mut parts: Vec<String> = vec![];
+    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let (years, mons) = (months / 12, months % 12);
+    if years != 0 {
+        parts.push(plural(years, "year", "years"));
+    }
+    if mons != 0 {
+        parts.push(plural(mons, "mon", "mons"));
+    }
+    if days != 0 {
+        parts.push(plural(days, "day", "days"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let neg = micros < 0;
+        let m = micros.unsigned_abs();
+        let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
+        let (min, rest) = (rest / 60_000_000, rest % 60_000_000);
+        let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
+        // A time after a negative day or month part carries its own sign.
+        let sign = if neg {
+            "-"
+        } else if (months < 0 || days < 0) && micros > 0 {
+            "+"
+        } else {
+            ""
+        };
+        let mut t = format!("{sign}{h:02}:{min:02}:{s:02}");
+        if frac != 0 {
+            let f = format!("{frac:06}");
+            t.push('.');
+            t.push_str(f.trim_end_matches('0'));
+        }
+        parts.push(t);
+    }
+    parts.join(" ")
+}
+
+/// The PostgreSQL text of an Arrow interval or duration value, if `col`
+/// is one.
+pub fn interval_of(col: &ArrayRef, row: usize) -> Option<String> {
+    use datafusion::arrow::array::{
+        DurationMicrosecondArray, DurationNanosecondArray, IntervalDayTimeArray,
+        IntervalMonthDayNanoArray, IntervalYearMonthArray,
+    };
+    use datafusion::arrow::datatypes::IntervalUnit;
+    // A duration (timestamp - timestamp) is days and a time of day.
+    let from_micros = |us: i64| interval_text(0, us / 86_400_000_000, us % 86_400_000_000);
+    Some(match col.data_type() {
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalMonthDayNanoArray>()?
+                .value(row);
+            interval_text(v.months as i64, v.days as i64, v.nanoseconds / 1000)
+        }
+        DataType::Interval(IntervalUnit::DayTime) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalDayTimeArray>()?
+                .value(row);
+            interval_text(0, v.days as i64, v.milliseconds as i64 * 1000)
+        }
+        DataType::Interval(IntervalUnit::YearMonth) => {
+            let v = col
+                .as_any()
+                .downcast_ref::<IntervalYearMonthArray>()?
+                .value(row);
+            interval_text(v as i64, 0, 0)
+        }
+        DataType::Duration(TimeUnit::Microsecond) => from_micros(
+            col.as_any()
+                .downcast_ref::<DurationMicrosecondArray>()?
+                .value(row),
+        ),
+        DataType::Duration(TimeUnit::Nanosecond) => from_micros(
+            col.as_any()
+                .downcast_ref::<DurationNanosecondArray>()?
+                .value(row)
+                / 1000,
+        ),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_print_as_postgres_prints_them() {
+        assert_eq!(interval_text(0, 361, 20_002_000_000), "361 days 05:33:22");
+        assert_eq!(interval_text(0, 2, 0), "2 days");
+        assert_eq!(interval_text(14, 1, 0), "1 year 2 mons 1 day");
+        assert_eq!(interval_text(0, 0, 0), "00:00:00");
+        assert_eq!(interval_text(0, 0, 1_500_000), "00:00:01.5");
+        assert_eq!(interval_text(0, -1, 7_200_000_000), "-1 days +02:00:00");
+        assert_eq!(interval_text(0, 0, -3_600_000_000), "-01:00:00");
+    }
+
+    #[test]
+    fn floats_print_as_postgres_prints_them() {
+        for (v, single, want) in [
+            (1024.0, false, "1024"),
+            (4.0, false, "4"),
+            (0.1 + 0.2, false, "0.30000000000000004"),
+            (1e300, false, "1e+300"),
+            (1.5e-10, false, "1.5e-10"),
+            (0.0001, false, "0.0001"),
+            (0.00001, false, "1e-05"),
+            (123456789012345.0, false, "123456789012345"),
+            (1234567890123456.0, false, "1.234567890123456e+15"),
+            (-2.5, false, "-2.5"),
+            (0.0, false, "0"),
+            (-0.0, false, "-0"),
+            (1234567.0, true, "1.234567e+06"),
+            (123456.0, true, "123456"),
+            (0.1, true, "0.1"),
+            (f64::NAN, false, "NaN"),
+            (f64::NEG_INFINITY, false, "-Infinity"),
+        ] {
+            assert_eq!(float_text(v, single), want, "{v}");
+        }
+    }
+}
