@@ -1,0 +1,21 @@
+-- LIKE, IN, BETWEEN, CASE, boolean logic.
+SELECT id FROM orders WHERE note LIKE 'f%';
+SELECT id FROM orders WHERE note LIKE '_i%';
+SELECT id FROM orders WHERE note LIKE '%''%';
+SELECT id FROM orders WHERE note NOT LIKE '%s%' AND id < 200;
+SELECT id FROM acct WHERE owner LIKE '%\_%';
+SELECT id FROM acct WHERE owner LIKE 'É%';
+SELECT id FROM orders WHERE qty IN (1, 2, 3, 4, 5);
+SELECT id FROM orders WHERE qty NOT IN (1, 2, 3) AND id < 60;
+SELECT id FROM orders WHERE qty BETWEEN 10 AND 20 AND acct_id BETWEEN 1 AND 50;
+SELECT id FROM orders WHERE qty NOT BETWEEN 0 AND 290;
+SELECT id, CASE qty WHEN 1 THEN 'one' WHEN 2 THEN 'two' ELSE 'many' END FROM orders WHERE id < 40;
+SELECT id FROM acct WHERE (flag OR balance > 1000) AND NOT (owner = 'bob');
+SELECT id FROM acct WHERE flag IS TRUE;
+SELECT id FROM acct WHERE flag IS NOT FALSE;
+SELECT id FROM acct WHERE flag IS DISTINCT FROM true;
+SELECT id FROM acct WHERE balance IS NOT DISTINCT FROM NULL;
+SELECT count(*) FROM acct WHERE owner IN (SELECT owner FROM acct WHERE id < 5);
+SELECT id FROM acct WHERE id = ANY (ARRAY[1, 2, 3]);
+SELECT id FROM acct WHERE score > 500 AND score < 600;
+SELECT id FROM acct WHERE opened IN (DATE '2023-01-05', DATE '2023-02-10');

@@ -1,0 +1,21 @@
+-- Star-schema and report shapes: facts joined to dimensions, grouped.
+SELECT a.owner, count(*), sum(o.amount) FROM orders o JOIN acct a ON a.id = o.acct_id GROUP BY a.owner;
+SELECT a.flag, sum(o.qty) FROM orders o JOIN acct a ON a.id = o.acct_id GROUP BY a.flag;
+SELECT r.code, count(*) FROM colo_a c JOIN region r ON r.id = c.region_id GROUP BY r.code;
+SELECT r.id, sum(c.v) FROM colo_a c JOIN region r ON r.id = c.region_id WHERE c.v > 0 GROUP BY r.id;
+SELECT a.id, a.owner, o.id FROM acct a JOIN orders o ON o.acct_id = a.id WHERE a.balance > 3000 AND o.qty < 10;
+SELECT count(*) FROM orders o JOIN acct a ON a.id = o.acct_id JOIN colo_a c ON c.k = a.id;
+SELECT c.k, b.w, r.name FROM colo_a c JOIN colo_b b ON b.k = c.k JOIN region r ON r.id = c.region_id;
+SELECT extract(month from o.ts) AS m, a.flag, count(*) FROM orders o JOIN acct a ON a.id = o.acct_id GROUP BY m, a.flag;
+SELECT a.id FROM acct a WHERE a.id IN (SELECT o.acct_id FROM orders o JOIN colo_a c ON c.k = o.acct_id);
+SELECT o.acct_id, count(*) FROM orders o WHERE o.acct_id IN (SELECT id FROM acct WHERE flag) GROUP BY o.acct_id;
+SELECT a.owner, max(o.ts) FROM acct a LEFT JOIN orders o ON o.acct_id = a.id GROUP BY a.owner;
+SELECT count(*), count(o.id) FROM acct a LEFT JOIN orders o ON o.acct_id = a.id AND o.qty > 250;
+SELECT s.id, s.label, c.v FROM single_t s LEFT JOIN colo_a c ON c.k = s.id;
+SELECT e.id FROM empty_t e JOIN acct a ON a.id = e.id;
+SELECT a.id FROM acct a LEFT JOIN empty_t e ON e.id = a.id WHERE e.id IS NULL AND a.id < 5;
+SELECT sum(o.amount) FILTER (WHERE o.qty > 100), sum(o.amount) FILTER (WHERE o.qty <= 100) FROM orders o;
+SELECT a.id, coalesce(sum(o.qty), 0) FROM acct a LEFT JOIN orders o ON o.acct_id = a.id WHERE a.id < 15 GROUP BY a.id;
+SELECT o.note, count(DISTINCT o.acct_id) FROM orders o GROUP BY o.note;
+SELECT a.id, o.amount FROM acct a CROSS JOIN LATERAL (SELECT amount FROM orders WHERE acct_id = a.id ORDER BY id LIMIT 1) o WHERE a.id < 10;
+SELECT c.region_id, max(b.w) FROM colo_a c JOIN colo_b b USING (k) GROUP BY c.region_id;
