@@ -146,9 +146,19 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
         let opts = mysql_async::OptsBuilder::default()
             .socket(Some(sock.to_string_lossy().to_string()))
             .user(Some("root"));
-        let mut conn = mysql_async::Conn::new(opts)
-            .await
-            .map_err(|e| format!("connecting to new MariaDB as root: {e}"))?;
+        // MariaDB listens on TCP (what `wait_port` saw) a moment before its
+        // unix socket exists: retry for a while before giving up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut conn = loop {
+            match mysql_async::Conn::new(opts.clone()).await {
+                Ok(c) => break c,
+                Err(e) if std::time::Instant::now() < deadline => {
+                    tracing::debug!("MariaDB socket not ready yet: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(format!("connecting to new MariaDB as root: {e}")),
+            }
+        };
         let pw = cf.mysql_password.replace('\'', "''");
         let mut stmts = vec![
             // Anonymous accounts, if the installer made any.
