@@ -213,6 +213,33 @@ fn bytea_udf() -> ScalarUDF {
     )
 }
 
+/// The UDFs, made once per process (a plan refers to them by `Arc`).
+static RINT: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(rint_udf()));
+static BYTEA: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(bytea_udf()));
+#[allow(clippy::type_complexity)]
+static CHECKED: std::sync::LazyLock<Vec<((Operator, DataType), Arc<ScalarUDF>)>> =
+    std::sync::LazyLock::new(|| {
+        let mut v = vec![];
+        for op in [Operator::Plus, Operator::Minus, Operator::Multiply] {
+            for t in [DataType::Int16, DataType::Int32, DataType::Int64] {
+                let udf = Arc::new(checked_udf(op, &t));
+                v.push(((op, t), udf));
+            }
+        }
+        v
+    });
+
+/// The checked version of integer `op` on `t` (an integer type).
+fn checked(op: Operator, t: &DataType) -> Arc<ScalarUDF> {
+    CHECKED
+        .iter()
+        .find(|((o, ty), _)| *o == op && ty == t)
+        .map(|(_, u)| u.clone())
+        .unwrap_or_else(|| Arc::new(checked_udf(op, t)))
+}
+
 fn is_call(e: &Expr, name: &str) -> bool {
     matches!(e, Expr::ScalarFunction(f) if f.func.name() == name)
 }
@@ -227,7 +254,7 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 return Ok(Transformed::no(e));
             };
             if is_int(&lt) && lt == rt {
-                let udf = Arc::new(checked_udf(*op, &lt));
+                let udf = checked(*op, &lt);
                 let args = vec![(**left).clone(), (**right).clone()];
                 return Ok(Transformed::yes(Expr::ScalarFunction(
                     ScalarFunction::new_udf(udf, args),
@@ -248,7 +275,7 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 }
                 DataType::Float64 | DataType::Float32 => {
                     Expr::ScalarFunction(ScalarFunction::new_udf(
-                        Arc::new(rint_udf()),
+                        RINT.clone(),
                         vec![Expr::Cast(Cast::new(expr.clone(), DataType::Float64))],
                     ))
                 }
@@ -290,7 +317,7 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 ) =>
         {
             Ok(Transformed::yes(Expr::ScalarFunction(
-                ScalarFunction::new_udf(Arc::new(bytea_udf()), vec![(**expr).clone()]),
+                ScalarFunction::new_udf(BYTEA.clone(), vec![(**expr).clone()]),
             )))
         }
         Expr::ScalarFunction(f)

@@ -118,9 +118,10 @@ pub async fn read_partition(
     .map_err(|e| storage_adapter::map_statement_error(shard, e, sql))?;
     let mut rows = Vec::with_capacity(raw.len());
     for r in raw {
-        let vals = r.unwrap();
+        let vals = r.unwrap_raw();
         let mut row = Vec::with_capacity(vals.len());
         for (v, ty) in vals.into_iter().zip(types) {
+            let v = v.unwrap_or(mysql_async::Value::NULL);
             row.push(convert::from_mysql(v, ty)?);
         }
         rows.push(row);

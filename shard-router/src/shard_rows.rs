@@ -74,7 +74,12 @@ pub(crate) async fn stream_rows(
     let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
     let mut rows = 0usize;
     while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {
-        let values = row.unwrap();
+        // Values never taken out of the row: each is present.
+        let values: Vec<mysql_async::Value> = row
+            .unwrap_raw()
+            .into_iter()
+            .map(|v| v.unwrap_or(mysql_async::Value::NULL))
+            .collect();
         total_rows += 1;
         for v in &values {
             total_bytes += match v {

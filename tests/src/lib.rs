@@ -60,7 +60,27 @@ fn pick_base_port() -> u16 {
     panic!("no free port range on loopback");
 }
 
+/// `tessera cluster up` on an existing cluster: starts the nodes that
+/// are down (after a kill); panics if it fails.
+pub fn restart_missing(bin: &Path, dir: &Path) {
+    let out = Command::new(bin)
+        .args(["cluster", "up", "--data-dir"])
+        .arg(dir)
+        .output()
+        .expect("run tessera cluster up");
+    assert!(
+        out.status.success(),
+        "restart failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 impl TestCluster {
+    /// Starts the nodes that are down.
+    pub fn restart_missing(&self) {
+        restart_missing(&self.bin, &self.dir);
+    }
+
     pub fn start(shards: u32, compute: u32) -> TestCluster {
         let bin = tessera_bin();
         assert!(

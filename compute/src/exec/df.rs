@@ -14,12 +14,11 @@ use datafusion::execution::context::SessionContext;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::sql::sqlparser::ast::Statement;
 use shard_router::scan::ScanContext;
 
 use crate::errors::map_df_error;
-use crate::plan::df::{context_for, describe, logical_plan};
-use crate::plan::{Plan, PlanKind};
+use crate::plan::df::{context_for, describe};
+use crate::plan::Plan;
 use crate::session::txn::{Pending, FAILED, RUNNING, SUCCEEDED};
 use crate::session::Session;
 
@@ -179,14 +178,13 @@ impl Session {
     pub(crate) async fn run_datafusion(
         &mut self,
         plan: &Plan,
-        stmt: &Statement,
         params: &[Datum],
     ) -> Result<RowStream> {
         if self.failed {
             return Err(Error::InFailedTransaction);
         }
         let armed = self.arm_statement();
-        match self.start_datafusion(plan, stmt, params).await {
+        match self.start_datafusion(plan, params).await {
             Ok(stream) => {
                 let done = Arc::new(AtomicU8::new(RUNNING));
                 self.pending = Some(Pending {
@@ -206,7 +204,6 @@ impl Session {
     async fn start_datafusion(
         &mut self,
         plan: &Plan,
-        stmt: &Statement,
         params: &[Datum],
     ) -> Result<SendableRecordBatchStream> {
         *self.access_cell.write() = self.access();
@@ -219,17 +216,13 @@ impl Session {
                 c
             }
         };
-        let lp = match &plan.logical {
-            Some(lp) => (**lp).clone(),
-            // Plans are made with their logical plan; this is a fallback.
-            None => {
-                let lock = match &plan.kind {
-                    PlanKind::DataFusion(_, lock) => *lock,
-                    _ => None,
-                };
-                logical_plan(&context_for(&self.router, &self.scope(), lock, None)?, stmt).await?
-            }
-        };
+        // `plan_statement` makes every DataFusion and COPY TO plan with its
+        // logical plan.
+        let lp = plan
+            .logical
+            .as_ref()
+            .map(|lp| (**lp).clone())
+            .ok_or_else(|| Error::internal("a DataFusion plan without its logical plan"))?;
         // char(n) columns shown as they are get their trailing blanks back.
         let widths: Vec<Option<usize>> = lp
             .schema()

@@ -122,19 +122,22 @@ impl Session {
                 | PlanKind::Show { .. }
         ) {
             let fresh = self.router.ensure_fresh().await?;
-            let scope = self.scope();
-            if fresh.version != plan.catalog_version || scope.schema != prepared.schema {
-                replanned =
-                    plan_statement(&self.router, &scope, &prepared.stmt, &prepared.client_types)
-                        .await?;
+            if fresh.version != plan.catalog_version || self.current_schema() != prepared.schema {
+                replanned = plan_statement(
+                    &self.router,
+                    &self.scope(),
+                    &prepared.stmt,
+                    &prepared.client_types,
+                )
+                .await?;
                 plan = &replanned;
             }
         }
         match &plan.kind {
-            PlanKind::CopyOut(stmt, fmt) => {
+            PlanKind::CopyOut(_, fmt) => {
                 use futures::TryStreamExt;
                 let batches: Vec<RecordBatch> = self
-                    .run_datafusion(plan, stmt, params)
+                    .run_datafusion(plan, params)
                     .await?
                     .try_collect()
                     .await?;
@@ -152,8 +155,8 @@ impl Session {
                 }
                 Ok(Reply::CopyOut { columns, lines })
             }
-            PlanKind::DataFusion(stmt, _) => {
-                let rows = self.run_datafusion(plan, stmt, params).await?;
+            PlanKind::DataFusion(..) => {
+                let rows = self.run_datafusion(plan, params).await?;
                 Ok(Reply::Rows {
                     fields: plan.fields.clone(),
                     tag: plan.tag,

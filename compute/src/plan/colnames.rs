@@ -47,7 +47,6 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     // DataFusion's own names can collide where PostgreSQL's do not
     // (`NULL::int, NULL::text` are both "NULL" to it): with more than one
     // item, every expression gets an internal alias.
-    let dup = |_: usize| names.len() > 1;
     let aliasable = |item: &SelectItem| {
         matches!(item, SelectItem::UnnamedExpr(e)
             if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)))
@@ -64,7 +63,7 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     };
     for (i, item) in sel.projection.iter_mut().enumerate() {
         if let SelectItem::UnnamedExpr(e) = item {
-            if dup(i) && !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
                 *item = SelectItem::ExprWithAlias {
                     expr: e.clone(),
                     alias: datafusion::sql::sqlparser::ast::Ident::with_quote(

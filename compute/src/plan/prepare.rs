@@ -12,13 +12,12 @@ use shard_router::Router;
 use super::df::{context_for, describe, logical_plan, pg_column_names, Scope};
 use super::{Plan, PlanKind, Planner};
 
-/// A prepared statement: its SQL and its plan, DataFusion logical plan
+/// A prepared statement: its statement and its plan, DataFusion logical plan
 /// included (re-planned only when the catalog version or the schema moves).
 #[derive(Debug, Clone)]
 pub struct Prepared {
     /// The schema unqualified names were resolved in.
     pub schema: String,
-    pub sql: String,
     pub stmt: Statement,
     pub plan: Plan,
     pub client_types: Vec<Option<Type>>,
@@ -28,14 +27,12 @@ impl Prepared {
     /// A statement prepared by a client's Parse.
     pub fn new(
         schema: String,
-        sql: String,
         stmt: Statement,
         plan: Plan,
         client_types: Vec<Option<Type>>,
     ) -> Prepared {
         Prepared {
             schema,
-            sql,
             stmt,
             plan,
             client_types,
@@ -46,7 +43,6 @@ impl Prepared {
     pub fn one_shot(schema: String, stmt: Statement, plan: Plan) -> Prepared {
         Prepared {
             schema,
-            sql: String::new(),
             stmt,
             plan,
             client_types: vec![],

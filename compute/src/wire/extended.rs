@@ -77,7 +77,6 @@ impl QueryParser for TesseraParser {
             .map_err(|e| to_pg_error(&e))?;
         Ok(Some(Arc::new(Prepared::new(
             schema,
-            sql.to_string(),
             stmt,
             plan,
             types.to_vec(),

@@ -115,16 +115,7 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
             .unwrap();
         unsafe { libc::kill(pid, libc::SIGKILL) };
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        let out = std::process::Command::new(&bin)
-            .args(["cluster", "up", "--data-dir"])
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "restart failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        tests::restart_missing(&bin, &dir);
     }
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     stop.store(true, Ordering::Relaxed);
@@ -398,16 +389,7 @@ pub(crate) async fn meta_down(cluster: &TestCluster) {
             "{e}"
         );
     }
-    let out = std::process::Command::new(&cluster.bin)
-        .args(["cluster", "up", "--data-dir"])
-        .arg(&cluster.dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cluster.restart_missing();
     // The branches of that commit were left prepared for recovery: their
     // connections must not have gone back to the pools (every statement
     // on one failed with XAER_RMFAIL).

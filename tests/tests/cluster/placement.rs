@@ -156,16 +156,7 @@ pub(crate) async fn ddl_with_a_shard_down(cluster: &TestCluster) {
         "CREATE TABLE with a shard down"
     );
     c.batch_execute("DROP TABLE dd").await.unwrap();
-    let out = std::process::Command::new(&cluster.bin)
-        .args(["cluster", "up", "--data-dir"])
-        .arg(&cluster.dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cluster.restart_missing();
     // Recovery drops dd's partition on shard 2 and the partitions the
     // failed CREATE made on the others.
     let mut left = vec![];
