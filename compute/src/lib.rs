@@ -10,11 +10,14 @@
 
 pub mod cancel;
 pub mod dialect;
+pub mod dscale;
 pub mod errors;
 pub mod exec;
 pub mod limits;
 pub mod literals;
+pub mod numeric;
 pub mod parse;
+pub mod pgcasts;
 pub mod pgtext;
 pub mod pgtypes;
 pub mod plan;

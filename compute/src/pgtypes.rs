@@ -234,6 +234,18 @@ pub fn encode_arrow(
         DataType::Float32 => prim!(Float32Array, |v: f32| v),
         DataType::Float64 => prim!(Float64Array, |v: f64| v),
         DataType::Boolean => prim!(BooleanArray, |v: bool| v),
+        // A numeric quotient printed at its own scale (`dscale`).
+        DataType::Utf8 if *ty == Type::NUMERIC && fmt == FieldFormat::Binary => {
+            let text = col
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .map(|a| a.value(row))
+                .unwrap_or_default();
+            match text.parse::<Decimal>() {
+                Ok(d) => put!(&d),
+                Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
+            }
+        }
         DataType::Utf8 => prim!(StringArray, |v: &str| v.to_string()),
         DataType::LargeUtf8 => prim!(LargeStringArray, |v: &str| v.to_string()),
         DataType::Utf8View => prim!(StringViewArray, |v: &str| v.to_string()),
@@ -256,6 +268,35 @@ pub fn encode_arrow(
                     put!(&decimal_text(v, *s as u32))
                 }
                 Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
+            }
+        }
+        DataType::Time64(unit) => {
+            use datafusion::arrow::datatypes::{Time64MicrosecondType, Time64NanosecondType};
+            let micros = match unit {
+                TimeUnit::Nanosecond => col
+                    .as_primitive_opt::<Time64NanosecondType>()
+                    .map(|a| a.value(row) / 1000),
+                _ => col
+                    .as_primitive_opt::<Time64MicrosecondType>()
+                    .map(|a| a.value(row)),
+            }
+            .unwrap_or_default();
+            let t = chrono::NaiveTime::from_num_seconds_from_midnight_opt(
+                (micros / 1_000_000) as u32,
+                ((micros % 1_000_000) * 1000) as u32,
+            )
+            .unwrap_or_default();
+            if fmt == FieldFormat::Text {
+                let mut s = t.format("%H:%M:%S%.6f").to_string();
+                while s.ends_with('0') {
+                    s.pop();
+                }
+                if s.ends_with('.') {
+                    s.pop();
+                }
+                put!(&s)
+            } else {
+                put!(&t)
             }
         }
         DataType::Timestamp(unit, tz) => {

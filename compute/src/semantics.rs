@@ -357,6 +357,7 @@ impl AnalyzerRule for PgSemantics {
             let node = node.map_expressions(|e| {
                 let saved = names.save(&e);
                 let r = rewrite(e, &schema)?;
+                let r = r.transform_data(|e| crate::pgcasts::rewrite(e, &schema))?;
                 Ok(r.update_data(|e| saved.restore(e)))
             })?;
             if node.transformed {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use common::{Datum, Error, Result};
-use datafusion::arrow::array::{RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{ParamValues, ScalarValue};
 use datafusion::execution::context::SessionContext;
@@ -36,9 +36,7 @@ pub fn context(session: &Session) -> Result<SessionContext> {
             access: session.access_cell.clone(),
         }),
     )?;
-    // PostgreSQL's arithmetic and casts where DataFusion's differ, after
-    // type coercion and before anything is folded or pushed.
-    ctx.add_analyzer_rule(Arc::new(crate::semantics::PgSemantics));
+    // (PostgreSQL's semantics are analyzer rules of every context.)
     // After DataFusion's own rules: hand whole fragments to the shards.
     if session.pushdown() {
         ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
@@ -235,6 +233,7 @@ impl Session {
             })
             .collect();
         let stream = run(&ctx, lp, params).await?;
+        let stream = with_numeric_scales(stream)?;
         if widths.iter().all(Option::is_none) {
             return Ok(stream);
         }
@@ -245,6 +244,89 @@ impl Session {
             stream.map(move |b| b.and_then(|b| pad_bpchar(b, &widths))),
         )))
     }
+}
+
+/// The stream with quotient columns printed at their per-row scales
+/// (`dscale`'s `__pg_out_scale_<k>` companions, dropped here) as text.
+fn with_numeric_scales(stream: SendableRecordBatchStream) -> Result<SendableRecordBatchStream> {
+    use datafusion::arrow::datatypes::{Field, Schema};
+    let schema = stream.schema();
+    let mut scales: Vec<(usize, usize)> = vec![];
+    let mut keep = vec![];
+    for (i, f) in schema.fields().iter().enumerate() {
+        match f.name().strip_prefix(crate::dscale::OUTPUT_SCALE) {
+            Some(k) => {
+                let k: usize = k
+                    .parse()
+                    .map_err(|_| Error::internal("a numeric scale column without its column"))?;
+                scales.push((k, i));
+            }
+            None => keep.push(i),
+        }
+    }
+    if scales.is_empty() {
+        return Ok(stream);
+    }
+    let fields: Vec<Field> = keep
+        .iter()
+        .map(|&i| {
+            let f = schema.field(i);
+            if scales.iter().any(|(k, _)| *k == i) {
+                Field::new(f.name(), DataType::Utf8, true).with_metadata(f.metadata().clone())
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    let out = Arc::new(Schema::new(fields));
+    let out2 = out.clone();
+    use futures::StreamExt;
+    Ok(Box::pin(RecordBatchStreamAdapter::new(
+        out,
+        stream.map(move |b| {
+            let b = b?;
+            let mut cols = vec![];
+            for &i in &keep {
+                let col = b.column(i);
+                match scales.iter().find(|(k, _)| *k == i) {
+                    Some((_, s)) => cols.push(quotient_text(col, b.column(*s))?),
+                    None => cols.push(col.clone()),
+                }
+            }
+            RecordBatch::try_new(out2.clone(), cols).map_err(Into::into)
+        }),
+    )))
+}
+
+fn quotient_text(values: &ArrayRef, scales: &ArrayRef) -> datafusion::error::Result<ArrayRef> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::{Decimal128Type, Int32Type};
+    let (DataType::Decimal128(_, s), DataType::Int32) = (values.data_type(), scales.data_type())
+    else {
+        return Err(datafusion::error::DataFusionError::Internal(
+            "a numeric quotient column of an unexpected type".into(),
+        ));
+    };
+    if *s != crate::numeric::STORED_SCALE {
+        return Err(datafusion::error::DataFusionError::Internal(
+            "a numeric quotient column of an unexpected scale".into(),
+        ));
+    }
+    let v = values.as_primitive::<Decimal128Type>();
+    let sc = scales.as_primitive::<Int32Type>();
+    let text: StringArray = (0..v.len())
+        .map(|i| {
+            (!v.is_null(i)).then(|| {
+                let d = if sc.is_null(i) {
+                    *s as i32
+                } else {
+                    sc.value(i)
+                };
+                crate::numeric::stored_text(v.value(i), d)
+            })
+        })
+        .collect();
+    Ok(Arc::new(text))
 }
 
 /// Pads the string columns of `b` that have a width to that many

@@ -96,6 +96,15 @@ pub fn context_for(
             lock,
         }),
     );
+    // PostgreSQL's arithmetic and casts where DataFusion's differ, after
+    // type coercion and before anything is folded or pushed; then numeric
+    // quotients and avg as PostgreSQL computes and prints them.
+    ctx.add_analyzer_rule(Arc::new(crate::semantics::PgSemantics));
+    ctx.add_analyzer_rule(Arc::new(crate::dscale::PgNumeric));
+    // PostgreSQL's avg: numeric for integers and numerics.
+    ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
+        crate::numeric::PgAvg::default(),
+    ));
     const_udf(
         &ctx,
         "version",
@@ -129,6 +138,36 @@ pub async fn logical_plan(ctx: &SessionContext, stmt: &Statement) -> Result<Logi
 /// Parameter types and result columns of a DataFusion statement.
 /// Parameter types (by position) and result columns (name, wire type).
 pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
+
+/// The result columns' wire types as the statement runs: from the plan
+/// after the analyzer rules (PostgreSQL's types: `date + interval` is a
+/// timestamp), without the hidden scale columns; `None` where the plan
+/// cannot be analyzed before its parameters are known.
+pub fn analyzed_types(ctx: &SessionContext, plan: &LogicalPlan) -> Option<Vec<Type>> {
+    if matches!(plan, LogicalPlan::Explain(_) | LogicalPlan::Analyze(_)) {
+        return None;
+    }
+    let state = ctx.state();
+    let analyzed = state
+        .analyzer()
+        .execute_and_check(plan.clone(), state.config_options(), |_, _| {})
+        .ok()?;
+    Some(
+        analyzed
+            .schema()
+            .fields()
+            .iter()
+            .filter(|f| !f.name().starts_with(crate::dscale::OUTPUT_SCALE))
+            .map(|f| {
+                if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
+                    Type::BPCHAR
+                } else {
+                    arrow_to_pg(f.data_type())
+                }
+            })
+            .collect(),
+    )
+}
 
 pub fn describe(plan: &LogicalPlan) -> Result<Description> {
     let params = plan.get_parameter_types().map_err(map_df_error)?;

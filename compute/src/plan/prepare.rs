@@ -9,7 +9,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
 use shard_router::Router;
 
-use super::df::{context_for, describe, logical_plan, pg_column_names, Scope};
+use super::df::{analyzed_types, context_for, describe, logical_plan, pg_column_names, Scope};
 use super::{Plan, PlanKind, Planner};
 
 /// A prepared statement: its statement and its plan, DataFusion logical plan
@@ -100,15 +100,24 @@ pub async fn plan_statement_sized(
     // the client sees PostgreSQL's names (below).
     let planned = super::colnames::with_unique_names(&s);
     let df_stmt = planned.as_ref().unwrap_or(&s);
-    let lp = match logical_plan(&context_for(router, scope, lock, None)?, df_stmt).await {
+    let mut ctx = context_for(router, scope, lock, None)?;
+    let lp = match logical_plan(&ctx, df_stmt).await {
         Err(Error::TableNotFound { .. }) => {
             router.check_version().await?;
-            logical_plan(&context_for(router, scope, lock, None)?, df_stmt).await?
+            ctx = context_for(router, scope, lock, None)?;
+            logical_plan(&ctx, df_stmt).await?
         }
         other => other?,
     };
     if describes {
-        let (ptypes, fields) = describe(&lp)?;
+        let (ptypes, mut fields) = describe(&lp)?;
+        if let Some(types) = analyzed_types(&ctx, &lp) {
+            if types.len() == fields.len() {
+                for (f, t) in fields.iter_mut().zip(types) {
+                    f.1 = t;
+                }
+            }
+        }
         plan.param_types = ptypes
             .iter()
             .enumerate()

@@ -1,19 +1,16 @@
-//! Partial aggregates per shard merged by DataFusion (AVG as SUM and
-//! COUNT with a final UDF that rounds as DataFusion does), and per-shard
-//! top-n.
+//! Partial aggregates per shard merged by DataFusion (a float AVG as SUM
+//! and COUNT), and per-shard top-n.
 
 use super::fragment::{Dist, Frag};
 use super::provider::{scan_plan, sql_type_of};
 use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, Decimal128Array, Decimal128Builder, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::common::{Column, DFSchema, DataFusionError, ScalarValue};
-use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::common::{Column, DFSchema, ScalarValue};
+use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::{
-    cast, create_udf, Aggregate, ColumnarValue, Expr, ExprSchemable, LogicalPlan,
-    LogicalPlanBuilder, Operator, Sort, Volatility,
+    cast, Aggregate, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, Sort,
 };
 
 use crate::expr_sql::render;
@@ -160,20 +157,16 @@ pub(super) fn push_aggregate(
                 let p = partial(format!("{}({arg_sql})", name.to_uppercase()), arg_type);
                 merged(if name == "min" { min(p) } else { max(p) })
             }
-            ("avg", Some(t)) => {
+            // Float avg only: the compute node rewrites numeric avg into
+            // sum and count before this rule runs.
+            ("avg", Some(t)) if arg_type.is_floating() => {
                 let s = merged(sum(partial(format!("SUM({arg_sql})"), t)));
                 let c = merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64)));
-                match arg_type {
-                    DataType::Decimal128(p, sc) => Expr::ScalarFunction(ScalarFunction::new_udf(
-                        Arc::new(avg_final_udf(sc, (p + 4).min(38), (sc + 4).min(38))),
-                        vec![s, c],
-                    )),
-                    _ => Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
-                        Box::new(cast(s, DataType::Float64)),
-                        Operator::Divide,
-                        Box::new(cast(c, DataType::Float64)),
-                    )),
-                }
+                Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
+                    Box::new(cast(s, DataType::Float64)),
+                    Operator::Divide,
+                    Box::new(cast(c, DataType::Float64)),
+                ))
             }
             _ => return Ok(None),
         };
@@ -191,49 +184,4 @@ pub(super) fn push_aggregate(
         .project(out)?
         .build()
         .map(Some)
-}
-
-/// DataFusion's decimal AVG from a merged sum (`Decimal128(38, ss)`) and
-/// count: the sum scaled to the result scale, divided by the count,
-/// truncated (as its accumulator does).
-pub(super) fn avg_final_udf(ss: i8, tp: u8, ts: i8) -> datafusion::logical_expr::ScalarUDF {
-    let f = Arc::new(
-        move |args: &[ColumnarValue]| -> datafusion::error::Result<ColumnarValue> {
-            let arrays = ColumnarValue::values_to_arrays(args)?;
-            let (Some(sums), Some(counts)) = (
-                arrays[0].as_any().downcast_ref::<Decimal128Array>(),
-                arrays[1].as_any().downcast_ref::<Int64Array>(),
-            ) else {
-                return Err(DataFusionError::Internal(
-                    "avg_final: argument types".into(),
-                ));
-            };
-            let mul = 10i128.pow((ts - ss).max(0) as u32);
-            let mut b = Decimal128Builder::with_capacity(sums.len());
-            for i in 0..sums.len() {
-                if sums.is_null(i) || counts.is_null(i) || counts.value(i) == 0 {
-                    b.append_null();
-                    continue;
-                }
-                let v = sums
-                    .value(i)
-                    .checked_mul(mul)
-                    .ok_or_else(|| DataFusionError::Execution("numeric overflow in avg".into()))?;
-                b.append_value(v / counts.value(i) as i128);
-            }
-            let a: ArrayRef = Arc::new(
-                b.finish()
-                    .with_precision_and_scale(tp, ts)
-                    .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?,
-            );
-            Ok(ColumnarValue::Array(a))
-        },
-    );
-    create_udf(
-        "tessera_avg_final",
-        vec![DataType::Decimal128(38, ss), DataType::Int64],
-        DataType::Decimal128(tp, ts),
-        Volatility::Immutable,
-        f,
-    )
 }

@@ -1,0 +1,21 @@
+-- Common table expressions, recursive ones included.
+WITH t AS (SELECT id, balance FROM acct WHERE id < 10) SELECT * FROM t;
+WITH t AS (SELECT owner, count(*) c FROM acct GROUP BY owner) SELECT owner FROM t WHERE c > 8;
+WITH a AS (SELECT 1 x), b AS (SELECT x + 1 y FROM a) SELECT * FROM a, b;
+WITH t AS (SELECT acct_id, sum(qty) s FROM orders GROUP BY acct_id) SELECT max(s), min(s) FROM t;
+WITH t AS (SELECT id FROM acct WHERE flag) SELECT count(*) FROM t JOIN orders o ON o.acct_id = t.id;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) SELECT n FROM r;
+WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n * 2 FROM r WHERE n < 1000) SELECT sum(n) FROM r;
+WITH RECURSIVE f(a, b) AS (SELECT 0, 1 UNION ALL SELECT b, a + b FROM f WHERE b < 100) SELECT a FROM f;
+WITH RECURSIVE r(id) AS (SELECT 1 UNION ALL SELECT id + 3 FROM r WHERE id < 40) SELECT r.id, a.owner FROM r JOIN acct a ON a.id = r.id;
+WITH RECURSIVE r(n, s) AS (SELECT 1, 'a'::text UNION ALL SELECT n + 1, s || 'b' FROM r WHERE n < 5) SELECT * FROM r;
+WITH t AS (SELECT * FROM empty_t) SELECT count(*) FROM t;
+WITH t AS (SELECT k, v FROM colo_a) SELECT t1.k FROM t t1 JOIN t t2 ON t1.k = t2.v;
+WITH t(x, y) AS (VALUES (1, 'a'), (2, 'b')) SELECT * FROM t;
+WITH t AS (SELECT id FROM acct ORDER BY id LIMIT 3) SELECT * FROM t;
+WITH t AS MATERIALIZED (SELECT id FROM acct WHERE id < 4) SELECT * FROM t;
+WITH t AS (SELECT region_id, count(*) c FROM colo_a GROUP BY 1) SELECT r.name, t.c FROM t JOIN region r ON r.id = t.region_id;
+WITH RECURSIVE r(n) AS (SELECT 10 UNION SELECT n - 1 FROM r WHERE n > 0) SELECT count(*), min(n) FROM r;
+WITH a AS (SELECT id FROM acct WHERE id < 5), b AS (SELECT id FROM a WHERE id > 2) SELECT * FROM b;
+WITH t AS (SELECT note, count(*) c FROM orders GROUP BY note) SELECT * FROM t WHERE note IS NOT NULL;
+WITH t AS (SELECT acct_id, amount FROM orders WHERE amount > 990) SELECT a.owner, t.amount FROM t JOIN acct a ON a.id = t.acct_id;

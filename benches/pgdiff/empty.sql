@@ -1,0 +1,21 @@
+-- Empty inputs: empty tables, filters that match nothing, aggregates over nothing.
+SELECT * FROM empty_t;
+SELECT id, v FROM empty_t WHERE id = 1;
+SELECT count(*), count(v), max(v), min(id) FROM empty_t;
+SELECT sum(id), avg(id), bool_and(id > 0), string_agg(v, ',') FROM empty_t;
+SELECT v, count(*) FROM empty_t GROUP BY v;
+SELECT count(*) FROM empty_t HAVING count(*) = 0;
+SELECT * FROM empty_t ORDER BY id;
+SELECT DISTINCT v FROM empty_t;
+SELECT e.id, a.id FROM empty_t e RIGHT JOIN acct a ON a.id = e.id WHERE a.id < 3;
+SELECT id, row_number() OVER () FROM empty_t;
+SELECT * FROM acct WHERE false;
+SELECT count(*) FROM acct WHERE id > 1000;
+SELECT max(balance) FROM acct WHERE id > 1000;
+SELECT owner, count(*) FROM acct WHERE id > 1000 GROUP BY owner;
+SELECT array_agg(id) FROM empty_t;
+SELECT coalesce(max(id), -1) FROM empty_t;
+SELECT 1 WHERE false;
+SELECT 1 FROM empty_t UNION ALL SELECT 2;
+SELECT * FROM orders WHERE id = -1;
+SELECT * FROM region WHERE id = 99;

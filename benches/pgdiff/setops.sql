@@ -1,0 +1,28 @@
+-- UNION, INTERSECT, EXCEPT, with ALL, NULLs, empty sides.
+SELECT id FROM acct WHERE id < 5 UNION SELECT k FROM colo_a WHERE k < 8;
+SELECT id FROM acct WHERE id < 5 UNION ALL SELECT k FROM colo_a WHERE k < 8;
+SELECT owner FROM acct UNION SELECT name FROM region;
+SELECT owner FROM acct INTERSECT SELECT 'zed';
+SELECT owner FROM acct EXCEPT SELECT 'zed';
+SELECT k FROM colo_a EXCEPT SELECT k FROM colo_b;
+SELECT k FROM colo_a INTERSECT SELECT k FROM colo_b;
+SELECT v FROM colo_a EXCEPT SELECT v FROM colo_a WHERE v > 0;
+SELECT v FROM colo_a INTERSECT ALL SELECT v FROM colo_a WHERE k < 40;
+SELECT v FROM colo_a EXCEPT ALL SELECT v FROM colo_a WHERE k < 40;
+SELECT acct_id FROM orders INTERSECT SELECT id FROM acct WHERE flag;
+SELECT acct_id FROM orders EXCEPT SELECT id FROM acct WHERE flag;
+SELECT NULL::int UNION SELECT NULL::int;
+SELECT 1 UNION SELECT 1 UNION ALL SELECT 1;
+SELECT id FROM empty_t UNION SELECT id FROM acct WHERE id < 3;
+SELECT id FROM acct WHERE id < 3 EXCEPT SELECT id FROM empty_t;
+SELECT id FROM acct INTERSECT SELECT id FROM empty_t;
+(SELECT id FROM acct ORDER BY id LIMIT 2) UNION ALL (SELECT id FROM acct ORDER BY id DESC LIMIT 2);
+SELECT count(*) FROM (SELECT owner FROM acct UNION SELECT note FROM orders) s;
+SELECT owner, 1 FROM acct WHERE id < 4 UNION ALL SELECT note, 2 FROM orders WHERE id < 30;
+SELECT w FROM colo_b UNION SELECT code FROM region;
+SELECT w FROM colo_b INTERSECT SELECT w FROM colo_b WHERE k > 90;
+SELECT flag FROM acct UNION SELECT NULL::boolean;
+SELECT balance FROM acct WHERE id < 5 UNION SELECT amount FROM orders WHERE id < 30;
+SELECT id, owner FROM acct WHERE id < 10 EXCEPT SELECT id, owner FROM acct WHERE owner = 'zed';
+SELECT 1 AS x UNION SELECT 2 ORDER BY x DESC; -- ordered
+SELECT id FROM acct WHERE id < 4 UNION SELECT id FROM acct WHERE id < 6 ORDER BY 1; -- ordered

@@ -1,0 +1,224 @@
+//! Expressions of numeric quotients: which carry a per-row scale, the
+//! expression of that scale, and decimal division made PostgreSQL's.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{Column, DFSchema};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{cast, lit, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+
+use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
+
+/// Output columns of a node whose display scale varies per row, and the
+/// expression (over that node's output) that gives it.
+pub(super) type Companions = HashMap<Column, Expr>;
+
+pub(super) fn refuse(what: &str) -> DataFusionError {
+    DataFusionError::External(Box::new(common::Error::Unsupported {
+        feature: format!(
+            "{what} of a numeric quotient (its per-row scale, as PostgreSQL prints it)"
+        ),
+    }))
+}
+
+pub(super) fn is_div_call(e: &Expr) -> bool {
+    matches!(e, Expr::ScalarFunction(f) if f.func.name() == "pg_numeric_div")
+}
+
+/// Whether `e` holds a quotient or a column with a companion.
+pub(super) fn dynamic(e: &Expr, comps: &Companions) -> bool {
+    let mut found = false;
+    let _ = e.apply(|x| {
+        if is_div_call(x) || matches!(x, Expr::Column(c) if comps.contains_key(c)) {
+            found = true;
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    found
+}
+
+pub(super) fn plan_has_quotients(p: &LogicalPlan) -> bool {
+    let mut found = false;
+    let _ = p.apply_with_subqueries(|n| {
+        let _ = n.apply_expressions(|e| {
+            if dynamic(e, &Companions::new()) || is_numeric_avg_call(e, n) {
+                found = true;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    found
+}
+
+pub(super) fn is_numeric_avg_call(e: &Expr, n: &LogicalPlan) -> bool {
+    let mut found = false;
+    let inputs = n.inputs();
+    let Some(input) = inputs.first() else {
+        return false;
+    };
+    let _ = e.apply(|x| {
+        if let Expr::AggregateFunction(AggregateFunction { func, params }) = x {
+            if func.name() == "avg"
+                && params
+                    .args
+                    .first()
+                    .and_then(|a| a.get_type(input.schema()).ok())
+                    .is_some_and(|t| numeric_avg(&t))
+            {
+                found = true;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    found
+}
+
+/// A literal under the casts type coercion put on it.
+pub(super) fn unfolded(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(c) => unfolded(&c.expr),
+        Expr::TryCast(c) => unfolded(&c.expr),
+        e => e,
+    }
+}
+
+pub(super) fn output_columns(schema: &DFSchema) -> Vec<Expr> {
+    schema
+        .iter()
+        .map(|(q, f)| Expr::Column(Column::new(q.cloned(), f.name())))
+        .collect()
+}
+
+pub(super) fn decimal_scale(t: &DataType) -> Option<i8> {
+    match t {
+        DataType::Decimal128(_, s) => Some(*s),
+        t if t.is_integer() => Some(0),
+        _ => None,
+    }
+}
+
+/// The scale `e` is printed with, per row: `None` where it is the type's.
+pub(super) fn scale_of(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Option<Expr>> {
+    if !dynamic(e, comps) {
+        return Ok(None);
+    }
+    let fixed = |x: &Expr| -> Result<Expr> {
+        Ok(match scale_of(x, schema, comps)? {
+            Some(s) => s,
+            None => lit(decimal_scale(&x.get_type(schema)?).unwrap_or(0) as i32),
+        })
+    };
+    match e {
+        Expr::Alias(a) => scale_of(&a.expr, schema, comps),
+        Expr::Column(c) => Ok(comps.get(c).cloned()),
+        Expr::ScalarFunction(f) if is_div_call(e) => Ok(Some(Expr::ScalarFunction(
+            ScalarFunction::new_udf(div_scale_udf(), f.args.clone()),
+        ))),
+        Expr::ScalarFunction(f) if f.func.name() == "abs" && f.args.len() == 1 => {
+            scale_of(&f.args[0], schema, comps)
+        }
+        Expr::ScalarFunction(f)
+            if matches!(f.func.name(), "round" | "trunc")
+                && f.args
+                    .get(1)
+                    .is_none_or(|d| matches!(unfolded(d), Expr::Literal(..))) =>
+        {
+            Ok(None)
+        }
+        Expr::Negative(x) => scale_of(x, schema, comps),
+        Expr::BinaryExpr(b) => {
+            if decimal_scale(&e.get_type(schema)?).is_none()
+                || matches!(e.get_type(schema)?, DataType::Boolean)
+            {
+                return Ok(None);
+            }
+            let (l, r) = (fixed(&b.left)?, fixed(&b.right)?);
+            match b.op {
+                Operator::Plus | Operator::Minus | Operator::Modulo => {
+                    Ok(Some(datafusion::functions::expr_fn::greatest(vec![l, r])))
+                }
+                Operator::Multiply => Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(l),
+                    Operator::Plus,
+                    Box::new(r),
+                )))),
+                _ => Err(refuse(&format!("the operator {}", b.op))),
+            }
+        }
+        Expr::Cast(c) if !matches!(c.field.data_type(), DataType::Utf8 | DataType::Utf8View) => {
+            Ok(None)
+        }
+        Expr::TryCast(c) if !matches!(c.field.data_type(), DataType::Utf8 | DataType::Utf8View) => {
+            Ok(None)
+        }
+        Expr::Cast(_) | Expr::TryCast(_) => Err(refuse("a text cast")),
+        Expr::ScalarFunction(f) => Err(refuse(&format!("the function {}", f.func.name()))),
+        Expr::Case(_) => Err(refuse("CASE")),
+        _ => Err(refuse("an expression")),
+    }
+}
+
+/// `e` with every decimal division made PostgreSQL's.
+pub(super) fn divisions(
+    e: Expr,
+    schema: &DFSchema,
+    comps: &Companions,
+) -> Result<Transformed<Expr>> {
+    e.transform_up(|x| {
+        let Expr::BinaryExpr(b) = &x else {
+            return Ok(Transformed::no(x));
+        };
+        if b.op != Operator::Divide || !matches!(x.get_type(schema)?, DataType::Decimal128(..)) {
+            return Ok(Transformed::no(x));
+        }
+        let operand = |o: &Expr| -> Result<(Expr, Expr)> {
+            let t = o.get_type(schema)?;
+            let s = match scale_of(o, schema, comps)? {
+                Some(s) => s,
+                None => lit(decimal_scale(&t).unwrap_or(0) as i32),
+            };
+            let v = match t {
+                DataType::Decimal128(..) => o.clone(),
+                _ => cast(o.clone(), DataType::Decimal128(38, 0)),
+            };
+            Ok((v, s))
+        };
+        let (a, sa) = operand(&b.left)?;
+        let (d, sd) = operand(&b.right)?;
+        Ok(Transformed::yes(Expr::ScalarFunction(
+            ScalarFunction::new_udf(div_udf(), vec![a, d, sa, sd]),
+        )))
+    })
+}
+
+/// Rewrites every expression of `node` with [`divisions`], names kept.
+pub(super) fn node_divisions(node: LogicalPlan, comps: &Companions) -> Result<LogicalPlan> {
+    let inputs = node.inputs();
+    let schema = match inputs.as_slice() {
+        [input] => input.schema().clone(),
+        _ => Arc::new(node.schema().as_ref().clone()),
+    };
+    let names = NamePreserver::new(&node);
+    let t = node.map_expressions(|e| {
+        let saved = names.save(&e);
+        Ok(divisions(e, &schema, comps)?.update_data(|e| saved.restore(e)))
+    })?;
+    if t.transformed {
+        t.data.recompute_schema()
+    } else {
+        Ok(t.data)
+    }
+}

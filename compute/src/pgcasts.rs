@@ -1,0 +1,238 @@
+//! Casts, literals and datetime operators typed as PostgreSQL types them,
+//! where DataFusion's differ (part of the `semantics` analyzer rule):
+//!
+//! * a cast to `numeric` without a scale keeps the value's own scale
+//!   (`1::numeric` is `1`, `'3.14'::numeric` is `3.14`, `'1e3'::numeric`
+//!   is `1000`), where DataFusion gives every such value 10 places (a
+//!   float still gets 10: right under `round(x, n)`, a known difference
+//!   alone, where PostgreSQL keeps 15 significant digits);
+//! * decimal literals with a negative scale (`1e2`) become scale 0;
+//! * `trunc` of a numeric has scale 0, like `floor` and `ceil`;
+//! * a timestamp cast to text is PostgreSQL's text (`2024-01-02
+//!   03:04:05`, not ISO's `T`);
+//! * `extract(epoch | second ...)` is numeric with 6 places;
+//! * `date + interval` and `date - interval` are timestamps, and
+//!   `date_trunc` of a date is a timestamp with time zone.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, StringBuilder};
+use datafusion::arrow::datatypes::{DataType, TimeUnit, TimestampMicrosecondType};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    create_udf, BinaryExpr, Cast, ColumnarValue, Expr, ExprSchemable, Operator, ScalarUDF,
+    Volatility,
+};
+
+/// The type DataFusion gives `numeric` written without precision.
+const UNCONSTRAINED: DataType = DataType::Decimal128(38, 10);
+
+fn unsupported(what: &str) -> DataFusionError {
+    DataFusionError::External(Box::new(common::Error::unsupported(what)))
+}
+
+/// A numeric literal's text as a decimal with its own scale.
+fn numeric_literal(text: &str) -> Result<ScalarValue> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+        return Err(unsupported("numeric NaN and Infinity"));
+    }
+    let d = if t.contains(['e', 'E']) {
+        rust_decimal::Decimal::from_scientific(t)
+    } else {
+        t.parse::<rust_decimal::Decimal>()
+    }
+    .map_err(|_| {
+        DataFusionError::External(Box::new(common::Error::InvalidText {
+            ty: "numeric".into(),
+            value: text.into(),
+        }))
+    })?;
+    Ok(ScalarValue::Decimal128(
+        Some(d.mantissa()),
+        38,
+        d.scale() as i8,
+    ))
+}
+
+fn timestamp_text_udf() -> ScalarUDF {
+    let f = Arc::new(|args: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(args)?;
+        let tz = matches!(arrays[0].data_type(), DataType::Timestamp(_, Some(_)));
+        let a = datafusion::arrow::compute::cast(
+            &arrays[0],
+            &DataType::Timestamp(TimeUnit::Microsecond, None),
+        )?;
+        let a = a.as_primitive::<TimestampMicrosecondType>();
+        let mut out = StringBuilder::with_capacity(a.len(), a.len() * 20);
+        for i in 0..a.len() {
+            if a.is_null(i) {
+                out.append_null();
+                continue;
+            }
+            let dt = chrono::DateTime::from_timestamp_micros(a.value(i)).unwrap_or_default();
+            out.append_value(crate::pgtypes::timestamp_text(&dt.naive_utc(), tz));
+        }
+        Ok(ColumnarValue::Array(Arc::new(out.finish())))
+    });
+    create_udf(
+        "pg_timestamp_text",
+        vec![DataType::Timestamp(TimeUnit::Microsecond, None)],
+        DataType::Utf8,
+        Volatility::Immutable,
+        f,
+    )
+}
+
+static TIMESTAMP_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf()));
+
+fn literal_text(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Literal(
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::Utf8View(Some(s))
+            | ScalarValue::LargeUtf8(Some(s)),
+            _,
+        ) => Some(s),
+        _ => None,
+    }
+}
+
+fn to_timestamp(e: Expr) -> Expr {
+    Expr::Cast(Cast::new(
+        Box::new(e),
+        DataType::Timestamp(TimeUnit::Microsecond, None),
+    ))
+}
+
+pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    e.transform_up(|e| {
+        match &e {
+            Expr::Literal(ScalarValue::Decimal128(Some(v), p, s), m) if *s < 0 => {
+                // Beyond 38 digits it stays as DataFusion has it (a float
+                // context reads it so; 3.4e38::real).
+                let p = *p as i32 - *s as i32;
+                let v = 10i128
+                    .checked_pow((-*s) as u32)
+                    .and_then(|m| v.checked_mul(m))
+                    .filter(|_| p <= 38);
+                let Some(v) = v else {
+                    return Ok(Transformed::no(e));
+                };
+                let p = p as u8;
+                return Ok(Transformed::yes(Expr::Literal(
+                    ScalarValue::Decimal128(Some(v), p, 0),
+                    m.clone(),
+                )));
+            }
+            Expr::Cast(Cast { expr, field }) if *field.data_type() == UNCONSTRAINED => {
+                if let Some(t) = literal_text(expr) {
+                    return Ok(Transformed::yes(Expr::Literal(numeric_literal(t)?, None)));
+                }
+                let to = match expr.get_type(schema)? {
+                    t if t.is_integer() => DataType::Decimal128(38, 0),
+                    DataType::Decimal128(_, s) => DataType::Decimal128(38, s),
+                    _ => return Ok(Transformed::no(e)),
+                };
+                return Ok(Transformed::yes(Expr::Cast(Cast::new(expr.clone(), to))));
+            }
+            Expr::Cast(Cast { expr, field })
+                if matches!(field.data_type(), DataType::Utf8 | DataType::Utf8View)
+                    && matches!(expr.get_type(schema)?, DataType::Timestamp(..)) =>
+            {
+                let call = Expr::ScalarFunction(ScalarFunction::new_udf(
+                    TIMESTAMP_TEXT.clone(),
+                    vec![(**expr).clone()],
+                ));
+                return Ok(Transformed::yes(if *field.data_type() == DataType::Utf8 {
+                    call
+                } else {
+                    Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+                }));
+            }
+            Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {
+                if let DataType::Decimal128(p, s) = f.args[0].get_type(schema)? {
+                    if s > 0 {
+                        return Ok(Transformed::yes(Expr::Cast(Cast::new(
+                            Box::new(e.clone()),
+                            DataType::Decimal128(p, 0),
+                        ))));
+                    }
+                }
+            }
+            Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
+                let part = literal_text(&f.args[0]).map(str::to_ascii_lowercase);
+                if matches!(part.as_deref(), Some("epoch" | "second" | "seconds"))
+                    && !matches!(e.get_type(schema)?, DataType::Decimal128(..))
+                {
+                    return Ok(Transformed::yes(Expr::Cast(Cast::new(
+                        Box::new(e.clone()),
+                        DataType::Decimal128(38, 6),
+                    ))));
+                }
+            }
+            Expr::ScalarFunction(f)
+                if f.func.name() == "date_trunc"
+                    && f.args.len() == 2
+                    && f.args[1].get_type(schema)? == DataType::Date32 =>
+            {
+                let mut args = f.args.clone();
+                args[1] = to_timestamp(args[1].clone());
+                let call = Expr::ScalarFunction(ScalarFunction::new_udf(f.func.clone(), args));
+                return Ok(Transformed::yes(Expr::Cast(Cast::new(
+                    Box::new(call),
+                    DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
+                ))));
+            }
+            Expr::BinaryExpr(BinaryExpr { left, op, right })
+                if matches!(op, Operator::Plus | Operator::Minus) =>
+            {
+                let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
+                // `date + 1` reaches here as `date + CAST(1 AS interval)`:
+                // that one stays a date.
+                // Only an interval literal or column: DataFusion's own
+                // `date + 1` arrives as some interval expression of whole
+                // days, and stays a date. (`interval '24 hours'` is whole
+                // days in nanoseconds too; PostgreSQL would make that a
+                // timestamp: a known difference.)
+                let interval = |t: &DataType, e: &Expr| {
+                    let real = match e {
+                        Expr::Column(_) => true,
+                        Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => {
+                            !(v.months == 0
+                                && v.days == 0
+                                && v.nanoseconds % 86_400_000_000_000 == 0)
+                        }
+                        Expr::Literal(
+                            ScalarValue::IntervalDayTime(Some(_))
+                            | ScalarValue::IntervalYearMonth(Some(_)),
+                            _,
+                        ) => true,
+                        _ => false,
+                    };
+                    matches!(t, DataType::Interval(_)) && real
+                };
+                if lt == DataType::Date32 && interval(&rt, right) {
+                    return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                        Box::new(to_timestamp((**left).clone())),
+                        *op,
+                        right.clone(),
+                    ))));
+                }
+                if *op == Operator::Plus && interval(&lt, left) && rt == DataType::Date32 {
+                    return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                        left.clone(),
+                        *op,
+                        Box::new(to_timestamp((**right).clone())),
+                    ))));
+                }
+            }
+            _ => {}
+        }
+        Ok(Transformed::no(e))
+    })
+}
