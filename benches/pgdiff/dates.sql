@@ -60,3 +60,7 @@ SELECT count(*) FROM orders WHERE ts BETWEEN '2024-03-01' AND '2024-03-31';
 SELECT count(*) FROM orders WHERE ts::date = '2024-01-13';
 SELECT count(*) FROM acct WHERE opened >= date '2023-06-01' AND opened < date '2023-07-01';
 SELECT date '2024-01-01' + interval '24 hours';
+SELECT count(*) FROM acct WHERE opened <= date '2023-12-01' - interval '90 days';
+SELECT count(*) FROM orders WHERE ts::date >= date '2024-01-01' + interval '3 months';
+SELECT count(*) FROM orders WHERE extract(epoch from ts) > 1720000000;
+SELECT id, extract(epoch from ts) + 1 FROM orders WHERE id < 30;

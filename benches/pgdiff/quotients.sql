@@ -81,3 +81,6 @@ SELECT avg(amount) FROM orders WHERE ts >= '2024-06-01';
 SELECT avg(x) FROM (VALUES (1.5), (2.25), (NULL)) v(x);
 SELECT avg(balance) FROM acct GROUP BY flag HAVING flag;
 SELECT id, amount / 3 FROM orders WHERE id IN (7, 14, 21);
+SELECT 0 / 123456.78, 1 / 40000::numeric, 0.0 / 7;
+SELECT sum(amount) FILTER (WHERE qty > 1000) / sum(amount) FROM orders;
+SELECT sum(CASE WHEN note = 'gift' THEN amount ELSE 0 END) / sum(amount) FROM orders;

@@ -83,51 +83,64 @@ fn unsupported(what: String) -> DataFusionError {
     DataFusionError::External(Box::new(common::Error::Unsupported { feature: what }))
 }
 
-fn pow10(n: u32) -> i256 {
-    i256::from_i128(10).wrapping_pow(n)
-}
-
 /// `a / b` rounded half away from zero at `rscale`, as stored (scale
-/// [`STORED_SCALE`]).
+/// [`STORED_SCALE`]). A quotient with more places is stored when the
+/// places beyond [`STORED_SCALE`] are zeros (`0 / 123456.78` has 24);
+/// otherwise, and beyond 18 integer digits, it is refused.
 pub fn div_stored(a: i128, ta: i8, b: i128, tb: i8, rscale: i32) -> Result<i128> {
     if b == 0 {
         return Err(DataFusionError::External(Box::new(
             common::Error::DivisionByZero,
         )));
     }
-    if rscale > STORED_SCALE as i32 {
-        return Err(unsupported(format!(
-            "a numeric quotient with {rscale} decimal places (at most {STORED_SCALE})"
-        )));
-    }
+    let too_wide = || {
+        unsupported(format!(
+            "a numeric quotient of {rscale} decimal places (at most {STORED_SCALE}) \
+             or of more than 18 integer digits"
+        ))
+    };
+    let ten = |n: i32| {
+        i256::from_i128(10)
+            .checked_pow(n as u32)
+            .ok_or_else(too_wide)
+    };
     // a / 10^ta / (b / 10^tb) * 10^rscale = a * 10^(rscale - ta + tb) / b
     let e = rscale - ta as i32 + tb as i32;
-    let (mut n, mut d) = (i256::from_i128(a), i256::from_i128(b));
-    if e >= 0 {
-        n = n.wrapping_mul(pow10(e as u32));
+    let (n, d) = if e >= 0 {
+        let n = i256::from_i128(a)
+            .checked_mul(ten(e)?)
+            .ok_or_else(too_wide)?;
+        (n, i256::from_i128(b))
     } else {
-        d = d.wrapping_mul(pow10((-e) as u32));
-    }
-    let q = n.wrapping_div(d);
-    let r = n.wrapping_rem(d);
-    let two_r = r.wrapping_mul(i256::from_i128(2));
-    let round = if two_r.wrapping_abs() >= d.wrapping_abs() {
-        if (n < i256::ZERO) != (d < i256::ZERO) {
-            i256::from_i128(-1)
+        let d = i256::from_i128(b)
+            .checked_mul(ten(-e)?)
+            .ok_or_else(too_wide)?;
+        (i256::from_i128(a), d)
+    };
+    let (q, r) = (n.wrapping_div(d), n.wrapping_rem(d));
+    let q = if r.wrapping_mul(i256::from_i128(2)).wrapping_abs() >= d.wrapping_abs() {
+        let away = if (n < i256::ZERO) != (d < i256::ZERO) {
+            i256::MINUS_ONE
         } else {
             i256::ONE
-        }
+        };
+        q.wrapping_add(away)
     } else {
-        i256::ZERO
+        q
     };
-    let q = q.wrapping_add(round);
-    let stored = q.wrapping_mul(pow10((STORED_SCALE as i32 - rscale) as u32));
-    let limit = pow10(38);
+    let gap = STORED_SCALE as i32 - rscale;
+    let stored = if gap >= 0 {
+        q.checked_mul(ten(gap)?).ok_or_else(too_wide)?
+    } else {
+        let m = ten(-gap)?;
+        if q.wrapping_rem(m) != i256::ZERO {
+            return Err(too_wide());
+        }
+        q.wrapping_div(m)
+    };
     match stored.to_i128() {
-        Some(v) if stored.wrapping_abs() < limit => Ok(v),
-        _ => Err(unsupported(
-            "a numeric quotient of more than 18 integer digits".into(),
-        )),
+        Some(v) if stored.wrapping_abs() < ten(38)? => Ok(v),
+        _ => Err(too_wide()),
     }
 }
 
@@ -264,7 +277,13 @@ pub fn div_scale_udf() -> Arc<ScalarUDF> {
 
 /// The text of a stored quotient at its display scale.
 pub fn stored_text(v: i128, dscale: i32) -> String {
-    let dscale = dscale.clamp(0, STORED_SCALE as i32) as u32;
+    let stored = STORED_SCALE as i32;
+    if dscale > stored {
+        // The places beyond the stored ones are zeros (`div_stored`).
+        let zeros = "0".repeat((dscale - stored) as usize);
+        return crate::pgtypes::decimal_text(v, stored as u32) + &zeros;
+    }
+    let dscale = dscale.max(0) as u32;
     let v = v / 10i128.pow(STORED_SCALE as u32 - dscale);
     crate::pgtypes::decimal_text(v, dscale)
 }
@@ -377,6 +396,9 @@ mod tests {
         let rs = div_scale(1, 0, 0, 30000, 0, 0);
         assert_eq!(rs, 24);
         assert!(div_stored(1, 0, 30000, 0, rs).is_err());
+        // 24 places that are zeros beyond the 20th are stored.
+        assert_eq!(div(0, 2, 12345678, 2), "0.000000000000000000000000");
+        assert_eq!(div(1, 0, 40000, 0), "0.000025000000000000000000");
         assert!(div_stored(1, 0, 0, 0, 16).is_err());
     }
 }

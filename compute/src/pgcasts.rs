@@ -10,9 +10,9 @@
 //! * `trunc` of a numeric has scale 0, like `floor` and `ceil`;
 //! * a timestamp cast to text is PostgreSQL's text (`2024-01-02
 //!   03:04:05`, not ISO's `T`);
-//! * `extract(epoch | second ...)` is numeric with 6 places;
-//! * `date + interval` and `date - interval` are timestamps, and
-//!   `date_trunc` of a date is a timestamp with time zone.
+//! * as result columns ([`rewrite_output`]): `extract(epoch | second
+//!   ...)` is numeric with 6 places, `date ± interval` a timestamp, and
+//!   `date_trunc` of a date a timestamp with time zone.
 
 use std::sync::Arc;
 
@@ -164,75 +164,111 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     }
                 }
             }
-            Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
-                let part = literal_text(&f.args[0]).map(str::to_ascii_lowercase);
-                if matches!(part.as_deref(), Some("epoch" | "second" | "seconds"))
-                    && !matches!(e.get_type(schema)?, DataType::Decimal128(..))
-                {
-                    return Ok(Transformed::yes(Expr::Cast(Cast::new(
-                        Box::new(e.clone()),
-                        DataType::Decimal128(38, 6),
-                    ))));
-                }
-            }
-            Expr::ScalarFunction(f)
-                if f.func.name() == "date_trunc"
-                    && f.args.len() == 2
-                    && f.args[1].get_type(schema)? == DataType::Date32 =>
-            {
-                let mut args = f.args.clone();
-                args[1] = to_timestamp(args[1].clone());
-                let call = Expr::ScalarFunction(ScalarFunction::new_udf(f.func.clone(), args));
-                return Ok(Transformed::yes(Expr::Cast(Cast::new(
-                    Box::new(call),
-                    DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
-                ))));
-            }
-            Expr::BinaryExpr(BinaryExpr { left, op, right })
-                if matches!(op, Operator::Plus | Operator::Minus) =>
-            {
-                let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
-                // `date + 1` reaches here as `date + CAST(1 AS interval)`:
-                // that one stays a date.
-                // Only an interval literal or column: DataFusion's own
-                // `date + 1` arrives as some interval expression of whole
-                // days, and stays a date. (`interval '24 hours'` is whole
-                // days in nanoseconds too; PostgreSQL would make that a
-                // timestamp: a known difference.)
-                let interval = |t: &DataType, e: &Expr| {
-                    let real = match e {
-                        Expr::Column(_) => true,
-                        Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => {
-                            !(v.months == 0
-                                && v.days == 0
-                                && v.nanoseconds % 86_400_000_000_000 == 0)
-                        }
-                        Expr::Literal(
-                            ScalarValue::IntervalDayTime(Some(_))
-                            | ScalarValue::IntervalYearMonth(Some(_)),
-                            _,
-                        ) => true,
-                        _ => false,
-                    };
-                    matches!(t, DataType::Interval(_)) && real
-                };
-                if lt == DataType::Date32 && interval(&rt, right) {
-                    return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                        Box::new(to_timestamp((**left).clone())),
-                        *op,
-                        right.clone(),
-                    ))));
-                }
-                if *op == Operator::Plus && interval(&lt, left) && rt == DataType::Date32 {
-                    return Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
-                        left.clone(),
-                        *op,
-                        Box::new(to_timestamp((**right).clone())),
-                    ))));
-                }
-            }
             _ => {}
         }
         Ok(Transformed::no(e))
     })
+}
+
+/// PostgreSQL's type of a result column that DataFusion types otherwise:
+/// `extract(epoch | second ...)` numeric with 6 places, `date ± interval`
+/// a timestamp, `date_trunc` of a date a timestamp with time zone. Only
+/// the top of an output expression of the root: below it, and in
+/// filters, the operands were coerced for DataFusion's type (`l_shipdate
+/// <= date '1998-12-01' - interval '90 days'` compares dates, which for
+/// whole days is PostgreSQL's answer and stays pushed down).
+pub fn rewrite_output(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let (inner, alias) = match e {
+        Expr::Alias(a) => (*a.expr, Some((a.relation, a.name, a.metadata))),
+        e => (e, None),
+    };
+    let rewritten = output_type(&inner, schema)?;
+    let changed = rewritten.is_some();
+    let e = rewritten.unwrap_or(inner);
+    let e = match alias {
+        Some((q, name, m)) => Expr::Alias(datafusion::logical_expr::expr::Alias {
+            expr: Box::new(e),
+            relation: q,
+            name,
+            metadata: m,
+        }),
+        None => e,
+    };
+    Ok(if changed {
+        Transformed::yes(e)
+    } else {
+        Transformed::no(e)
+    })
+}
+
+fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
+    match e {
+        Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
+            let part = literal_text(&f.args[0]).map(str::to_ascii_lowercase);
+            if matches!(part.as_deref(), Some("epoch" | "second" | "seconds"))
+                && !matches!(e.get_type(schema)?, DataType::Decimal128(..))
+            {
+                return Ok(Some(Expr::Cast(Cast::new(
+                    Box::new(e.clone()),
+                    DataType::Decimal128(38, 6),
+                ))));
+            }
+        }
+        Expr::ScalarFunction(f)
+            if f.func.name() == "date_trunc"
+                && f.args.len() == 2
+                && f.args[1].get_type(schema)? == DataType::Date32 =>
+        {
+            let mut args = f.args.clone();
+            args[1] = to_timestamp(args[1].clone());
+            let call = Expr::ScalarFunction(ScalarFunction::new_udf(f.func.clone(), args));
+            return Ok(Some(Expr::Cast(Cast::new(
+                Box::new(call),
+                DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
+            ))));
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(op, Operator::Plus | Operator::Minus) =>
+        {
+            let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
+            // `date + 1` reaches here as `date + CAST(1 AS interval)`:
+            // that one stays a date.
+            // Only an interval literal or column: DataFusion's own
+            // `date + 1` arrives as some interval expression of whole
+            // days, and stays a date. (`interval '24 hours'` is whole
+            // days in nanoseconds too; PostgreSQL would make that a
+            // timestamp: a known difference.)
+            let interval = |t: &DataType, e: &Expr| {
+                let real = match e {
+                    Expr::Column(_) => true,
+                    Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => {
+                        !(v.months == 0 && v.days == 0 && v.nanoseconds % 86_400_000_000_000 == 0)
+                    }
+                    Expr::Literal(
+                        ScalarValue::IntervalDayTime(Some(_))
+                        | ScalarValue::IntervalYearMonth(Some(_)),
+                        _,
+                    ) => true,
+                    _ => false,
+                };
+                matches!(t, DataType::Interval(_)) && real
+            };
+            if lt == DataType::Date32 && interval(&rt, right) {
+                return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(to_timestamp((**left).clone())),
+                    *op,
+                    right.clone(),
+                ))));
+            }
+            if *op == Operator::Plus && interval(&lt, left) && rt == DataType::Date32 {
+                return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
+                    left.clone(),
+                    *op,
+                    Box::new(to_timestamp((**right).clone())),
+                ))));
+            }
+        }
+        _ => {}
+    }
+    Ok(None)
 }

@@ -334,6 +334,29 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     })
 }
 
+/// The root's result columns typed as PostgreSQL types them
+/// ([`crate::pgcasts::rewrite_output`]): the projection under the root's
+/// sorts and limits.
+fn root_outputs(plan: LogicalPlan) -> Result<LogicalPlan> {
+    match plan {
+        LogicalPlan::Projection(p) => {
+            let schema = p.input.schema().clone();
+            let t = LogicalPlan::Projection(p)
+                .map_expressions(|e| crate::pgcasts::rewrite_output(e, &schema))?;
+            if t.transformed {
+                t.data.recompute_schema()
+            } else {
+                Ok(t.data)
+            }
+        }
+        LogicalPlan::Sort(_) | LogicalPlan::Limit(_) => {
+            let t = plan.map_children(|c| root_outputs(c).map(Transformed::yes))?;
+            t.data.recompute_schema()
+        }
+        other => Ok(other),
+    }
+}
+
 impl AnalyzerRule for PgSemantics {
     fn name(&self) -> &str {
         "tessera_pg_semantics"
@@ -368,7 +391,7 @@ impl AnalyzerRule for PgSemantics {
                 Ok(node)
             }
         })
-        .map(|t| t.data)
+        .and_then(|t| root_outputs(t.data))
     }
 }
 
