@@ -35,3 +35,6 @@ SELECT id FROM acct WHERE balance > (SELECT sum(v) FROM colo_a);
 SELECT (SELECT id FROM acct WHERE id = 1000);
 SELECT id FROM acct a WHERE EXISTS (SELECT 1 FROM region r WHERE r.name = a.owner);
 SELECT o.id FROM orders o WHERE o.amount > (SELECT avg(amount) FROM orders o2 WHERE o2.acct_id = o.acct_id) AND o.acct_id < 5;
+SELECT (SELECT avg(balance) FROM acct) * 2;
+SELECT (SELECT count(*) FROM acct WHERE balance / 3 > 1000);
+SELECT (SELECT avg(balance) FROM acct);

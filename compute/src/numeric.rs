@@ -9,8 +9,10 @@
 //! already rounded at its own scale, so comparisons and further arithmetic
 //! see PostgreSQL's value; its scale is computed beside it by
 //! [`div_scale_udf`] (see `dscale`) and the wire prints each value with it.
-//! A quotient that needs more than 20 places, or more than 18 integer
-//! digits, is refused (0A000) rather than rounded differently.
+//! A quotient with more than 20 places is kept when the places beyond the
+//! 20th are zeros (`0 / 123456.78` has 24); otherwise, and with more than
+//! 18 integer digits, it is refused (0A000) rather than rounded
+//! differently.
 //!
 //! `avg` of integers and numerics is PostgreSQL's too: numeric, computed
 //! as `sum / count` with the same rule. [`PgAvg`] replaces DataFusion's
@@ -200,31 +202,50 @@ fn each_quotient(
     Ok(())
 }
 
-fn any4() -> Signature {
-    Signature::any(4, Volatility::Immutable)
+/// `pg_numeric_div(a, b, scale_a, scale_b)`, PostgreSQL's quotient, and
+/// `pg_numeric_div_scale(...)` (same arguments), its display scale: one
+/// implementation, two outputs.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct QuotientUdf {
+    signature: Signature,
+    /// The display scale rather than the value.
+    scale: bool,
 }
 
-/// `pg_numeric_div(a, b, scale_a, scale_b)`: PostgreSQL's quotient.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct DivUdf(Signature);
-
-impl ScalarUDFImpl for DivUdf {
+impl ScalarUDFImpl for QuotientUdf {
     fn name(&self) -> &str {
-        "pg_numeric_div"
+        if self.scale {
+            "pg_numeric_div_scale"
+        } else {
+            "pg_numeric_div"
+        }
     }
     fn signature(&self) -> &Signature {
-        &self.0
+        &self.signature
     }
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Decimal128(38, STORED_SCALE))
+        Ok(if self.scale {
+            DataType::Int32
+        } else {
+            DataType::Decimal128(38, STORED_SCALE)
+        })
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let mut out = Decimal128Builder::with_capacity(args.number_rows);
+        let n = args.number_rows;
+        if self.scale {
+            let mut out = Int32Builder::with_capacity(n);
+            each_quotient(&args.args, |q| {
+                out.append_option(q.map(|(.., rs)| rs));
+                Ok(())
+            })?;
+            return Ok(ColumnarValue::Array(Arc::new(out.finish())));
+        }
+        let mut out = Decimal128Builder::with_capacity(n);
         each_quotient(&args.args, |q| {
-            match q {
-                None => out.append_null(),
-                Some((a, ta, b, tb, rs)) => out.append_value(div_stored(a, ta, b, tb, rs)?),
-            }
+            out.append_option(
+                q.map(|(a, ta, b, tb, rs)| div_stored(a, ta, b, tb, rs))
+                    .transpose()?,
+            );
             Ok(())
         })?;
         let a = out
@@ -235,44 +256,21 @@ impl ScalarUDFImpl for DivUdf {
     }
 }
 
-/// `pg_numeric_div_scale(a, b, scale_a, scale_b)`: the display scale of
-/// PostgreSQL's quotient.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct DivScaleUdf(Signature);
-
-impl ScalarUDFImpl for DivScaleUdf {
-    fn name(&self) -> &str {
-        "pg_numeric_div_scale"
-    }
-    fn signature(&self) -> &Signature {
-        &self.0
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int32)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let mut out = Int32Builder::with_capacity(args.number_rows);
-        each_quotient(&args.args, |q| {
-            match q {
-                None => out.append_null(),
-                Some((.., rs)) => out.append_value(rs),
-            }
-            Ok(())
-        })?;
-        Ok(ColumnarValue::Array(Arc::new(out.finish())))
-    }
+fn quotient_udf(scale: bool) -> ScalarUDF {
+    ScalarUDF::new_from_impl(QuotientUdf {
+        signature: Signature::any(4, Volatility::Immutable),
+        scale,
+    })
 }
 
 pub fn div_udf() -> Arc<ScalarUDF> {
     static U: std::sync::OnceLock<Arc<ScalarUDF>> = std::sync::OnceLock::new();
-    U.get_or_init(|| Arc::new(ScalarUDF::new_from_impl(DivUdf(any4()))))
-        .clone()
+    U.get_or_init(|| Arc::new(quotient_udf(false))).clone()
 }
 
 pub fn div_scale_udf() -> Arc<ScalarUDF> {
     static U: std::sync::OnceLock<Arc<ScalarUDF>> = std::sync::OnceLock::new();
-    U.get_or_init(|| Arc::new(ScalarUDF::new_from_impl(DivScaleUdf(any4()))))
-        .clone()
+    U.get_or_init(|| Arc::new(quotient_udf(true))).clone()
 }
 
 /// The text of a stored quotient at its display scale.

@@ -178,27 +178,19 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
 /// <= date '1998-12-01' - interval '90 days'` compares dates, which for
 /// whole days is PostgreSQL's answer and stays pushed down).
 pub fn rewrite_output(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    let (inner, alias) = match e {
-        Expr::Alias(a) => (*a.expr, Some((a.relation, a.name, a.metadata))),
-        e => (e, None),
-    };
-    let rewritten = output_type(&inner, schema)?;
-    let changed = rewritten.is_some();
-    let e = rewritten.unwrap_or(inner);
-    let e = match alias {
-        Some((q, name, m)) => Expr::Alias(datafusion::logical_expr::expr::Alias {
-            expr: Box::new(e),
-            relation: q,
-            name,
-            metadata: m,
+    match e {
+        Expr::Alias(mut a) => Ok(match output_type(&a.expr, schema)? {
+            Some(x) => {
+                a.expr = Box::new(x);
+                Transformed::yes(Expr::Alias(a))
+            }
+            None => Transformed::no(Expr::Alias(a)),
         }),
-        None => e,
-    };
-    Ok(if changed {
-        Transformed::yes(e)
-    } else {
-        Transformed::no(e)
-    })
+        e => Ok(match output_type(&e, schema)? {
+            Some(x) => Transformed::yes(x),
+            None => Transformed::no(e),
+        }),
+    }
 }
 
 fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {

@@ -122,14 +122,20 @@ fn dec_from_i128(v: i128, scale: i8) -> Result<Decimal> {
 
 /// PostgreSQL's text form of a timestamp: fractional seconds without
 /// trailing zeros.
-pub fn timestamp_text(t: &NaiveDateTime, tz: bool) -> String {
-    let mut s = t.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+/// `s` (ending in `.ffffff`) without the fraction's trailing zeros, or
+/// without the fraction when it is zero, as PostgreSQL prints seconds.
+fn trim_fraction(mut s: String) -> String {
     while s.ends_with('0') {
         s.pop();
     }
     if s.ends_with('.') {
         s.pop();
     }
+    s
+}
+
+pub fn timestamp_text(t: &NaiveDateTime, tz: bool) -> String {
+    let mut s = trim_fraction(t.format("%Y-%m-%d %H:%M:%S%.6f").to_string());
     if tz {
         s.push_str("+00");
     }
@@ -287,14 +293,7 @@ pub fn encode_arrow(
             )
             .unwrap_or_default();
             if fmt == FieldFormat::Text {
-                let mut s = t.format("%H:%M:%S%.6f").to_string();
-                while s.ends_with('0') {
-                    s.pop();
-                }
-                if s.ends_with('.') {
-                    s.pop();
-                }
-                put!(&s)
+                put!(&trim_fraction(t.format("%H:%M:%S%.6f").to_string()))
             } else {
                 put!(&t)
             }

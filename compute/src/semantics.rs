@@ -341,8 +341,12 @@ fn root_outputs(plan: LogicalPlan) -> Result<LogicalPlan> {
     match plan {
         LogicalPlan::Projection(p) => {
             let schema = p.input.schema().clone();
-            let t = LogicalPlan::Projection(p)
-                .map_expressions(|e| crate::pgcasts::rewrite_output(e, &schema))?;
+            let node = LogicalPlan::Projection(p);
+            let names = NamePreserver::new(&node);
+            let t = node.map_expressions(|e| {
+                let saved = names.save(&e);
+                Ok(crate::pgcasts::rewrite_output(e, &schema)?.update_data(|e| saved.restore(e)))
+            })?;
             if t.transformed {
                 t.data.recompute_schema()
             } else {

@@ -8,11 +8,11 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, DFSchema};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{cast, lit, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
-use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
+use crate::numeric::{div_scale_udf, div_udf};
 
 /// Output columns of a node whose display scale varies per row, and the
 /// expression (over that node's output) that gives it.
@@ -37,49 +37,6 @@ pub(super) fn dynamic(e: &Expr, comps: &Companions) -> bool {
         if is_div_call(x) || matches!(x, Expr::Column(c) if comps.contains_key(c)) {
             found = true;
             return Ok(TreeNodeRecursion::Stop);
-        }
-        Ok(TreeNodeRecursion::Continue)
-    });
-    found
-}
-
-pub(super) fn plan_has_quotients(p: &LogicalPlan) -> bool {
-    let mut found = false;
-    let _ = p.apply_with_subqueries(|n| {
-        let _ = n.apply_expressions(|e| {
-            if dynamic(e, &Companions::new()) || is_numeric_avg_call(e, n) {
-                found = true;
-                return Ok(TreeNodeRecursion::Stop);
-            }
-            Ok(TreeNodeRecursion::Continue)
-        });
-        Ok(if found {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
-    });
-    found
-}
-
-pub(super) fn is_numeric_avg_call(e: &Expr, n: &LogicalPlan) -> bool {
-    let mut found = false;
-    let inputs = n.inputs();
-    let Some(input) = inputs.first() else {
-        return false;
-    };
-    let _ = e.apply(|x| {
-        if let Expr::AggregateFunction(AggregateFunction { func, params }) = x {
-            if func.name() == "avg"
-                && params
-                    .args
-                    .first()
-                    .and_then(|a| a.get_type(input.schema()).ok())
-                    .is_some_and(|t| numeric_avg(&t))
-            {
-                found = true;
-                return Ok(TreeNodeRecursion::Stop);
-            }
         }
         Ok(TreeNodeRecursion::Continue)
     });

@@ -45,8 +45,7 @@ mod exprs;
 
 use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
 use exprs::{
-    decimal_scale, divisions, dynamic, node_divisions, output_columns, plan_has_quotients, refuse,
-    scale_of, Companions,
+    decimal_scale, divisions, dynamic, node_divisions, output_columns, refuse, scale_of, Companions,
 };
 
 /// The prefix of the root's companion columns; `_<k>` names the output
@@ -59,6 +58,8 @@ const COMPANION: &str = "__pg_dscale_";
 pub struct PgNumeric;
 struct Pass {
     next: usize,
+    /// Subqueries whose result is a quotient: its scale cannot leave them.
+    quotient_subqueries: Vec<Arc<LogicalPlan>>,
 }
 
 /// An avg to rewrite: the position of its output column, the argument's
@@ -103,8 +104,14 @@ impl Pass {
         input: LogicalPlan,
         splits: &[AvgSplit],
         mut comps: Companions,
-        carry: Vec<Expr>,
     ) -> Result<(LogicalPlan, Companions)> {
+        // Companions of `input` not among `original`'s fields (a window's
+        // input companions are; an aggregate's own sums' are not).
+        let carried: Vec<Expr> = comps
+            .values()
+            .filter(|c| matches!(c, Expr::Column(k) if !original.has_column(k)))
+            .cloned()
+            .collect();
         let mut exprs = vec![];
         let mut extra = vec![];
         for (i, (q, f)) in original.iter().enumerate() {
@@ -137,9 +144,7 @@ impl Pass {
                 Expr::Column(Column::new_unqualified(name)),
             );
         }
-        // (A window's input companions are among `original`'s fields; an
-        // aggregate's own are carried.)
-        exprs.extend(carry);
+        exprs.extend(carried);
         exprs.extend(extra);
         let p = Projection::try_new(exprs, Arc::new(input))?;
         Ok((LogicalPlan::Projection(p), comps))
@@ -163,7 +168,7 @@ impl Pass {
             plan.recompute_schema()?
         };
         // Subqueries: their values are PostgreSQL's; their scales do not
-        // leave them (a scalar subquery's is refused in `scale_of`).
+        // leave them (a scalar subquery's is refused as a result column).
         let plan = plan
             .map_subqueries(|s| {
                 let LogicalPlan::Subquery(mut sq) = s else {
@@ -173,12 +178,16 @@ impl Pass {
                 let columns = output_columns(inner.schema());
                 let (inner, comps) = self.plan(inner)?;
                 // Companions are dropped: a subquery's columns are its own.
-                let inner = if comps.is_empty() {
-                    inner
+                sq.subquery = if comps.is_empty() {
+                    Arc::new(inner)
                 } else {
-                    LogicalPlan::Projection(Projection::try_new(columns, Arc::new(inner))?)
+                    let p = Arc::new(LogicalPlan::Projection(Projection::try_new(
+                        columns,
+                        Arc::new(inner),
+                    )?));
+                    self.quotient_subqueries.push(p.clone());
+                    p
                 };
-                sq.subquery = Arc::new(inner);
                 Ok(Transformed::yes(LogicalPlan::Subquery(sq)))
             })?
             .data;
@@ -193,10 +202,18 @@ impl Pass {
                 let mut comps = Companions::new();
                 let mut extra = vec![];
                 for (i, e) in p.expr.iter().enumerate() {
-                    if let Expr::ScalarSubquery(sq) = e.clone().unalias() {
-                        if plan_has_quotients(&sq.subquery) {
-                            return Err(refuse("a scalar subquery"));
+                    let mut quotient_subquery = false;
+                    e.apply(|x| {
+                        if let Expr::ScalarSubquery(sq) = x {
+                            quotient_subquery |= self
+                                .quotient_subqueries
+                                .iter()
+                                .any(|q| Arc::ptr_eq(q, &sq.subquery));
                         }
+                        Ok(TreeNodeRecursion::Continue)
+                    })?;
+                    if quotient_subquery {
+                        return Err(refuse("a scalar subquery"));
                     }
                     if let Some(s) = scale_of(e, &schema, &merged)? {
                         let name = self.companion_name();
@@ -354,8 +371,7 @@ impl Pass {
             return Ok((LogicalPlan::Aggregate(node), carried));
         }
         let node = LogicalPlan::Aggregate(Aggregate::try_new(a.input, group_expr, aggr)?);
-        let carry: Vec<Expr> = carried.values().cloned().collect();
-        self.unsplit(&original, node, &splits, carried, carry)
+        self.unsplit(&original, node, &splits, carried)
     }
 
     fn window(&mut self, w: Window, below: Companions) -> Result<(LogicalPlan, Companions)> {
@@ -415,7 +431,7 @@ impl Pass {
         if splits.is_empty() {
             return Ok((node, below));
         }
-        self.unsplit(&original, node, &splits, below, vec![])
+        self.unsplit(&original, node, &splits, below)
     }
 }
 
@@ -426,7 +442,11 @@ impl AnalyzerRule for PgNumeric {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         let original = plan.schema().clone();
-        let (plan, comps) = Pass { next: 0 }.plan(plan)?;
+        let (plan, comps) = Pass {
+            next: 0,
+            quotient_subqueries: vec![],
+        }
+        .plan(plan)?;
         let exprs = output_columns(&original);
         let mut extra = vec![];
         for (k, (q, f)) in original.iter().enumerate() {

@@ -139,6 +139,16 @@ pub async fn logical_plan(ctx: &SessionContext, stmt: &Statement) -> Result<Logi
 /// Parameter types (by position) and result columns (name, wire type).
 pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
 
+/// A result column's wire type: its Arrow type's, or bpchar for a
+/// `char(n)` column shown as it is.
+fn wire_type(f: &datafusion::arrow::datatypes::Field) -> Type {
+    if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
+        Type::BPCHAR
+    } else {
+        arrow_to_pg(f.data_type())
+    }
+}
+
 /// The result columns' wire types as the statement runs: from the plan
 /// after the analyzer rules (PostgreSQL's types: `date + interval` is a
 /// timestamp), without the hidden scale columns; `None` where the plan
@@ -158,13 +168,7 @@ pub fn analyzed_types(ctx: &SessionContext, plan: &LogicalPlan) -> Option<Vec<Ty
             .fields()
             .iter()
             .filter(|f| !f.name().starts_with(crate::dscale::OUTPUT_SCALE))
-            .map(|f| {
-                if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
-                    Type::BPCHAR
-                } else {
-                    arrow_to_pg(f.data_type())
-                }
-            })
+            .map(|f| wire_type(f))
             .collect(),
     )
 }
@@ -189,14 +193,7 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
             .schema()
             .fields()
             .iter()
-            .map(|f| {
-                let ty = if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
-                    Type::BPCHAR
-                } else {
-                    arrow_to_pg(f.data_type())
-                };
-                (f.name().clone(), ty)
-            })
+            .map(|f| (f.name().clone(), wire_type(f)))
             .collect(),
     };
     Ok((out, fields))
