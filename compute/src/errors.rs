@@ -64,6 +64,11 @@ fn pg_type_name(arrow: &str) -> Option<&'static str> {
 /// timestamp whose fields are out of range, 22007 for one that is not a
 /// date at all, 22P02 for other types.
 fn cast_error(m: &str) -> Error {
+    if m.contains("Overflowing on") || m.contains("too large to store in a Decimal") {
+        return Error::NumericOutOfRange {
+            message: "numeric field overflow".into(),
+        };
+    }
     if m.contains("Can't cast value") || m.contains("out of range") {
         return Error::NumericOutOfRange {
             message: if m.contains("Int16") {
@@ -136,6 +141,11 @@ fn map_df_root(e: &DataFusionError) -> Error {
             ArrowError::DivideByZero => Error::DivisionByZero,
             ArrowError::ArithmeticOverflow(m) => Error::NumericOutOfRange { message: m.clone() },
             ArrowError::CastError(m) => cast_error(m),
+            ArrowError::InvalidArgumentError(m)
+                if m.contains("too large to store in a Decimal") =>
+            {
+                cast_error(m)
+            }
             // Arrow's compute kernels report overflow as a ComputeError
             // with no variant of its own.
             ArrowError::ComputeError(m) if m.contains("overflow") => {
@@ -182,6 +192,33 @@ fn plan_error(m: String) -> Error {
         // as a feature rather than reported as not existing.
         let name = m.split('\'').nth(1).unwrap_or("this function").to_string();
         return Error::unsupported(format!("function {name}()"));
+    }
+    if let Some(rest) = m.split("Order by column out of bounds, specified: ").nth(1) {
+        let n = rest.split(',').next().unwrap_or(rest);
+        return Error::Sql {
+            state: SqlState("42P10"),
+            message: format!("ORDER BY position {n} is not in select list"),
+        };
+    }
+    if m.contains("Order by index starts at 1") {
+        return Error::Sql {
+            state: SqlState("42P10"),
+            message: "ORDER BY position 0 is not in select list".into(),
+        };
+    }
+    if let Some(col) = m
+        .split("must appear in the GROUP BY clause")
+        .next()
+        .filter(|_| m.contains("must appear in the GROUP BY clause"))
+        .and_then(|head| head.rsplit("column \"").next())
+    {
+        let col = col.trim_end_matches([' ', '"']);
+        return Error::Sql {
+            state: SqlState("42803"),
+            message: format!(
+                "column \"{col}\" must appear in the GROUP BY clause or be used in an aggregate function"
+            ),
+        };
     }
     if m.contains("Cannot infer common argument type")
         || m.contains("Cannot coerce")

@@ -58,6 +58,80 @@ fn numeric_literal(text: &str) -> Result<ScalarValue> {
     ))
 }
 
+/// PostgreSQL's float-to-numeric cast: the float's 15 significant digits
+/// (`702.005`, not the binary value's `702.00499999999999545`), held at
+/// 15 places.
+pub fn float_to_numeric(e: Expr) -> Expr {
+    static F: std::sync::LazyLock<Arc<ScalarUDF>> = std::sync::LazyLock::new(|| {
+        Arc::new(create_udf(
+            "pg_float8_numeric",
+            vec![DataType::Float64],
+            DataType::Decimal128(38, 15),
+            Volatility::Immutable,
+            Arc::new(|args: &[ColumnarValue]| -> Result<ColumnarValue> {
+                let a = ColumnarValue::values_to_arrays(args)?;
+                let f = a[0].as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+                let mut b = datafusion::arrow::array::Decimal128Builder::with_capacity(f.len());
+                for v in f.iter() {
+                    let Some(v) = v else {
+                        b.append_null();
+                        continue;
+                    };
+                    if !v.is_finite() {
+                        return Err(unsupported("numeric NaN and Infinity"));
+                    }
+                    let d = rust_decimal::Decimal::from_scientific(&format!("{v:.14e}"))
+                        .ok()
+                        .and_then(|mut d| {
+                            d.rescale(15);
+                            (d.scale() == 15).then(|| d.mantissa())
+                        })
+                        .filter(|m| m.unsigned_abs() < 10u128.pow(38))
+                        .ok_or_else(|| unsupported("a float this large cast to numeric"))?;
+                    b.append_value(d);
+                }
+                Ok(ColumnarValue::Array(Arc::new(
+                    b.finish().with_precision_and_scale(38, 15)?,
+                )))
+            }),
+        ))
+    });
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        F.clone(),
+        vec![Expr::Cast(Cast::new(Box::new(e), DataType::Float64))],
+    ))
+}
+
+/// PostgreSQL's range check of float input: `'1e400'::float8` is an
+/// error (22003), where Arrow reads Infinity.
+fn check_float_text(t: &str, to: &DataType) -> Result<()> {
+    let v = t.trim();
+    let Ok(f) = v.parse::<f64>() else {
+        return Ok(());
+    };
+    let written_inf = v
+        .trim_start_matches(['+', '-'])
+        .to_ascii_lowercase()
+        .starts_with("inf");
+    let overflows = match to {
+        DataType::Float32 => (f as f32).is_infinite(),
+        _ => f.is_infinite(),
+    };
+    if overflows && !written_inf {
+        let ty = if *to == DataType::Float32 {
+            "real"
+        } else {
+            "double precision"
+        };
+        return Err(DataFusionError::External(Box::new(
+            common::Error::NumericOutOfRange {
+                message: format!("\"{v}\" is out of range for type {ty}"),
+            },
+        )));
+    }
+    Ok(())
+}
+
 fn timestamp_text_udf() -> ScalarUDF {
     let f = Arc::new(|args: &[ColumnarValue]| -> Result<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(args)?;
@@ -136,6 +210,13 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 let to = match expr.get_type(schema)? {
                     t if t.is_integer() => DataType::Decimal128(38, 0),
                     DataType::Decimal128(_, s) => DataType::Decimal128(38, s),
+                    // PostgreSQL keeps 15 significant digits, a scale
+                    // per value.
+                    DataType::Float64 | DataType::Float32 => {
+                        return Err(unsupported(
+                            "a cast of double precision to numeric without a scale",
+                        ))
+                    }
                     _ => return Ok(Transformed::no(e)),
                 };
                 return Ok(Transformed::yes(Expr::Cast(Cast::new(expr.clone(), to))));
@@ -153,6 +234,23 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 } else {
                     Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
                 }));
+            }
+            Expr::Cast(Cast { expr, field })
+                if matches!(field.data_type(), DataType::Float64 | DataType::Float32) =>
+            {
+                if let Some(t) = literal_text(expr) {
+                    check_float_text(t, field.data_type())?;
+                }
+            }
+            Expr::Cast(Cast { expr, field })
+                if matches!(field.data_type(), DataType::Interval(_)) =>
+            {
+                if let Some(v) = literal_text(expr).and_then(crate::pgtext::interval_in) {
+                    return Ok(Transformed::yes(Expr::Literal(
+                        ScalarValue::IntervalMonthDayNano(Some(v)),
+                        None,
+                    )));
+                }
             }
             Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {
                 if let DataType::Decimal128(p, s) = f.args[0].get_type(schema)? {

@@ -180,3 +180,167 @@ mod tests {
         }
     }
 }
+
+/// PostgreSQL's text of an array (`array_out`): `{1,2,NULL}`, an element
+/// double-quoted when it is empty, reads as NULL, or holds a space or one
+/// of `{},"\` (with `"` and `\` escaped). `quote` is false for elements
+/// that are arrays themselves (`{{1,2},{3,4}}`).
+pub fn array_text(elems: impl Iterator<Item = Option<String>>, quote: bool) -> String {
+    let mut out = String::from("{");
+    for (i, e) in elems.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let Some(e) = e else {
+            out.push_str("NULL");
+            continue;
+        };
+        let needs = quote
+            && (e.is_empty()
+                || e.eq_ignore_ascii_case("NULL")
+                || e.chars()
+                    .any(|c| "{},\"\\".contains(c) || c.is_ascii_whitespace() || c == '\x0b'));
+        if !needs {
+            out.push_str(&e);
+            continue;
+        }
+        out.push('"');
+        for c in e.chars() {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out.push('"');
+    }
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod array_tests {
+    use super::array_text;
+
+    #[test]
+    fn arrays_print_as_postgres() {
+        let t = |v: &[Option<&str>]| array_text(v.iter().map(|e| e.map(String::from)), true);
+        assert_eq!(t(&[Some("1"), Some("2"), None]), "{1,2,NULL}");
+        assert_eq!(t(&[Some("a"), Some(""), Some("null")]), "{a,\"\",\"null\"}");
+        assert_eq!(
+            t(&[Some("a b"), Some("x,y"), Some("q\"\\")]),
+            "{\"a b\",\"x,y\",\"q\\\"\\\\\"}"
+        );
+        assert_eq!(t(&[]), "{}");
+        assert_eq!(
+            array_text(
+                ["{1,2}", "{3,4}"].iter().map(|e| Some(e.to_string())),
+                false
+            ),
+            "{{1,2},{3,4}}"
+        );
+    }
+}
+
+/// PostgreSQL's interval input for text with a time of day
+/// (`'00:30:00'`, `'1 day 02:03:04.5'`, `'-1:30'`, `'2 mons 3 days 04:05'`),
+/// which DataFusion does not read. `None` for other text (DataFusion
+/// reads `'1 day'`, `'2 hours'` as PostgreSQL does) and for anything not
+/// understood.
+pub fn interval_in(s: &str) -> Option<datafusion::arrow::datatypes::IntervalMonthDayNano> {
+    let tokens: Vec<&str> = s.split_whitespace().collect();
+    if !tokens.iter().any(|t| t.contains(':')) {
+        return None;
+    }
+    let (mut months, mut days, mut nanos) = (0i64, 0i64, 0i64);
+    let mut i = 0;
+    let mut ago = false;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t.contains(':') {
+            nanos = nanos.checked_add(time_nanos(t)?)?;
+            i += 1;
+            continue;
+        }
+        if t.eq_ignore_ascii_case("ago") && i + 1 == tokens.len() {
+            ago = true;
+            i += 1;
+            continue;
+        }
+        let n: i64 = t.parse().ok()?;
+        let unit = tokens.get(i + 1)?.to_ascii_lowercase();
+        let unit = unit.trim_end_matches('s');
+        match unit {
+            "year" | "yr" | "y" => months = months.checked_add(n.checked_mul(12)?)?,
+            "mon" | "month" => months = months.checked_add(n)?,
+            "week" | "w" => days = days.checked_add(n.checked_mul(7)?)?,
+            "day" | "d" => days = days.checked_add(n)?,
+            "hour" | "hr" | "h" => nanos = nanos.checked_add(n.checked_mul(3_600_000_000_000)?)?,
+            "minute" | "min" | "m" => nanos = nanos.checked_add(n.checked_mul(60_000_000_000)?)?,
+            "second" | "sec" => nanos = nanos.checked_add(n.checked_mul(1_000_000_000)?)?,
+            _ => return None,
+        }
+        i += 2;
+    }
+    if ago {
+        (months, days, nanos) = (-months, -days, -nanos);
+    }
+    Some(datafusion::arrow::datatypes::IntervalMonthDayNano {
+        months: i32::try_from(months).ok()?,
+        days: i32::try_from(days).ok()?,
+        nanoseconds: nanos,
+    })
+}
+
+/// `[+-]H:M[:S[.f]]` in nanoseconds (microsecond precision, as
+/// PostgreSQL keeps).
+fn time_nanos(t: &str) -> Option<i64> {
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let parts: Vec<&str> = t.split(':').collect();
+    if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    let h: i64 = parts[0].parse().ok()?;
+    let m: i64 = parts.get(1)?.parse().ok()?;
+    if !(0..60).contains(&m) {
+        return None;
+    }
+    let (sec, frac) = match parts.get(2) {
+        None => (0, 0),
+        Some(s) => {
+            let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+            let sec: i64 = whole.parse().ok()?;
+            if !(0..60).contains(&sec) || !frac.chars().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let mut digits: String = frac.chars().take(6).collect();
+            while digits.len() < 6 {
+                digits.push('0');
+            }
+            (sec, digits.parse::<i64>().ok()? * 1000)
+        }
+    };
+    let v = h
+        .checked_mul(3_600_000_000_000)?
+        .checked_add(m * 60_000_000_000 + sec * 1_000_000_000 + frac)?;
+    Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::interval_in;
+
+    #[test]
+    fn interval_text_with_a_time_reads_as_postgres() {
+        let v = interval_in("00:30:00").unwrap();
+        assert_eq!((v.months, v.days, v.nanoseconds), (0, 0, 1_800_000_000_000));
+        let v = interval_in("1 day 02:03:04.5").unwrap();
+        assert_eq!((v.days, v.nanoseconds), (1, 7_384_500_000_000));
+        let v = interval_in("-1:30").unwrap();
+        assert_eq!(v.nanoseconds, -5_400_000_000_000);
+        assert!(interval_in("1 day").is_none());
+        assert!(interval_in("1 fortnight 00:10").is_none());
+    }
+}

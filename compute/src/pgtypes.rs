@@ -85,7 +85,32 @@ pub fn arrow_to_pg(t: &DataType) -> Type {
         DataType::Timestamp(_, None) => Type::TIMESTAMP,
         DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            array_of(&arrow_to_pg(f.data_type()))
+        }
         _ => Type::TEXT,
+    }
+}
+
+/// The array type of an element type (`int4` -> `_int4`).
+fn array_of(t: &Type) -> Type {
+    match *t {
+        Type::INT2 => Type::INT2_ARRAY,
+        Type::INT4 => Type::INT4_ARRAY,
+        Type::INT8 => Type::INT8_ARRAY,
+        Type::FLOAT4 => Type::FLOAT4_ARRAY,
+        Type::FLOAT8 => Type::FLOAT8_ARRAY,
+        Type::NUMERIC => Type::NUMERIC_ARRAY,
+        Type::BOOL => Type::BOOL_ARRAY,
+        Type::VARCHAR => Type::VARCHAR_ARRAY,
+        Type::BPCHAR => Type::BPCHAR_ARRAY,
+        Type::DATE => Type::DATE_ARRAY,
+        Type::TIME => Type::TIME_ARRAY,
+        Type::TIMESTAMP => Type::TIMESTAMP_ARRAY,
+        Type::TIMESTAMPTZ => Type::TIMESTAMPTZ_ARRAY,
+        Type::INTERVAL => Type::INTERVAL_ARRAY,
+        Type::BYTEA => Type::BYTEA_ARRAY,
+        _ => Type::TEXT_ARRAY,
     }
 }
 
@@ -276,6 +301,17 @@ pub fn encode_arrow(
                 Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
             }
         }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+            if fmt == FieldFormat::Text =>
+        {
+            // pgwire would quote the whole text as one array element.
+            enc.encode_field_with_type_and_format(&arrow_text(col, row), &Type::TEXT, fmt, &opts)
+        }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
+            Err(pgwire::error::PgWireError::ApiError(
+                "arrays are sent in text format only; ask for text results".into(),
+            ))
+        }
         DataType::Time64(unit) => {
             use datafusion::arrow::datatypes::{Time64MicrosecondType, Time64NanosecondType};
             let micros = match unit {
@@ -386,6 +422,18 @@ pub fn arrow_text(col: &ArrayRef, row: usize) -> Option<String> {
             float_text(v as f64, true)
         }
         DataType::Interval(_) | DataType::Duration(_) => interval_of(col, row).unwrap_or_default(),
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
+            let elems = match col.data_type() {
+                DataType::List(_) => col.as_list::<i32>().value(row),
+                DataType::LargeList(_) => col.as_list::<i64>().value(row),
+                _ => col.as_fixed_size_list().value(row),
+            };
+            let nested = matches!(
+                elems.data_type(),
+                DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+            );
+            crate::pgtext::array_text((0..elems.len()).map(|i| arrow_text(&elems, i)), !nested)
+        }
         DataType::Timestamp(TimeUnit::Microsecond, tz) => {
             let micros = col
                 .as_any()

@@ -320,6 +320,67 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 ScalarFunction::new_udf(BYTEA.clone(), vec![(**expr).clone()]),
             )))
         }
+        // PostgreSQL has no round(double precision, integer).
+        Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 2 => {
+            let arg = &f.args[0];
+            // round(x::numeric, n) of a float: the cast as PostgreSQL's
+            // (15 significant digits), whose places round fixes.
+            if let Expr::Cast(c) = arg {
+                if matches!(c.expr.get_type(schema), Ok(DataType::Float64 | DataType::Float32))
+                    && matches!(c.field.data_type(), DataType::Decimal128(38, 10))
+                {
+                    let mut args = f.args.clone();
+                    args[0] = crate::pgcasts::float_to_numeric((*c.expr).clone());
+                    return Ok(Transformed::yes(Expr::ScalarFunction(
+                        ScalarFunction::new_udf(f.func.clone(), args),
+                    )));
+                }
+            }
+            let from_int = matches!(arg, Expr::Cast(c) if c.expr.get_type(schema).is_ok_and(|t| t.is_integer()));
+            match arg.get_type(schema) {
+                Ok(DataType::Float64 | DataType::Float32) if from_int => Err(
+                    DataFusionError::External(Box::new(common::Error::unsupported(
+                        "round(integer, integer)",
+                    ))),
+                ),
+                Ok(DataType::Float64 | DataType::Float32) => Err(DataFusionError::External(
+                    Box::new(common::Error::UndefinedFunction {
+                        message: "function round(double precision, integer) does not exist"
+                            .into(),
+                    }),
+                )),
+                _ => Ok(Transformed::no(e)),
+            }
+        }
+        // concat prints a boolean as PostgreSQL's output function does
+        // (`t`), where a cast to text would say `true`.
+        Expr::ScalarFunction(f) if matches!(f.func.name(), "concat" | "concat_ws") => {
+            let mut changed = false;
+            let args = f
+                .args
+                .iter()
+                .map(|a| {
+                    let inner = match a {
+                        Expr::Cast(c) => &c.expr,
+                        other => other,
+                    };
+                    if inner.get_type(schema).ok() != Some(DataType::Boolean) {
+                        return Ok(a.clone());
+                    }
+                    changed = true;
+                    let b = inner.clone();
+                    datafusion::logical_expr::when(b.clone(), datafusion::prelude::lit("t"))
+                        .when(datafusion::prelude::not(b), datafusion::prelude::lit("f"))
+                        .end()
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if !changed {
+                return Ok(Transformed::no(e));
+            }
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(f.func.clone(), args),
+            )))
+        }
         Expr::ScalarFunction(f)
             if matches!(f.func.name(), "floor" | "ceil") && f.args.len() == 1 =>
         {

@@ -9,6 +9,9 @@ use datafusion::arrow::datatypes::{DataType, TimeUnit};
 /// The Arrow precision and scale of `numeric(precision, scale)`: Arrow's
 /// Decimal128 holds 38 digits; wider (and unconstrained) numerics are
 /// read as (38, 18).
+/// Arrow field metadata of a `char(n)` column: its width `n`.
+pub const BPCHAR_WIDTH: &str = "tessera.bpchar";
+
 pub fn decimal_params(precision: u8, scale: u8) -> (u8, u8) {
     if precision > 38 {
         (38, 18)

@@ -4,7 +4,7 @@
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DFSchema, ScalarValue};
-use datafusion::logical_expr::{Expr, ExprSchemable};
+use datafusion::logical_expr::{Expr, ExprSchemable, Operator};
 use storage_adapter::quote_str;
 
 /// Renders a DataFusion literal as MariaDB SQL, when it means the same.
@@ -58,7 +58,22 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
             {
                 return None;
             }
-            format!("({} {} {})", r(&b.left)?, op.sql(), r(&b.right)?)
+            let (mut l, mut rt) = (r(&b.left)?, r(&b.right)?);
+            if matches!(
+                b.op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::Lt
+                    | Operator::LtEq
+                    | Operator::Gt
+                    | Operator::GtEq
+                    | Operator::IsDistinctFrom
+                    | Operator::IsNotDistinctFrom
+            ) {
+                l = compared_as_text(l, &b.left, input, &b.right, input);
+                rt = compared_as_text(rt, &b.right, input, &b.left, input);
+            }
+            format!("({l} {} {rt})", op.sql())
         }
         Expr::Not(x) => format!("(NOT {})", r(x)?),
         Expr::IsNull(x) => format!("({} IS NULL)", r(x)?),
@@ -167,6 +182,41 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// `sql`, the rendering of `e`, as compared with `other`: a char(n)
+/// column (PAD SPACE on the shard) compared with text (NO PAD) compares
+/// as text, as PostgreSQL casts bpchar to text; MariaDB refuses the mix
+/// of collations otherwise. A literal stays a bpchar comparison.
+pub fn compared_as_text(
+    sql: String,
+    e: &Expr,
+    schema: &DFSchema,
+    other: &Expr,
+    other_schema: &DFSchema,
+) -> String {
+    let text = matches!(
+        other.get_type(other_schema),
+        Ok(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
+    );
+    if is_bpchar(e, schema)
+        && !is_bpchar(other, other_schema)
+        && text
+        && !matches!(other, Expr::Literal(..))
+    {
+        format!("({sql} COLLATE utf8mb4_nopad_bin)")
+    } else {
+        sql
+    }
+}
+
+/// Whether `e` is a char(n) column (see `arrow_types::BPCHAR_WIDTH`).
+fn is_bpchar(e: &Expr, input: &DFSchema) -> bool {
+    let Expr::Column(c) = e else {
+        return false;
+    };
+    datafusion::common::ExprSchema::field_from_column(input, c)
+        .is_ok_and(|f| f.metadata().contains_key(crate::arrow_types::BPCHAR_WIDTH))
 }
 
 fn int_width(t: &DataType) -> Option<u8> {

@@ -29,8 +29,7 @@ use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
 
-/// Arrow field metadata of a `char(n)` column: its width `n`.
-pub const BPCHAR_WIDTH: &str = "tessera.bpchar";
+pub use crate::arrow_types::BPCHAR_WIDTH;
 
 /// What the shard scans of one execution run with: the session's shard
 /// access (autocommit or its transaction's branches, read when a partition
@@ -76,7 +75,12 @@ pub fn table_schema(def: &TableDef) -> SchemaRef {
         def.columns
             .iter()
             .map(|c| {
-                let f = Field::new(&c.name, arrow_type(&c.ty), !c.not_null);
+                // Every column is declared nullable, NOT NULL ones too:
+                // DataFusion keeps a column's non-nullability through
+                // plans where it becomes NULL (a scalar subquery that
+                // finds no row), and then fails the batch.
+                let _ = c.not_null;
+                let f = Field::new(&c.name, arrow_type(&c.ty), true);
                 match c.ty {
                     // char(n) values travel without their trailing blanks
                     // (bpchar comparisons ignore them); the width rides

@@ -266,7 +266,12 @@ async fn real_main(a: Args) -> Result<(), String> {
             let listed = known.contains(&sql);
             match (verdict, listed) {
                 ("same", false) => counts.same += 1,
-                ("refused", false) => counts.refused += 1,
+                ("refused", false) => {
+                    counts.refused += 1;
+                    if a.verbose {
+                        println!("refused [{name}] {sql}");
+                    }
+                }
                 ("wrong", true) => {
                     counts.known += 1;
                     println!("known difference [{name}] {sql}\n    postgres: {}\n    tessera {got_shown}", want.short());

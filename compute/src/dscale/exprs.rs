@@ -138,6 +138,34 @@ pub(super) fn divisions(
         let Expr::BinaryExpr(b) = &x else {
             return Ok(Transformed::no(x));
         };
+        // A comparison with a quotient (now stored at 20 places) compares
+        // at one decimal type, as type coercion made it before.
+        if matches!(
+            b.op,
+            Operator::Eq
+                | Operator::NotEq
+                | Operator::Lt
+                | Operator::LtEq
+                | Operator::Gt
+                | Operator::GtEq
+                | Operator::IsDistinctFrom
+                | Operator::IsNotDistinctFrom
+        ) {
+            let (lt, rt) = (b.left.get_type(schema)?, b.right.get_type(schema)?);
+            if let (DataType::Decimal128(_, ls), DataType::Decimal128(_, rs)) = (&lt, &rt) {
+                if lt != rt {
+                    let to = DataType::Decimal128(38, (*ls).max(*rs));
+                    return Ok(Transformed::yes(Expr::BinaryExpr(
+                        datafusion::logical_expr::BinaryExpr::new(
+                            Box::new(cast((*b.left).clone(), to.clone())),
+                            b.op,
+                            Box::new(cast((*b.right).clone(), to)),
+                        ),
+                    )));
+                }
+            }
+            return Ok(Transformed::no(x));
+        }
         if b.op != Operator::Divide || !matches!(x.get_type(schema)?, DataType::Decimal128(..)) {
             return Ok(Transformed::no(x));
         }

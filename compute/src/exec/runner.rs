@@ -221,7 +221,9 @@ impl Session {
         schema: &str,
         stmt: &Statement,
     ) -> Option<(Arc<Prepared>, Vec<Datum>)> {
-        if self.failed {
+        // A constant PostgreSQL refuses (LIMIT -1) must not become a
+        // parameter: planned with its literals, the statement fails.
+        if self.failed || crate::plan::pgsyntax::check(stmt).is_err() {
             return None;
         }
         let (shape, lits) = crate::literals::parameterize(stmt)?;

@@ -5,8 +5,11 @@
 //! name, `exists`; `?column?` for operators and constants. DataFusion names
 //! columns after whole expressions (`count(*)`, `CAST(x AS Int32)`).
 
+use std::ops::ControlFlow;
+
 use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType, Expr, Query, SelectItem, SetExpr, Statement, Value,
+    CastKind, DataType, Expr, Ident, Query, SelectItem, SetExpr, Statement, TableAlias,
+    TableAliasColumnDef, TableFactor, Value, VisitMut, VisitorMut,
 };
 
 use shard_router::route::normalize_ident;
@@ -21,8 +24,16 @@ pub fn pg_column_names(stmt: &Statement) -> Option<Vec<String>> {
 }
 
 fn query_names(q: &Query) -> Option<Vec<String>> {
-    let SetExpr::Select(sel) = q.body.as_ref() else {
-        return None;
+    set_expr_names(q.body.as_ref())
+}
+
+/// A set operation's columns are named after its leftmost SELECT's.
+fn set_expr_names(body: &SetExpr) -> Option<Vec<String>> {
+    let sel = match body {
+        SetExpr::Select(sel) => sel,
+        SetExpr::SetOperation { left, .. } => return set_expr_names(left),
+        SetExpr::Query(q) => return query_names(q),
+        _ => return None,
     };
     sel.projection
         .iter()
@@ -77,6 +88,59 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     Some(Statement::Query(q))
 }
 
+/// Set-returning functions in FROM named as PostgreSQL names them: the
+/// column of `generate_series(1, 5)` is `generate_series`, and of
+/// `generate_series(1, 5) g` is `g` (a scalar function's alias names its
+/// column too), where DataFusion calls it `value`. Returns whether
+/// anything changed.
+pub fn name_table_functions(stmt: &mut Statement) -> bool {
+    struct Namer(bool);
+    impl VisitorMut for Namer {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &mut TableFactor) -> ControlFlow<()> {
+            let (func, alias) = match f {
+                TableFactor::Table {
+                    name,
+                    args: Some(_),
+                    alias,
+                    ..
+                } => {
+                    let parts = crate::plan::object_parts(name);
+                    if parts.last().map(String::as_str) != Some("generate_series") {
+                        return ControlFlow::Continue(());
+                    }
+                    ("generate_series", alias)
+                }
+                TableFactor::UNNEST {
+                    alias,
+                    array_exprs,
+                    with_offset: false,
+                    with_ordinality: false,
+                    ..
+                } if array_exprs.len() == 1 => ("unnest", alias),
+                _ => return ControlFlow::Continue(()),
+            };
+            let alias = alias.get_or_insert_with(|| TableAlias {
+                explicit: true,
+                name: Ident::with_quote('"', func),
+                columns: vec![],
+                at: None,
+            });
+            if alias.columns.is_empty() {
+                alias.columns.push(TableAliasColumnDef {
+                    name: alias.name.clone(),
+                    data_type: None,
+                });
+                self.0 = true;
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut namer = Namer(false);
+    let _ = stmt.visit(&mut namer);
+    namer.0
+}
+
 /// PostgreSQL's name of one expression, if it has one.
 fn name_of(e: &Expr) -> Option<String> {
     Some(match e {
@@ -109,7 +173,7 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::Interval(_) => "interval".into(),
         Expr::Case { .. } => "case".into(),
         Expr::Trim { .. } => "btrim".into(),
-        Expr::Substring { .. } => "substring".into(),
+        Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
         Expr::Position { .. } => "position".into(),
         Expr::Extract { .. } => "extract".into(),
         Expr::Ceil { .. } => "ceil".into(),
@@ -118,6 +182,8 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::Exists { .. } => "exists".into(),
         Expr::Subquery(q) => return query_names(q)?.into_iter().next(),
         Expr::Array(_) => "array".into(),
+        // `arr[1]` is named after `arr`, `(ARRAY[1, 2])[1]` "array".
+        Expr::CompoundFieldAccess { root, .. } => return name_of(root),
         _ => return None,
     })
 }
@@ -158,6 +224,11 @@ fn type_name(t: &DataType) -> Option<String> {
             DataType::Varchar(_) | DataType::CharacterVarying(_) => "varchar",
             DataType::Char(_) | DataType::Character(_) => "bpchar",
             DataType::Date => "date",
+            DataType::Time(_, tz) => match tz {
+                datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone
+                | datafusion::sql::sqlparser::ast::TimezoneInfo::Tz => "timetz",
+                _ => "time",
+            },
             DataType::Timestamp(_, tz) => match tz {
                 datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone
                 | datafusion::sql::sqlparser::ast::TimezoneInfo::Tz => "timestamptz",
@@ -216,6 +287,9 @@ mod tests {
         );
         assert_eq!(n("SELECT x AS \"Mixed\", y AS z FROM t"), "Mixed,z");
         assert_eq!(names("SELECT * FROM t"), None);
+        assert_eq!(n("SELECT 1 UNION SELECT 2 AS b"), "?column?");
+        assert_eq!(n("(SELECT a FROM t) UNION ALL SELECT NULL::int"), "a");
+        assert_eq!(n("SELECT substr(x, 2), '1:00'::time FROM t"), "substr,time");
     }
 
     #[test]

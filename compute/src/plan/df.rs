@@ -105,6 +105,10 @@ pub fn context_for(
     ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
         crate::numeric::PgAvg::default(),
     ));
+    crate::pgfuncs::register(&ctx);
+    ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
+        crate::onerow::OneRow::default(),
+    ));
     const_udf(
         &ctx,
         "version",

@@ -14,6 +14,7 @@ pub mod dml;
 mod fuzz;
 #[cfg(test)]
 mod golden;
+pub mod pgsyntax;
 pub mod prepare;
 pub mod query;
 

@@ -71,6 +71,7 @@ pub async fn plan_statement_sized(
     client_types: &[Option<Type>],
     heavy: bool,
 ) -> Result<Plan> {
+    super::pgsyntax::check(stmt)?;
     let schema = scope.schema.as_str();
     let catalog = router.ensure_fresh().await?;
     let planner = Planner {
@@ -98,7 +99,7 @@ pub async fn plan_statement_sized(
     };
     // DataFusion plans the statement with duplicate names taken apart;
     // the client sees PostgreSQL's names (below).
-    let planned = super::colnames::with_unique_names(&s);
+    let planned = super::pgsyntax::for_datafusion(&s);
     let df_stmt = planned.as_ref().unwrap_or(&s);
     let mut ctx = context_for(router, scope, lock, None)?;
     let lp = match logical_plan(&ctx, df_stmt).await {

@@ -281,10 +281,11 @@ impl Compiler {
                 let mut conds = vec![];
                 let mut pairs = vec![];
                 for (a, b) in &j.on {
+                    let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
                     conds.push(format!(
                         "({} = {})",
-                        render(a, ls, &l.cols)?,
-                        render(b, rs, &r.cols)?
+                        crate::expr_sql::compared_as_text(x, a, ls, b, rs),
+                        crate::expr_sql::compared_as_text(y, b, rs, a, ls)
                     ));
                     if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
                         if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {
