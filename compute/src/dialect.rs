@@ -11,7 +11,7 @@
 
 use std::any::TypeId;
 
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{Expr, Statement};
 use datafusion::sql::sqlparser::dialect::{Dialect, PostgreSqlDialect, Precedence};
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
@@ -37,6 +37,39 @@ impl Dialect for TesseraDialect {
         Some(parser.parse_create_role().map(|mut cr| {
             cr.login.get_or_insert(true);
             Statement::CreateRole(cr)
+        }))
+    }
+
+    /// `a IS [NOT] DISTINCT FROM b AND c` is `(a IS DISTINCT FROM b) AND
+    /// c` in PostgreSQL; sqlparser reads the whole `b AND c` as the right
+    /// operand. The operand is parsed at IS's precedence instead
+    /// (comparisons bind tighter, NOT, AND and OR looser).
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let negated = if parser.parse_keywords(&[Keyword::IS, Keyword::DISTINCT, Keyword::FROM]) {
+            false
+        } else if parser.parse_keywords(&[
+            Keyword::IS,
+            Keyword::NOT,
+            Keyword::DISTINCT,
+            Keyword::FROM,
+        ]) {
+            true
+        } else {
+            return None;
+        };
+        let prec = self.prec_value(Precedence::Is);
+        Some(parser.parse_subexpr(prec).map(|rhs| {
+            let (a, b) = (Box::new(expr.clone()), Box::new(rhs));
+            if negated {
+                Expr::IsNotDistinctFrom(a, b)
+            } else {
+                Expr::IsDistinctFrom(a, b)
+            }
         }))
     }
 
@@ -231,7 +264,7 @@ mod tests {
 
 #[cfg(test)]
 mod create_user_tests {
-    use datafusion::sql::sqlparser::ast::Statement;
+    use datafusion::sql::sqlparser::ast::{Expr, Statement};
 
     #[test]
     fn create_user_is_a_login_role() {

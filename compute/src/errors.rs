@@ -127,14 +127,17 @@ fn map_df_root(e: &DataFusionError) -> Error {
         },
         DataFusionError::Plan(m) => plan_error(m.clone()),
         DataFusionError::SchemaError(e, _) => match e.as_ref() {
+            // `sum(id::bigint), sum(id::smallint)`: DataFusion names both
+            // after `id` and refuses the pair.
+            SchemaError::DuplicateUnqualifiedField { .. }
+            | SchemaError::DuplicateQualifiedField { .. } => Error::unsupported(
+                "two result columns that DataFusion names alike (casts of one column in aggregates)",
+            ),
             SchemaError::FieldNotFound { field, .. } => Error::ColumnNotFound {
                 name: field.name().to_string(),
             },
             SchemaError::AmbiguousReference { field } => Error::AmbiguousColumn {
                 message: format!("column reference \"{}\" is ambiguous", field.name()),
-            },
-            other => Error::Execution {
-                message: other.to_string(),
             },
         },
         DataFusionError::ArrowError(e, _) => match e.as_ref() {
@@ -219,6 +222,12 @@ fn plan_error(m: String) -> Error {
                 "column \"{col}\" must appear in the GROUP BY clause or be used in an aggregate function"
             ),
         };
+    }
+    // DataFusion has no interval * number.
+    if m.contains("Interval")
+        && (m.contains("Cannot coerce arithmetic") || m.contains("Cannot get result type"))
+    {
+        return Error::unsupported("arithmetic between an interval and a number");
     }
     if m.contains("Cannot infer common argument type")
         || m.contains("Cannot coerce")

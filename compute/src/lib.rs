@@ -20,6 +20,7 @@ pub mod onerow;
 pub mod parse;
 pub mod pgcasts;
 pub mod pgfuncs;
+pub mod pgresult;
 pub mod pgtext;
 pub mod pgtypes;
 pub mod plan;

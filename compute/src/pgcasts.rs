@@ -304,10 +304,14 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
                 ))));
             }
         }
+        // Type coercion made the date argument `CAST(d AS Timestamp(ns))`.
         Expr::ScalarFunction(f)
             if f.func.name() == "date_trunc"
                 && f.args.len() == 2
-                && f.args[1].get_type(schema)? == DataType::Date32 =>
+                && match &f.args[1] {
+                    Expr::Cast(c) => c.expr.get_type(schema)? == DataType::Date32,
+                    a => a.get_type(schema)? == DataType::Date32,
+                } =>
         {
             let mut args = f.args.clone();
             args[1] = to_timestamp(args[1].clone());
@@ -320,22 +324,62 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(op, Operator::Plus | Operator::Minus) =>
         {
+            // `extract(epoch from ts) + 1`: numeric with 6 places too.
+            let epoch = |x: &Expr| {
+                let x = match x {
+                    Expr::Cast(c) => c.expr.as_ref(),
+                    other => other,
+                };
+                matches!(x, Expr::ScalarFunction(f) if f.func.name() == "date_part"
+                    && f.args.len() == 2
+                    && matches!(literal_text(&f.args[0]).map(str::to_ascii_lowercase).as_deref(),
+                        Some("epoch" | "second" | "seconds")))
+                .then(|| x.clone())
+            };
+            let exact = |x: &Expr| {
+                let x = match x {
+                    Expr::Cast(c) => c.expr.as_ref(),
+                    other => other,
+                };
+                match x.get_type(schema) {
+                    Ok(t) if t.is_integer() => Some(x.clone()),
+                    Ok(DataType::Decimal128(_, s)) if s <= 6 => Some(x.clone()),
+                    _ => None,
+                }
+            };
+            let d6 = |x: Expr| Expr::Cast(Cast::new(Box::new(x), DataType::Decimal128(38, 6)));
+            match (epoch(left), epoch(right)) {
+                (Some(l), None) => {
+                    if let Some(r) = exact(right) {
+                        return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
+                            Box::new(d6(l)),
+                            *op,
+                            Box::new(d6(r)),
+                        ))));
+                    }
+                }
+                (None, Some(r)) => {
+                    if let Some(l) = exact(left) {
+                        return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
+                            Box::new(d6(l)),
+                            *op,
+                            Box::new(d6(r)),
+                        ))));
+                    }
+                }
+                _ => {}
+            }
             let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
             // `date + 1` reaches here as `date + CAST(1 AS interval)`:
             // that one stays a date.
             // Only an interval literal or column: DataFusion's own
-            // `date + 1` arrives as some interval expression of whole
-            // days, and stays a date. (`interval '24 hours'` is whole
-            // days in nanoseconds too; PostgreSQL would make that a
-            // timestamp: a known difference.)
+            // `date + 1` (an integer) stays a date.
             let interval = |t: &DataType, e: &Expr| {
                 let real = match e {
                     Expr::Column(_) => true,
-                    Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) => {
-                        !(v.months == 0 && v.days == 0 && v.nanoseconds % 86_400_000_000_000 == 0)
-                    }
                     Expr::Literal(
-                        ScalarValue::IntervalDayTime(Some(_))
+                        ScalarValue::IntervalMonthDayNano(Some(_))
+                        | ScalarValue::IntervalDayTime(Some(_))
                         | ScalarValue::IntervalYearMonth(Some(_)),
                         _,
                     ) => true,

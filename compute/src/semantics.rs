@@ -364,6 +364,14 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                         Expr::Cast(c) => &c.expr,
                         other => other,
                     };
+                    // A char(n) column prints with its blanks.
+                    if let Some(w) = crate::pgresult::bpchar_width(inner, schema) {
+                        changed = true;
+                        return Ok(datafusion::functions::unicode::expr_fn::rpad(vec![
+                            inner.clone(),
+                            datafusion::prelude::lit(w),
+                        ]));
+                    }
                     if inner.get_type(schema).ok() != Some(DataType::Boolean) {
                         return Ok(a.clone());
                     }
@@ -402,6 +410,9 @@ fn root_outputs(plan: LogicalPlan) -> Result<LogicalPlan> {
     match plan {
         LogicalPlan::Projection(p) => {
             let schema = p.input.schema().clone();
+            for e in &p.expr {
+                crate::pgresult::check_mixed_scales(e, &schema)?;
+            }
             let node = LogicalPlan::Projection(p);
             let names = NamePreserver::new(&node);
             let t = node.map_expressions(|e| {
@@ -429,6 +440,9 @@ impl AnalyzerRule for PgSemantics {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
+            if let LogicalPlan::Union(u) = &node {
+                crate::pgresult::check_union_widths(u)?;
+            }
             // Only nodes whose expressions are evaluated over one input.
             if !matches!(
                 node,
