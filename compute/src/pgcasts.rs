@@ -30,6 +30,84 @@ use datafusion::logical_expr::{
 /// The type DataFusion gives `numeric` written without precision.
 const UNCONSTRAINED: DataType = DataType::Decimal128(38, 10);
 
+/// An analyzer rule run *before* DataFusion's type coercion: an integer
+/// constant in arithmetic with an `integer` or `smallint` operand is
+/// PostgreSQL's `integer` (DataFusion reads every one as `bigint` and so
+/// widens the operation), so `2147483647::int + 1` overflows (22003) and
+/// `int_col * 2` stays `integer`, as in PostgreSQL. Other constants keep
+/// DataFusion's type (their text is the same; a recursive CTE's columns
+/// are typed by then).
+#[derive(Debug, Default)]
+pub struct PgIntLiterals;
+
+impl datafusion::optimizer::AnalyzerRule for PgIntLiterals {
+    fn name(&self) -> &str {
+        "tessera_pg_int_literals"
+    }
+
+    fn analyze(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _config: &datafusion::common::config::ConfigOptions,
+    ) -> Result<datafusion::logical_expr::LogicalPlan> {
+        use datafusion::logical_expr::expr_rewriter::NamePreserver;
+        use datafusion::logical_expr::LogicalPlan;
+        plan.transform_up_with_subqueries(|node| {
+            if !matches!(
+                node,
+                LogicalPlan::Projection(_) | LogicalPlan::Filter(_) | LogicalPlan::Aggregate(_)
+            ) {
+                return Ok(Transformed::no(node));
+            }
+            let inputs = node.inputs();
+            let [input] = inputs.as_slice() else {
+                return Ok(Transformed::no(node));
+            };
+            let schema = input.schema().clone();
+            let narrow = |lit: &Expr, other: &Expr| {
+                matches!(lit, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
+                    && matches!(other.get_type(&schema), Ok(DataType::Int32 | DataType::Int16))
+            };
+            let to_i32 = |e: Expr| match e {
+                Expr::Literal(ScalarValue::Int64(Some(v)), m) => {
+                    Expr::Literal(ScalarValue::Int32(Some(v as i32)), m)
+                }
+                other => other,
+            };
+            let names = NamePreserver::new(&node);
+            let t = node.map_expressions(|e| {
+                let saved = names.save(&e);
+                let r = e.transform_up(|x| match x {
+                    Expr::BinaryExpr(BinaryExpr { left, op, right })
+                        if matches!(
+                            op,
+                            Operator::Plus
+                                | Operator::Minus
+                                | Operator::Multiply
+                                | Operator::Divide
+                                | Operator::Modulo
+                        ) && (narrow(&left, &right) || narrow(&right, &left)) =>
+                    {
+                        Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                            Box::new(to_i32(*left)),
+                            op,
+                            Box::new(to_i32(*right)),
+                        ))))
+                    }
+                    other => Ok(Transformed::no(other)),
+                })?;
+                Ok(r.update_data(|e| saved.restore(e)))
+            })?;
+            if t.transformed {
+                t.map_data(|p| p.recompute_schema())
+            } else {
+                Ok(t)
+            }
+        })
+        .map(|t| t.data)
+    }
+}
+
 fn unsupported(what: &str) -> DataFusionError {
     DataFusionError::External(Box::new(common::Error::unsupported(what)))
 }

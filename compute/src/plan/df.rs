@@ -87,7 +87,25 @@ pub fn context_for(
     };
     // Memory is bounded by a pool shared by the node's queries; operators
     // that can spill (sorts, aggregates, joins) spill to disk at the limit.
-    let ctx = SessionContext::new_with_config_rt(config, runtime()?);
+    // PostgreSQL's integer constants before type coercion; PostgreSQL's
+    // arithmetic and casts where DataFusion's differ, after type coercion
+    // and before anything is folded or pushed; then numeric quotients and
+    // avg as PostgreSQL computes and prints them.
+    let mut rules = datafusion::optimizer::Analyzer::new().rules;
+    let coercion = rules
+        .iter()
+        .position(|r| r.name() == "type_coercion")
+        .unwrap_or(0);
+    rules.insert(coercion, Arc::new(crate::pgcasts::PgIntLiterals));
+    rules.push(Arc::new(crate::semantics::PgSemantics));
+    rules.push(Arc::new(crate::dscale::PgNumeric));
+    let state = datafusion::execution::SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime()?)
+        .with_default_features()
+        .with_analyzer_rules(rules)
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     ctx.register_catalog(
         CATALOG_NAME,
         Arc::new(TesseraCatalog {
@@ -96,11 +114,6 @@ pub fn context_for(
             lock,
         }),
     );
-    // PostgreSQL's arithmetic and casts where DataFusion's differ, after
-    // type coercion and before anything is folded or pushed; then numeric
-    // quotients and avg as PostgreSQL computes and prints them.
-    ctx.add_analyzer_rule(Arc::new(crate::semantics::PgSemantics));
-    ctx.add_analyzer_rule(Arc::new(crate::dscale::PgNumeric));
     // PostgreSQL's avg: numeric for integers and numerics.
     ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
         crate::numeric::PgAvg::default(),

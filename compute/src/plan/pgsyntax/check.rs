@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 
 use common::{Error, SqlState};
 use datafusion::sql::sqlparser::ast::{
-    Expr, JoinConstraint, JoinOperator, LimitClause, Query, Select, SetExpr, SetOperator,
-    SetQuantifier, Statement, UnaryOperator, Value, Visit, Visitor,
+    Expr, JoinConstraint, JoinOperator, LimitClause, Query, Select, SelectItem, SetExpr,
+    SetOperator, SetQuantifier, Statement, TableFactor, UnaryOperator, Value, Visit, Visitor,
 };
 
 /// PostgreSQL's errors for statements sqlparser accepts and DataFusion
@@ -42,6 +42,11 @@ pub fn check(stmt: &Statement) -> common::Result<()> {
                 }
             }
             if let SetExpr::Select(sel) = q.body.as_ref() {
+                if whole_row_function_alias(sel) {
+                    return self.stop(Error::unsupported(
+                        "a function's alias used as a column (a whole-row reference)",
+                    ));
+                }
                 if natural_with_unqualified_where(sel) {
                     return self.stop(Error::unsupported(
                         "unqualified columns in WHERE over a NATURAL JOIN",
@@ -113,6 +118,49 @@ fn natural_with_unqualified_where(sel: &Select) -> bool {
             })
             .is_break()
         })
+}
+
+/// `SELECT g FROM generate_series(1, 5) AS g(n)`: PostgreSQL reads `g` as
+/// the function's whole row (its one value); DataFusion has no such
+/// reference.
+fn whole_row_function_alias(sel: &Select) -> bool {
+    let factors = sel
+        .from
+        .iter()
+        .flat_map(|t| std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)));
+    let aliases: Vec<String> = factors
+        .filter_map(|f| match f {
+            TableFactor::Table {
+                args: Some(_),
+                alias: Some(a),
+                ..
+            }
+            | TableFactor::UNNEST { alias: Some(a), .. }
+            | TableFactor::Function { alias: Some(a), .. }
+                if !a.columns.is_empty()
+                    && a.columns.iter().all(|c| c.name.value != a.name.value) =>
+            {
+                Some(shard_router::route::normalize_ident(&a.name))
+            }
+            _ => None,
+        })
+        .collect();
+    if aliases.is_empty() {
+        return false;
+    }
+    let named = |e: &Expr| {
+        datafusion::sql::sqlparser::ast::visit_expressions(e, |x| match x {
+            Expr::Identifier(i) if aliases.contains(&shard_router::route::normalize_ident(i)) => {
+                ControlFlow::Break(())
+            }
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break()
+    };
+    sel.projection.iter().any(|item| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => named(e),
+        _ => false,
+    }) || sel.selection.as_ref().is_some_and(named)
 }
 
 /// Whether a query body holds an `INTERSECT ALL` or `EXCEPT ALL`.
