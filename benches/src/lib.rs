@@ -8,6 +8,7 @@
 //!   haproxy, one MariaDB and one PostgreSQL 15, printing TPS, QPS, p95 and
 //!   ratios, writing JSON/TSV and an SVG chart.
 
+pub mod pgbinary;
 pub mod servers;
 pub mod svg;
 

@@ -30,6 +30,7 @@ pub mod scram;
 pub mod semantics;
 pub mod session;
 pub mod wire;
+pub mod wirevals;
 
 use std::sync::atomic::AtomicBool;
 

@@ -96,34 +96,44 @@ pub fn interval_text(months: i64, days: i64, micros: i64) -> String {
 /// The PostgreSQL text of an Arrow interval or duration value, if `col`
 /// is one.
 pub fn interval_of(col: &ArrayRef, row: usize) -> Option<String> {
+    let (months, days, micros) = interval_parts(col, row)?;
+    Some(interval_text(months as i64, days as i64, micros))
+}
+
+/// An Arrow interval or duration value as PostgreSQL's interval fields:
+/// months, days and microseconds (a duration, timestamp - timestamp, is
+/// days and a time of day).
+pub fn interval_parts(col: &ArrayRef, row: usize) -> Option<(i32, i32, i64)> {
     use datafusion::arrow::array::{
         DurationMicrosecondArray, DurationNanosecondArray, IntervalDayTimeArray,
         IntervalMonthDayNanoArray, IntervalYearMonthArray,
     };
     use datafusion::arrow::datatypes::IntervalUnit;
-    // A duration (timestamp - timestamp) is days and a time of day.
-    let from_micros = |us: i64| interval_text(0, us / 86_400_000_000, us % 86_400_000_000);
-    Some(match col.data_type() {
+    let from_micros = |us: i64| {
+        let days = i32::try_from(us / 86_400_000_000).ok()?;
+        Some((0, days, us % 86_400_000_000))
+    };
+    match col.data_type() {
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let v = col
                 .as_any()
                 .downcast_ref::<IntervalMonthDayNanoArray>()?
                 .value(row);
-            interval_text(v.months as i64, v.days as i64, v.nanoseconds / 1000)
+            Some((v.months, v.days, v.nanoseconds / 1000))
         }
         DataType::Interval(IntervalUnit::DayTime) => {
             let v = col
                 .as_any()
                 .downcast_ref::<IntervalDayTimeArray>()?
                 .value(row);
-            interval_text(0, v.days as i64, v.milliseconds as i64 * 1000)
+            Some((0, v.days, v.milliseconds as i64 * 1000))
         }
         DataType::Interval(IntervalUnit::YearMonth) => {
             let v = col
                 .as_any()
                 .downcast_ref::<IntervalYearMonthArray>()?
                 .value(row);
-            interval_text(v as i64, 0, 0)
+            Some((v, 0, 0))
         }
         DataType::Duration(TimeUnit::Microsecond) => from_micros(
             col.as_any()
@@ -136,8 +146,25 @@ pub fn interval_of(col: &ArrayRef, row: usize) -> Option<String> {
                 .value(row)
                 / 1000,
         ),
-        _ => return None,
-    })
+        _ => None,
+    }
+}
+
+/// The text of the decimal `v * 10^-scale`, all places kept.
+pub fn decimal_text(v: i128, scale: u32) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let sign = if v < 0 { "-" } else { "" };
+    if scale == 0 {
+        return format!("{sign}{digits}");
+    }
+    let scale = scale as usize;
+    let padded = if digits.len() <= scale {
+        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
+    } else {
+        digits
+    };
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
 }
 
 #[cfg(test)]

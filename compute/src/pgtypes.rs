@@ -22,7 +22,8 @@ use pgwire::error::PgWireResult;
 use pgwire::types::format::FormatOptions;
 use rust_decimal::Decimal;
 
-use crate::pgtext::{float_text, interval_of};
+use crate::pgtext::{float_text, interval_of, interval_parts};
+use crate::wirevals::{PgInterval, PgNumeric};
 
 pub fn pg_type(t: &SqlType) -> Type {
     match t {
@@ -84,33 +85,13 @@ pub fn arrow_to_pg(t: &DataType) -> Type {
         DataType::Date32 | DataType::Date64 => Type::DATE,
         DataType::Timestamp(_, None) => Type::TIMESTAMP,
         DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
+        DataType::Time32(_) | DataType::Time64(_) => Type::TIME,
+        DataType::Interval(_) | DataType::Duration(_) => Type::INTERVAL,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-            array_of(&arrow_to_pg(f.data_type()))
+            crate::wirevals::array_of(&arrow_to_pg(f.data_type()))
         }
         _ => Type::TEXT,
-    }
-}
-
-/// The array type of an element type (`int4` -> `_int4`).
-fn array_of(t: &Type) -> Type {
-    match *t {
-        Type::INT2 => Type::INT2_ARRAY,
-        Type::INT4 => Type::INT4_ARRAY,
-        Type::INT8 => Type::INT8_ARRAY,
-        Type::FLOAT4 => Type::FLOAT4_ARRAY,
-        Type::FLOAT8 => Type::FLOAT8_ARRAY,
-        Type::NUMERIC => Type::NUMERIC_ARRAY,
-        Type::BOOL => Type::BOOL_ARRAY,
-        Type::VARCHAR => Type::VARCHAR_ARRAY,
-        Type::BPCHAR => Type::BPCHAR_ARRAY,
-        Type::DATE => Type::DATE_ARRAY,
-        Type::TIME => Type::TIME_ARRAY,
-        Type::TIMESTAMP => Type::TIMESTAMP_ARRAY,
-        Type::TIMESTAMPTZ => Type::TIMESTAMPTZ_ARRAY,
-        Type::INTERVAL => Type::INTERVAL_ARRAY,
-        Type::BYTEA => Type::BYTEA_ARRAY,
-        _ => Type::TEXT_ARRAY,
     }
 }
 
@@ -118,32 +99,7 @@ pub fn field(name: &str, ty: Type, format: FieldFormat) -> FieldInfo {
     FieldInfo::new(name.to_string(), None, None, ty, format)
 }
 
-/// The text of the decimal `v * 10^-scale`, all places kept.
-pub fn decimal_text(v: i128, scale: u32) -> String {
-    let digits = v.unsigned_abs().to_string();
-    let sign = if v < 0 { "-" } else { "" };
-    if scale == 0 {
-        return format!("{sign}{digits}");
-    }
-    let scale = scale as usize;
-    let padded = if digits.len() <= scale {
-        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
-    } else {
-        digits
-    };
-    let (int, frac) = padded.split_at(padded.len() - scale);
-    format!("{sign}{int}.{frac}")
-}
-
-fn dec_from_i128(v: i128, scale: i8) -> Result<Decimal> {
-    if scale >= 0 {
-        Decimal::try_from_i128_with_scale(v, scale as u32).map_err(|_| Error::NumericOutOfRange {
-            message: "numeric value too large to send".into(),
-        })
-    } else {
-        Err(Error::unsupported("numeric with negative scale"))
-    }
-}
+pub use crate::pgtext::decimal_text;
 
 /// PostgreSQL's text form of a timestamp: fractional seconds without
 /// trailing zeros.
@@ -250,12 +206,16 @@ pub fn encode_arrow(
         DataType::UInt16 => prim!(UInt16Array, |v: u16| v as i32),
         DataType::UInt32 => prim!(UInt32Array, |v: u32| v as i64),
         DataType::UInt64 => prim!(UInt64Array, |v: u64| v as i64),
-        DataType::Interval(_) | DataType::Duration(_) if fmt == FieldFormat::Text => {
-            match interval_of(col, row) {
-                Some(t) => put!(&t),
-                None => put!(&"?".to_string()),
-            }
-        }
+        DataType::Interval(_) | DataType::Duration(_) => match interval_parts(col, row) {
+            Some((months, days, micros)) => put!(&PgInterval {
+                months,
+                days,
+                micros
+            }),
+            None => Err(pgwire::error::PgWireError::ApiError(
+                "interval out of range".into(),
+            )),
+        },
         DataType::Float32 if fmt == FieldFormat::Text => {
             prim!(Float32Array, |v: f32| float_text(v as f64, true))
         }
@@ -272,9 +232,11 @@ pub fn encode_arrow(
                 .downcast_ref::<StringArray>()
                 .map(|a| a.value(row))
                 .unwrap_or_default();
-            match text.parse::<Decimal>() {
-                Ok(d) => put!(&d),
-                Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
+            match PgNumeric::parse(text) {
+                Some(n) => put!(&n),
+                None => Err(pgwire::error::PgWireError::ApiError(
+                    format!("not a numeric: {text}").into(),
+                )),
             }
         }
         DataType::Utf8 => prim!(StringArray, |v: &str| v.to_string()),
@@ -290,37 +252,46 @@ pub fn encode_arrow(
                     "numeric column of an unexpected array type".into(),
                 ));
             };
-            let v = a.value(row);
-            match dec_from_i128(v, *s) {
-                Ok(d) => put!(&d),
-                // More places than a 96-bit decimal holds: the exact text
-                // (never NULL, which is what this was).
-                Err(_) if fmt == FieldFormat::Text && *s >= 0 => {
-                    put!(&decimal_text(v, *s as u32))
-                }
-                Err(e) => Err(pgwire::error::PgWireError::ApiError(Box::new(e))),
+            match crate::wirevals::numeric_at(a.value(row), *s) {
+                Some(n) => put!(&n),
+                None => Err(pgwire::error::PgWireError::ApiError(
+                    "numeric out of range".into(),
+                )),
             }
         }
-        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
-            if fmt == FieldFormat::Text =>
-        {
-            // pgwire would quote the whole text as one array element.
-            enc.encode_field_with_type_and_format(&arrow_text(col, row), &Type::TEXT, fmt, &opts)
-        }
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
-            Err(pgwire::error::PgWireError::ApiError(
-                "arrays are sent in text format only; ask for text results".into(),
-            ))
+            let elems = match col.data_type() {
+                DataType::List(_) => col.as_list::<i32>().value(row),
+                DataType::LargeList(_) => col.as_list::<i64>().value(row),
+                _ => col.as_fixed_size_list().value(row),
+            };
+            let elem = arrow_to_pg(elems.data_type());
+            let text = arrow_text(col, row).unwrap_or_default();
+            match crate::wirevals::array_value(&elems, elem, text) {
+                Some(a) => put!(&a),
+                None => Err(pgwire::error::PgWireError::ApiError(
+                    "arrays of this element type are sent in text format only".into(),
+                )),
+            }
         }
-        DataType::Time64(unit) => {
-            use datafusion::arrow::datatypes::{Time64MicrosecondType, Time64NanosecondType};
-            let micros = match unit {
-                TimeUnit::Nanosecond => col
+        DataType::Time64(_) | DataType::Time32(_) => {
+            use datafusion::arrow::datatypes::{
+                Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
+                Time64NanosecondType,
+            };
+            let micros = match col.data_type() {
+                DataType::Time64(TimeUnit::Nanosecond) => col
                     .as_primitive_opt::<Time64NanosecondType>()
                     .map(|a| a.value(row) / 1000),
-                _ => col
+                DataType::Time64(_) => col
                     .as_primitive_opt::<Time64MicrosecondType>()
                     .map(|a| a.value(row)),
+                DataType::Time32(TimeUnit::Second) => col
+                    .as_primitive_opt::<Time32SecondType>()
+                    .map(|a| a.value(row) as i64 * 1_000_000),
+                _ => col
+                    .as_primitive_opt::<Time32MillisecondType>()
+                    .map(|a| a.value(row) as i64 * 1000),
             }
             .unwrap_or_default();
             let t = chrono::NaiveTime::from_num_seconds_from_midnight_opt(

@@ -320,6 +320,21 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 ScalarFunction::new_udf(BYTEA.clone(), vec![(**expr).clone()]),
             )))
         }
+        // sign(numeric) is numeric in PostgreSQL; DataFusion's signum
+        // took a double.
+        Expr::ScalarFunction(f) if f.func.name() == "signum" && f.args.len() == 1 => {
+            match &f.args[0] {
+                Expr::Cast(c)
+                    if matches!(c.expr.get_type(schema), Ok(DataType::Decimal128(..))) =>
+                {
+                    Ok(Transformed::yes(Expr::Cast(Cast::new(
+                        Box::new(e.clone()),
+                        DataType::Decimal128(38, 0),
+                    ))))
+                }
+                _ => Ok(Transformed::no(e)),
+            }
+        }
         // PostgreSQL has no round(double precision, integer).
         Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 2 => {
             let arg = &f.args[0];

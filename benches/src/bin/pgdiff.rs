@@ -4,7 +4,8 @@
 //! (`benches/pgdiff/*.sql`, one file per feature) runs on both, on Tessera
 //! with pushdown on and off, and the answers are compared: column names,
 //! the text of every value (as sorted multisets unless the query is marked
-//! `-- ordered`), and the SQLSTATE of errors. A query Tessera refuses with
+//! `-- ordered`), and the SQLSTATE of errors; then over the extended
+//! protocol with binary results, decoded by type on both sides. A query Tessera refuses with
 //! 0A000 is counted, not failed. A different answer fails the run unless
 //! the query is listed in `benches/pgdiff/known-differences.txt` (the open
 //! work of issue 13, printed on every run); a listed query that now agrees
@@ -84,6 +85,41 @@ async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
         let _ = conn.await;
     });
     Ok(c)
+}
+
+/// The answer over the extended protocol: Parse, Describe, Bind (binary
+/// results), Execute; values decoded by their described types
+/// (`benches::pgbinary`).
+async fn answer_extended(c: &tokio_postgres::Client, sql: &str) -> Answer {
+    let code = |e: tokio_postgres::Error| {
+        Answer::Error(
+            e.code()
+                .map(|s| s.code().to_string())
+                .unwrap_or_else(|| format!("client: {e}")),
+        )
+    };
+    let st = match c.prepare(sql).await {
+        Ok(st) => st,
+        Err(e) => return code(e),
+    };
+    let columns = st.columns().iter().map(|c| c.name().to_string()).collect();
+    match c.query(&st, &[]).await {
+        Ok(rows) => {
+            let mut out = vec![];
+            for r in rows {
+                let mut vals = vec![];
+                for i in 0..r.len() {
+                    match r.try_get::<_, benches::pgbinary::Raw>(i) {
+                        Ok(v) => vals.push(v.0),
+                        Err(e) => return Answer::Error(format!("client: {e}")),
+                    }
+                }
+                out.push(vals);
+            }
+            Answer::Rows { columns, rows: out }
+        }
+        Err(e) => code(e),
+    }
 }
 
 async fn answer(c: &tokio_postgres::Client, sql: &str) -> Answer {
@@ -238,13 +274,21 @@ async fn real_main(a: Args) -> Result<(), String> {
         let counts = by_file.entry(name.clone()).or_default();
         for (sql, ordered) in statements(&text) {
             let want = answer(&p, &sql).await;
+            let want_extended = answer_extended(&p, &sql).await;
             let mut verdict = "same";
             let mut got_shown = String::new();
-            for pushdown in ["on", "off"] {
+            // The simple protocol with pushdown on and off, then the
+            // extended protocol (binary results) with pushdown on.
+            for (pushdown, extended) in [("on", false), ("off", false), ("on", true)] {
                 t.batch_execute(&format!("SET tessera.pushdown = {pushdown}"))
                     .await
                     .map_err(|e| e.to_string())?;
-                let got = answer(&t, &sql).await;
+                let (got, want) = if extended {
+                    (answer_extended(&t, &sql).await, &want_extended)
+                } else {
+                    (answer(&t, &sql).await, &want)
+                };
+                let want = want.clone();
                 let agrees = if ordered {
                     got == want
                 } else {
@@ -260,7 +304,11 @@ async fn real_main(a: Args) -> Result<(), String> {
                     continue;
                 }
                 verdict = "wrong";
-                got_shown = format!("pushdown {pushdown}: {}", got.short());
+                got_shown = format!(
+                    "{}pushdown {pushdown}: {}",
+                    if extended { "extended protocol, " } else { "" },
+                    got.short()
+                );
                 break;
             }
             let listed = known.contains(&sql);

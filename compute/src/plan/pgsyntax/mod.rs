@@ -143,6 +143,19 @@ impl VisitorMut for Rewriter {
                             self.0 = true;
                         }
                     }
+                    // date_part() is double precision in PostgreSQL
+                    // (EXTRACT is numeric).
+                    (Some("date_part"), Some(args)) if args.len() == 2 => {
+                        let call = Expr::Function(f.clone());
+                        *e = Expr::Cast {
+                            kind: CastKind::Cast,
+                            expr: Box::new(call),
+                            data_type: DataType::DoublePrecision,
+                            array: false,
+                            format: None,
+                        };
+                        self.0 = true;
+                    }
                     (Some("sign"), Some(args)) if args.len() == 1 => {
                         f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("signum"))]);
                         self.0 = true;
