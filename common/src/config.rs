@@ -59,6 +59,10 @@ pub struct ComputeConfig {
     pub listen: String,
     /// The metadata MariaDB.
     pub meta: MysqlEndpoint,
+    /// Password of the shard account (the account's name and the shards'
+    /// addresses are in meta's shard map; the password is kept only here,
+    /// in this node's 0600 config file, never in meta).
+    pub shard_password: String,
     /// Name of the schema (database) holding the catalog on the meta server.
     #[serde(default = "default_meta_db")]
     pub meta_database: String,

@@ -127,6 +127,8 @@ pub enum Error {
     LockNotAvailable,
     #[error("canceling statement due to statement timeout")]
     StatementTimeout,
+    #[error("canceling statement due to lock timeout")]
+    LockTimeout,
     #[error("terminating connection due to idle-in-transaction timeout")]
     IdleInTransactionTimeout,
     #[error("the outcome of the commit of transaction {xid} is unknown; it will be resolved by recovery")]
@@ -188,7 +190,7 @@ impl Error {
             Error::UndefinedFunction { .. } => SqlState::UNDEFINED_FUNCTION,
             Error::NotNullViolation { .. } => SqlState::NOT_NULL_VIOLATION,
             Error::ValueTooLong { .. } => SqlState::STRING_DATA_RIGHT_TRUNCATION,
-            Error::LockNotAvailable => SqlState::LOCK_NOT_AVAILABLE,
+            Error::LockNotAvailable | Error::LockTimeout => SqlState::LOCK_NOT_AVAILABLE,
             Error::StatementTimeout => SqlState::QUERY_CANCELED,
             Error::IdleInTransactionTimeout => SqlState::IDLE_IN_TRANSACTION_TIMEOUT,
             Error::TxnOutcomeUnknown { .. } => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,

@@ -264,7 +264,7 @@ mod tests {
 
 #[cfg(test)]
 mod create_user_tests {
-    use datafusion::sql::sqlparser::ast::{Expr, Statement};
+    use datafusion::sql::sqlparser::ast::Statement;
 
     #[test]
     fn create_user_is_a_login_role() {

@@ -11,6 +11,14 @@
 //! limit, and a statement past it is taken apart iteratively (never dropped
 //! recursively) and refused with 54001, PostgreSQL's "stack depth limit
 //! exceeded".
+//!
+//! Memory goes with the number of expressions a statement holds (the
+//! parsed tree, its copies for planning, the logical plan): past
+//! [`MAX_EXPRS`] a statement is refused with 54001 ("statement too
+//! complex") before it is planned, so the memory one statement can take
+//! while planning is bounded whatever its text (at most
+//! `2 * cores` statements over 16 KiB are planned at once, see
+//! `compute::heavy_permit`).
 
 use std::ops::ControlFlow;
 
@@ -31,13 +39,29 @@ pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// bulk_insert sends 512 KiB).
 pub const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
 
-fn too_complex() -> Error {
+/// Most expressions one statement may hold (a multi-row INSERT of
+/// 100,000 rows of 5 columns; sysbench's bulk_insert sends about 13,000).
+pub const MAX_EXPRS: usize = 500_000;
+
+fn too_complex(why: Limit) -> Error {
     Error::Sql {
         state: SqlState::STATEMENT_TOO_COMPLEX,
-        message: format!(
-            "stack depth limit exceeded: expressions nest deeper than {MAX_EXPR_DEPTH} levels"
-        ),
+        message: match why {
+            Limit::Depth => format!(
+                "stack depth limit exceeded: expressions nest deeper than {MAX_EXPR_DEPTH} levels"
+            ),
+            Limit::Count => {
+                format!("statement too complex: more than {MAX_EXPRS} expressions")
+            }
+        },
     }
+}
+
+/// Which bound a statement crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Depth,
+    Count,
 }
 
 /// Refuses statement text over [`MAX_STATEMENT_BYTES`] (54000).
@@ -57,28 +81,42 @@ pub fn check_size(sql: &str) -> Result<()> {
 struct Depth {
     now: usize,
     limit: usize,
+    count: usize,
+    max_count: usize,
 }
 
 impl Visitor for Depth {
-    type Break = ();
-    fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+    type Break = Limit;
+    fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<Limit> {
         self.now += 1;
+        self.count += 1;
         if self.now > self.limit {
-            ControlFlow::Break(())
+            ControlFlow::Break(Limit::Depth)
+        } else if self.count > self.max_count {
+            ControlFlow::Break(Limit::Count)
         } else {
             ControlFlow::Continue(())
         }
     }
-    fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+    fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<Limit> {
         self.now -= 1;
         ControlFlow::Continue(())
     }
 }
 
-/// Whether some expression in `node` nests deeper than `limit`. The walk
-/// itself never goes deeper than `limit + 1`.
-pub fn deeper_than<V: Visit>(node: &V, limit: usize) -> bool {
-    node.visit(&mut Depth { now: 0, limit }).is_break()
+/// The first bound `node` crosses: an expression nesting deeper than
+/// `depth`, or more than `count` expressions. The walk itself never goes
+/// deeper than `depth + 1` nor past `count + 1` expressions.
+pub fn crosses<V: Visit>(node: &V, depth: usize, count: usize) -> Option<Limit> {
+    match node.visit(&mut Depth {
+        now: 0,
+        limit: depth,
+        count: 0,
+        max_count: count,
+    }) {
+        ControlFlow::Break(l) => Some(l),
+        ControlFlow::Continue(()) => None,
+    }
 }
 
 /// Cuts every subtree at depth `at` out of the tree (replacing it by NULL)
@@ -161,13 +199,13 @@ fn bad_placeholder(stmt: &Statement) -> Option<String> {
 }
 
 /// Refuses (54001) a statement whose expressions nest deeper than
-/// [`MAX_EXPR_DEPTH`], disposing of it safely, and (42P02) one naming a
+/// [`MAX_EXPR_DEPTH`] or number more than [`MAX_EXPRS`], disposing of it safely, and (42P02) one naming a
 /// parameter no Bind can supply (`$8888888888888888888` made the planner
 /// allocate a parameter list that large and abort the node).
 pub fn check_statement(stmt: Statement) -> Result<Statement> {
-    if deeper_than(&stmt, MAX_EXPR_DEPTH) {
+    if let Some(why) = crosses(&stmt, MAX_EXPR_DEPTH, MAX_EXPRS) {
         dismantle(stmt);
-        return Err(too_complex());
+        return Err(too_complex(why));
     }
     if let Some(p) = bad_placeholder(&stmt) {
         return Err(Error::Sql {
@@ -216,6 +254,25 @@ mod tests {
             })
             .unwrap();
         assert_eq!(h.join().unwrap(), "54001");
+    }
+
+    #[test]
+    fn wide_statements_are_refused() {
+        let mut sql = String::from("SELECT * FROM t WHERE id IN (0");
+        for i in 1..MAX_EXPRS {
+            sql.push_str(&format!(",{i}"));
+        }
+        let ok = Parser::parse_sql(&PostgreSqlDialect {}, &format!("{sql})"))
+            .unwrap()
+            .remove(0);
+        // The IN list, its items and `id`: one past the bound.
+        let e = check_statement(ok).unwrap_err();
+        assert_eq!(e.sqlstate().code(), "54001");
+        assert!(e.to_string().contains("too complex"), "{e}");
+        let small = Parser::parse_sql(&PostgreSqlDialect {}, "SELECT * FROM t WHERE id IN (1, 2)")
+            .unwrap()
+            .remove(0);
+        assert!(check_statement(small).is_ok());
     }
 
     #[test]

@@ -453,16 +453,16 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
             // Only an interval literal or column: DataFusion's own
             // `date + 1` (an integer) stays a date.
             let interval = |t: &DataType, e: &Expr| {
-                let real = match e {
-                    Expr::Column(_) => true,
-                    Expr::Literal(
-                        ScalarValue::IntervalMonthDayNano(Some(_))
-                        | ScalarValue::IntervalDayTime(Some(_))
-                        | ScalarValue::IntervalYearMonth(Some(_)),
-                        _,
-                    ) => true,
-                    _ => false,
-                };
+                let real = matches!(
+                    e,
+                    Expr::Column(_)
+                        | Expr::Literal(
+                            ScalarValue::IntervalMonthDayNano(Some(_))
+                                | ScalarValue::IntervalDayTime(Some(_))
+                                | ScalarValue::IntervalYearMonth(Some(_)),
+                            _,
+                        )
+                );
                 matches!(t, DataType::Interval(_)) && real
             };
             if lt == DataType::Date32 && interval(&rt, right) {

@@ -215,7 +215,7 @@ pub fn array_value(elems: &ArrayRef, elem: Type, text: String) -> Option<PgArray
             if elems.is_null(i) {
                 return Some(None);
             }
-            element_binary(&elems, i).map(Some)
+            element_binary(elems, i).map(Some)
         })
         .collect::<Option<Vec<_>>>()?;
     Some(PgArray { elem, binary, text })

@@ -132,9 +132,46 @@ pub struct Catalog {
     pub owners: HashMap<TableId, String>,
 }
 
-/// SCRAM-SHA-256 material of a password: salt, salted password,
-/// iterations.
-pub type ScramSecret = (Vec<u8>, Vec<u8>, u32);
+/// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores
+/// (`SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`): enough
+/// to check a login, not to make one (the salted password, from which a
+/// client proof can be computed, is never stored).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ScramVerifier {
+    pub salt: Vec<u8>,
+    pub iterations: u32,
+    /// `SHA-256(HMAC(SaltedPassword, "Client Key"))`
+    pub stored_key: Vec<u8>,
+    /// `HMAC(SaltedPassword, "Server Key")`
+    pub server_key: Vec<u8>,
+}
+
+impl ScramVerifier {
+    /// The verifier of a salted password (`Hi(password, salt, iterations)`).
+    pub fn from_salted_password(salt: Vec<u8>, salted_password: &[u8], iterations: u32) -> Self {
+        use ring::{digest, hmac};
+        let key = hmac::Key::new(hmac::HMAC_SHA256, salted_password);
+        let client_key = hmac::sign(&key, b"Client Key");
+        let stored_key = digest::digest(&digest::SHA256, client_key.as_ref())
+            .as_ref()
+            .to_vec();
+        let server_key = hmac::sign(&key, b"Server Key").as_ref().to_vec();
+        ScramVerifier {
+            salt,
+            iterations,
+            stored_key,
+            server_key,
+        }
+    }
+}
+
+impl std::fmt::Debug for ScramVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScramVerifier")
+            .field("iterations", &self.iterations)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A PostgreSQL role.
 #[derive(Debug, Clone, PartialEq, Eq)]

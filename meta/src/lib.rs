@@ -10,7 +10,7 @@ pub mod schema;
 pub mod store;
 
 pub use catalog::{
-    Catalog, ColumnDef, Distribution, IndexDef, Privilege, Role, ScramSecret, ShardInfo, TableDef,
+    Catalog, ColumnDef, Distribution, IndexDef, Privilege, Role, ScramVerifier, ShardInfo, TableDef,
 };
 pub use store::{DdlTxn, MetaStore, OrphanClaim};
 

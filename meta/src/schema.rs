@@ -1,7 +1,7 @@
 //! DDL of the metadata schema, versioned: `bootstrap` applies the statements
 //! of every version above the stored one.
 
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -41,4 +41,20 @@ pub const V3: &[&str] = &[
     "ALTER TABLE users MODIFY salt VARBINARY(64) NULL, MODIFY salted_password VARBINARY(64) NULL",
     "CREATE TABLE IF NOT EXISTS grants (grantee VARCHAR(64) NOT NULL, kind VARCHAR(8) NOT NULL, schema_name VARCHAR(64) NOT NULL, object_name VARCHAR(64) NOT NULL, privilege VARCHAR(16) NOT NULL, PRIMARY KEY (grantee, kind, schema_name, object_name, privilege))",
     "CREATE TABLE IF NOT EXISTS table_owners (table_id BIGINT PRIMARY KEY, owner VARCHAR(64) NOT NULL)",
+];
+
+/// Version 4: secrets out of meta. Users keep a SCRAM verifier (StoredKey,
+/// ServerKey) instead of the salted password, which is enough to log in
+/// (`MetaStore::bootstrap` converts existing rows between `V4` and
+/// `V4_DROP`); shards keep no password (each compute node has it in its
+/// 0600 config file).
+pub const V4: &[&str] = &[
+    "ALTER TABLE users ADD COLUMN IF NOT EXISTS stored_key VARBINARY(64) NULL",
+    "ALTER TABLE users ADD COLUMN IF NOT EXISTS server_key VARBINARY(64) NULL",
+];
+
+/// The end of version 4, after existing users' verifiers are computed.
+pub const V4_DROP: &[&str] = &[
+    "ALTER TABLE users DROP COLUMN IF EXISTS salted_password",
+    "ALTER TABLE shards DROP COLUMN IF EXISTS password",
 ];

@@ -9,7 +9,9 @@ use common::{Error, Result, ShardId, SqlType, TableId};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
-use crate::catalog::{Catalog, ColumnDef, Distribution, IndexDef, ShardInfo, TableDef};
+use crate::catalog::{
+    Catalog, ColumnDef, Distribution, IndexDef, ScramVerifier, ShardInfo, TableDef,
+};
 use crate::schema;
 
 fn me(e: mysql_async::Error) -> Error {
@@ -109,6 +111,35 @@ impl MetaStore {
                 conn.query_drop(*stmt).await.map_err(me)?;
             }
         }
+        if current.unwrap_or(0) < 4 {
+            for stmt in schema::V4 {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+            // (A bootstrap cut off after V4_DROP finds no column left.)
+            let has_salted: Option<u64> = conn
+                .query_first("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'users' AND column_name = 'salted_password'")
+                .await
+                .map_err(me)?;
+            let salted: Vec<(String, Vec<u8>, Vec<u8>, u32)> = if has_salted.unwrap_or(0) > 0 {
+                conn.query("SELECT user_name, salt, salted_password, iterations FROM users WHERE salted_password IS NOT NULL AND salt IS NOT NULL")
+                    .await
+                    .map_err(me)?
+            } else {
+                vec![]
+            };
+            for (user, salt, salted, iterations) in salted {
+                let v = ScramVerifier::from_salted_password(salt, &salted, iterations);
+                conn.exec_drop(
+                    "UPDATE users SET stored_key = ?, server_key = ? WHERE user_name = ?",
+                    (v.stored_key, v.server_key, user),
+                )
+                .await
+                .map_err(me)?;
+            }
+            for stmt in schema::V4_DROP {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+        }
         if current.unwrap_or(0) > schema::SCHEMA_VERSION {
             return Err(Error::meta(format!(
                 "metadata schema version {} is newer than this binary supports ({})",
@@ -144,14 +175,8 @@ impl MetaStore {
         }
         for s in shards {
             conn.exec_drop(
-                "REPLACE INTO shards VALUES (?, ?, ?, ?, ?)",
-                (
-                    s.id.0,
-                    &s.endpoint.host,
-                    s.endpoint.port,
-                    &s.endpoint.user,
-                    &s.endpoint.password,
-                ),
+                "REPLACE INTO shards (shard_id, host, port, user) VALUES (?, ?, ?, ?)",
+                (s.id.0, &s.endpoint.host, s.endpoint.port, &s.endpoint.user),
             )
             .await
             .map_err(me)?;
@@ -179,8 +204,8 @@ impl MetaStore {
             .query_first("SELECT version FROM catalog_version WHERE id = 1")
             .await
             .map_err(me)?;
-        let shards: Vec<(u32, String, u16, String, String)> = conn
-            .query("SELECT shard_id, host, port, user, password FROM shards ORDER BY shard_id")
+        let shards: Vec<(u32, String, u16, String)> = conn
+            .query("SELECT shard_id, host, port, user FROM shards ORDER BY shard_id")
             .await
             .map_err(me)?;
         let schemas: Vec<String> = conn
@@ -231,13 +256,15 @@ impl MetaStore {
             version: version.unwrap_or(0),
             shards: shards
                 .into_iter()
-                .map(|(id, host, port, user, password)| ShardInfo {
+                .map(|(id, host, port, user)| ShardInfo {
                     id: ShardId(id),
+                    // The password is not in meta: each compute node's
+                    // config has it (`shard_password`).
                     endpoint: MysqlEndpoint {
                         host,
                         port,
                         user,
-                        password,
+                        password: String::new(),
                     },
                 })
                 .collect(),
@@ -437,30 +464,33 @@ impl MetaStore {
         .map_err(me)
     }
 
-    /// SCRAM credentials of a user: (salt, salted password, iterations).
-    /// A login role's SCRAM material; `None` for an unknown role, a role
+    /// A login role's SCRAM verifier; `None` for an unknown role, a role
     /// without a password or one that may not log in.
-    pub async fn user_credentials(&self, user: &str) -> Result<Option<(Vec<u8>, Vec<u8>, u32)>> {
+    pub async fn user_credentials(&self, user: &str) -> Result<Option<ScramVerifier>> {
         let mut conn = self.conn().await?;
-        conn.exec_first(
-            "SELECT salt, salted_password, iterations FROM users WHERE user_name = ? AND can_login AND salt IS NOT NULL AND salted_password IS NOT NULL",
+        type VerifierRow = (Vec<u8>, u32, Vec<u8>, Vec<u8>);
+        let row: Option<VerifierRow> = conn.exec_first(
+            "SELECT salt, iterations, stored_key, server_key FROM users WHERE user_name = ? AND can_login AND salt IS NOT NULL AND stored_key IS NOT NULL AND server_key IS NOT NULL",
             (user,),
         )
         .await
-        .map_err(me)
+        .map_err(me)?;
+        Ok(
+            row.map(|(salt, iterations, stored_key, server_key)| ScramVerifier {
+                salt,
+                iterations,
+                stored_key,
+                server_key,
+            }),
+        )
     }
 
-    pub async fn put_user(
-        &self,
-        user: &str,
-        salt: &[u8],
-        salted: &[u8],
-        iterations: u32,
-    ) -> Result<()> {
+    /// Creates (or replaces) a superuser that can log in.
+    pub async fn put_user(&self, user: &str, v: &ScramVerifier) -> Result<()> {
         let mut conn = self.conn().await?;
         conn.exec_drop(
-            "REPLACE INTO users (user_name, salt, salted_password, iterations, superuser, can_login) VALUES (?, ?, ?, ?, TRUE, TRUE)",
-            (user, salt, salted, iterations),
+            "REPLACE INTO users (user_name, salt, iterations, stored_key, server_key, superuser, can_login) VALUES (?, ?, ?, ?, ?, TRUE, TRUE)",
+            (user, &v.salt, v.iterations, &v.stored_key, &v.server_key),
         )
         .await
         .map_err(me)
@@ -656,11 +686,11 @@ impl DdlTxn {
         name: &str,
         superuser: Option<bool>,
         login: Option<bool>,
-        password: Option<Option<crate::catalog::ScramSecret>>,
+        password: Option<Option<ScramVerifier>>,
     ) -> Result<()> {
         let conn = self.c()?;
         conn.exec_drop(
-            "INSERT IGNORE INTO users (user_name, salt, salted_password, iterations, superuser, can_login) VALUES (?, NULL, NULL, 0, FALSE, FALSE)",
+            "INSERT IGNORE INTO users (user_name, salt, iterations, stored_key, server_key, superuser, can_login) VALUES (?, NULL, 0, NULL, NULL, FALSE, FALSE)",
             (name,),
         )
         .await
@@ -682,13 +712,18 @@ impl DdlTxn {
             .map_err(me)?;
         }
         if let Some(p) = password {
-            let (salt, salted, iter) = match p {
-                Some((a, b, i)) => (Some(a), Some(b), i),
-                None => (None, None, 0),
+            let (salt, iter, stored, server) = match p {
+                Some(v) => (
+                    Some(v.salt),
+                    v.iterations,
+                    Some(v.stored_key),
+                    Some(v.server_key),
+                ),
+                None => (None, 0, None, None),
             };
             conn.exec_drop(
-                "UPDATE users SET salt = ?, salted_password = ?, iterations = ? WHERE user_name = ?",
-                (salt, salted, iter, name),
+                "UPDATE users SET salt = ?, iterations = ?, stored_key = ?, server_key = ? WHERE user_name = ?",
+                (salt, iter, stored, server, name),
             )
             .await
             .map_err(me)?;

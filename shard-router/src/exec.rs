@@ -9,10 +9,44 @@ use std::sync::Arc;
 
 use common::{Datum, Error, Result, ShardId, SqlType};
 use mysql_async::prelude::Queryable;
-use storage_adapter::{convert, map_error};
+use storage_adapter::convert;
 
-use crate::txn::{Branches, ShardAccess};
+use crate::txn::{Branches, Lease, ShardAccess};
 use crate::Router;
+
+tokio::task_local! {
+    /// The running statement's `lock_timeout`, in whole seconds (rounded
+    /// up: InnoDB counts lock waits in seconds), set by the session around
+    /// the statement. Unset: the shard's own `innodb_lock_wait_timeout`.
+    pub static LOCK_TIMEOUT_SECS: u32;
+}
+
+/// The text that prefixes a statement run under `lock_timeout`: MariaDB's
+/// per-statement setting, so a pooled connection keeps no session state.
+const LOCK_WAIT_PREFIX: &str = "SET STATEMENT innodb_lock_wait_timeout=";
+
+/// `sql` under the running statement's `lock_timeout`, if it has one.
+fn under_lock_timeout(sql: &str) -> std::borrow::Cow<'_, str> {
+    match LOCK_TIMEOUT_SECS.try_with(|s| *s) {
+        Ok(secs) if secs > 0 => under_lock_timeout_of(secs, sql).into(),
+        _ => sql.into(),
+    }
+}
+
+/// `sql` waiting at most `secs` seconds for each row lock.
+pub(crate) fn under_lock_timeout_of(secs: u32, sql: &str) -> String {
+    format!("{LOCK_WAIT_PREFIX}{secs} FOR {sql}")
+}
+
+/// A shard's error for `sql`: a lock wait that timed out under the
+/// session's `lock_timeout` is PostgreSQL's lock timeout (55P03), not the
+/// deadlock a shard's own timeout stands for.
+pub(crate) fn statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> Error {
+    match storage_adapter::map_statement_error(shard, e, sql) {
+        Error::Shard { code: 1205, .. } if sql.starts_with(LOCK_WAIT_PREFIX) => Error::LockTimeout,
+        other => other,
+    }
+}
 
 /// One statement for one shard: its SQL text and parameter values.
 pub type ShardStatement = (ShardId, String, Vec<mysql_async::Value>);
@@ -36,11 +70,15 @@ pub fn bind(order: &[usize], params: &[Datum]) -> Result<Vec<mysql_async::Value>
 /// Runs writes as one unit: in the session's transaction `txn` if there is
 /// one; a single statement in autocommit on a pooled connection; several
 /// in an implicit transaction (2PC across shards) so they apply together
-/// or not at all. Returns the rows affected.
-pub async fn write(
+/// or not at all. `shield` is called just before an implicit commit: what
+/// it returns is held until the commit has ended (the session's cancel
+/// shield), and its error rolls the writes back instead. Returns the rows
+/// affected.
+pub async fn write<G>(
     router: &Arc<Router>,
     txn: Option<&Arc<Branches>>,
     work: Vec<ShardStatement>,
+    shield: impl FnOnce() -> Result<G>,
 ) -> Result<u64> {
     let implicit = txn.is_none() && work.len() > 1;
     let access = match txn {
@@ -51,9 +89,18 @@ pub async fn write(
     let result = write_in(router, &access, work).await;
     if implicit {
         if let ShardAccess::Txn(b) = &access {
-            b.clone()
-                .finish_detached(router.clone(), result.is_ok())
-                .await?;
+            match shield() {
+                Ok(held) => {
+                    b.clone()
+                        .finish_detached(router.clone(), result.is_ok())
+                        .await?;
+                    drop(held);
+                }
+                Err(e) => {
+                    b.clone().finish_detached(router.clone(), false).await?;
+                    return Err(e);
+                }
+            }
         }
     }
     result
@@ -74,17 +121,24 @@ pub async fn write_in(
     }
     let results =
         futures::future::join_all(per_shard.into_iter().map(|(shard, stmts)| async move {
-            let mut lease = access.lease(router, shard, true).await?;
-            let mut affected = 0;
-            for (sql, vals) in stmts {
-                let conn = lease.conn()?;
-                storage_adapter::exec_drop(conn, &sql, vals)
-                    .await
-                    .map_err(|e| map_error(shard, e))?;
-                affected += conn.affected_rows();
-                lease.mark_written();
+            let mut watched = Watched::new(router, access.lease(router, shard, true).await?)?;
+            let r = async {
+                let lease = watched.lease()?;
+                let mut affected = 0;
+                for (sql, vals) in stmts {
+                    let conn = lease.conn()?;
+                    let sql = under_lock_timeout(&sql);
+                    storage_adapter::exec_drop(conn, &sql, vals)
+                        .await
+                        .map_err(|e| statement_error(shard, e, &sql))?;
+                    affected += conn.affected_rows();
+                    lease.mark_written();
+                }
+                Ok::<_, Error>(affected)
             }
-            Ok::<_, Error>(affected)
+            .await;
+            watched.done();
+            r
         }))
         .await;
     let mut affected = 0;
@@ -106,16 +160,27 @@ pub async fn read_partition(
     types: &[SqlType],
     locking: bool,
 ) -> Result<Vec<Vec<Datum>>> {
-    let mut lease = access.lease(router, shard, locking).await?;
-    let conn = lease.conn()?;
-    // Without parameters, one text-protocol round trip (a prepared
-    // statement would cost a prepare per distinct text).
-    let raw: Vec<mysql_async::Row> = if vals.is_empty() {
-        conn.query(sql).await
+    let mut watched = Watched::new(router, access.lease(router, shard, locking).await?)?;
+    let sql = &*if locking {
+        under_lock_timeout(sql)
     } else {
-        conn.exec(sql, vals).await
+        sql.into()
+    };
+    let raw = async {
+        let conn = watched.lease()?.conn()?;
+        // Without parameters, one text-protocol round trip (a prepared
+        // statement would cost a prepare per distinct text).
+        let raw: Vec<mysql_async::Row> = if vals.is_empty() {
+            conn.query(sql).await
+        } else {
+            conn.exec(sql, vals).await
+        }
+        .map_err(|e| statement_error(shard, e, sql))?;
+        Ok::<_, Error>(raw)
     }
-    .map_err(|e| storage_adapter::map_statement_error(shard, e, sql))?;
+    .await;
+    watched.done();
+    let raw = raw?;
     let mut rows = Vec::with_capacity(raw.len());
     for r in raw {
         let vals = r.unwrap_raw();
@@ -127,4 +192,63 @@ pub async fn read_partition(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// A lease whose statement is killed on the shard if it is abandoned: a
+/// cancel request or `statement_timeout` drops the statement's future, and
+/// MariaDB would otherwise run it to its end (a write applied after the
+/// client was told 57014, locks held by a statement nobody waits for). The
+/// lease is held until `KILL QUERY` has run, so the connection serves no
+/// other statement meanwhile.
+pub(crate) struct Watched {
+    lease: Option<Lease>,
+    client: storage_adapter::ShardClient,
+    conn_id: u32,
+}
+
+impl Watched {
+    pub(crate) fn new(router: &Router, mut lease: Lease) -> Result<Watched> {
+        let conn_id = lease.conn()?.id();
+        let client = router.shard(lease.shard())?;
+        Ok(Watched {
+            lease: Some(lease),
+            client,
+            conn_id,
+        })
+    }
+
+    pub(crate) fn lease(&mut self) -> Result<&mut Lease> {
+        self.lease
+            .as_mut()
+            .ok_or_else(|| Error::internal("statement lease already returned"))
+    }
+
+    /// The statement ran to its end (or its error): nothing to kill.
+    pub(crate) fn done(mut self) {
+        self.lease = None;
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let client = self.client.clone();
+        let id = self.conn_id;
+        rt.spawn(async move {
+            match client.conn().await {
+                Ok(mut c) => {
+                    if let Err(e) = c.query_drop(format!("KILL QUERY {id}")).await {
+                        tracing::debug!("KILL QUERY {id} on {}: {e}", client.id);
+                    }
+                }
+                Err(e) => tracing::debug!("no connection to kill query {id}: {e}"),
+            }
+            drop(lease);
+        });
+    }
 }

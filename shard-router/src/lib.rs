@@ -47,6 +47,9 @@ pub struct Router {
     sequence_cache: i64,
     refresh: tokio::sync::Mutex<()>,
     last_confirmed: Mutex<Option<Instant>>,
+    /// The shard account's password, from this node's config (meta keeps
+    /// none).
+    shard_password: String,
 }
 
 /// How often each node polls meta for the catalog version.
@@ -67,6 +70,7 @@ impl Router {
         node_id: u32,
         pool_max: usize,
         sequence_cache: i64,
+        shard_password: String,
     ) -> Result<Arc<Router>> {
         let catalog = meta.load_catalog().await?;
         let router = Router {
@@ -79,6 +83,7 @@ impl Router {
             sequence_cache: sequence_cache.max(1),
             refresh: tokio::sync::Mutex::new(()),
             last_confirmed: Mutex::new(None),
+            shard_password,
         };
         router.install(catalog)?;
         Ok(Arc::new(router))
@@ -89,7 +94,9 @@ impl Router {
             let mut shards = self.shards.write();
             for s in &catalog.shards {
                 if let std::collections::hash_map::Entry::Vacant(e) = shards.entry(s.id) {
-                    e.insert(ShardClient::new(s.id, &s.endpoint, self.pool_max)?);
+                    let mut endpoint = s.endpoint.clone();
+                    endpoint.password = self.shard_password.clone();
+                    e.insert(ShardClient::new(s.id, &endpoint, self.pool_max)?);
                 }
             }
         }

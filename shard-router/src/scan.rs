@@ -24,51 +24,13 @@ use storage_adapter::quote_ident;
 pub use crate::arrow_types::{arrow_type, decimal_params};
 use crate::expr_sql::render;
 use crate::render::physical_object;
-use crate::txn::SharedAccess;
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
 
 pub use crate::arrow_types::BPCHAR_WIDTH;
 
-/// What the shard scans of one execution run with: the session's shard
-/// access (autocommit or its transaction's branches, read when a partition
-/// starts). A session sets it as an extension of the
-/// `SessionConfig` it executes in, so logical plans hold no session state
-/// and a prepared statement's plan, made once at Parse, runs in whatever
-/// transaction the session is in at Execute.
-#[derive(Clone)]
-pub struct ScanContext {
-    pub access: SharedAccess,
-}
-
-impl fmt::Debug for ScanContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ScanContext")
-    }
-}
-
-impl Default for ScanContext {
-    fn default() -> ScanContext {
-        ScanContext {
-            access: Arc::new(parking_lot::RwLock::new(
-                crate::txn::ShardAccess::Autocommit,
-            )),
-        }
-    }
-}
-
-impl ScanContext {
-    /// The context `state` executes with (autocommit if it has none: a
-    /// planning-only context).
-    pub fn of(state: &dyn Session) -> ScanContext {
-        state
-            .config()
-            .get_extension::<ScanContext>()
-            .map(|c| (*c).clone())
-            .unwrap_or_default()
-    }
-}
+pub use crate::shard_scan::ScanContext;
 
 pub fn table_schema(def: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(
@@ -358,7 +320,7 @@ impl TableProvider for ShardTableProvider {
         let cx = ScanContext::of(state);
         Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
             self.router.clone(),
-            cx.access,
+            cx,
             projected,
             types,
             queries,

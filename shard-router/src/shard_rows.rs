@@ -8,7 +8,7 @@ use common::{Datum, Result as TResult, SqlType};
 use datafusion::arrow::array::*;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::DataFusionError;
-use storage_adapter::{convert::from_mysql, map_error};
+use storage_adapter::convert::from_mysql;
 
 use crate::arrow_types::decimal_params;
 use crate::txn::Lease;
@@ -54,14 +54,16 @@ pub fn decimal_mantissa(
     Ok(v)
 }
 
-/// Streams the rows of `sql` run on the leased connection as Arrow batches.
+/// Streams the rows of `sql` run on the leased connection as Arrow batches:
+/// the rows and bytes read, or `None` if the consumer went away before the
+/// last row (the query is still running: the caller kills it).
 pub(crate) async fn stream_rows(
-    mut lease: Lease,
+    lease: &mut Lease,
     sql: &str,
     schema: SchemaRef,
     types: &[SqlType],
     tx: &tokio::sync::mpsc::Sender<Result<RecordBatch, DataFusionError>>,
-) -> TResult<(u64, u64)> {
+) -> TResult<Option<(u64, u64)>> {
     use mysql_async::prelude::Queryable;
     let mut total_rows = 0u64;
     let mut total_bytes = 0u64;
@@ -70,10 +72,14 @@ pub(crate) async fn stream_rows(
     let mut result = conn
         .query_iter(sql)
         .await
-        .map_err(|e| storage_adapter::map_statement_error(shard, e, sql))?;
+        .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
     let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
     let mut rows = 0usize;
-    while let Some(row) = result.next().await.map_err(|e| map_error(shard, e))? {
+    while let Some(row) = result
+        .next()
+        .await
+        .map_err(|e| crate::exec::statement_error(shard, e, sql))?
+    {
         // Values never taken out of the row: each is present.
         let values: Vec<mysql_async::Value> = row
             .unwrap_raw()
@@ -103,15 +109,8 @@ pub(crate) async fn stream_rows(
             let batch = finish(&schema, &mut builders, rows)?;
             rows = 0;
             if tx.send(Ok(batch)).await.is_err() {
-                // The consumer is gone (LIMIT satisfied, query canceled):
-                // read the rest so the connection stays usable.
-                while result
-                    .next()
-                    .await
-                    .map_err(|e| map_error(shard, e))?
-                    .is_some()
-                {}
-                return Ok((total_rows, total_bytes));
+                // The consumer is gone: the caller kills the query.
+                return Ok(None);
             }
         }
     }
@@ -119,7 +118,7 @@ pub(crate) async fn stream_rows(
         let batch = finish(&schema, &mut builders, rows)?;
         let _ = tx.send(Ok(batch)).await;
     }
-    Ok((total_rows, total_bytes))
+    Ok(Some((total_rows, total_bytes)))
 }
 
 fn finish(schema: &SchemaRef, builders: &mut [ColumnBuilder], rows: usize) -> TResult<RecordBatch> {

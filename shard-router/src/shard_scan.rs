@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::{ShardId, SqlType};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -25,10 +26,54 @@ use futures::StreamExt;
 use crate::txn::SharedAccess;
 use crate::Router;
 
+/// What the shard scans of one execution run with: the session's shard
+/// access (autocommit or its transaction's branches, read when a partition
+/// starts). A session sets it as an extension of the
+/// `SessionConfig` it executes in, so logical plans hold no session state
+/// and a prepared statement's plan, made once at Parse, runs in whatever
+/// transaction the session is in at Execute.
+#[derive(Clone)]
+pub struct ScanContext {
+    pub access: SharedAccess,
+    /// The running statement's `lock_timeout` in whole seconds (0: the
+    /// shard's own), for locking scans (`exec::LOCK_TIMEOUT_SECS` is the
+    /// same for the fast path).
+    pub lock_timeout_secs: Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl fmt::Debug for ScanContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ScanContext")
+    }
+}
+
+impl Default for ScanContext {
+    fn default() -> ScanContext {
+        ScanContext {
+            access: Arc::new(parking_lot::RwLock::new(
+                crate::txn::ShardAccess::Autocommit,
+            )),
+            lock_timeout_secs: Default::default(),
+        }
+    }
+}
+
+impl ScanContext {
+    /// The context `state` executes with (autocommit if it has none: a
+    /// planning-only context).
+    pub fn of(state: &dyn Session) -> ScanContext {
+        state
+            .config()
+            .get_extension::<ScanContext>()
+            .map(|c| (*c).clone())
+            .unwrap_or_default()
+    }
+}
+
 /// One shard query per output partition, streamed as Arrow batches.
 pub struct ShardScanExec {
     router: Arc<Router>,
-    access: SharedAccess,
+    cx: ScanContext,
     /// The queries' own columns (what each row from the shard holds).
     schema: SchemaRef,
     types: Vec<SqlType>,
@@ -53,7 +98,7 @@ pub struct ShardScanReport {
 impl ShardScanExec {
     pub fn new(
         router: Arc<Router>,
-        access: SharedAccess,
+        cx: ScanContext,
         schema: SchemaRef,
         types: Vec<SqlType>,
         queries: Vec<(ShardId, String)>,
@@ -72,7 +117,7 @@ impl ShardScanExec {
         ));
         Ok(ShardScanExec {
             router,
-            access,
+            cx,
             schema,
             types,
             queries,
@@ -197,14 +242,45 @@ impl ExecutionPlan for ShardScanExec {
         let router = self.router.clone();
         // Read at execution: a plan made earlier runs in whatever
         // transaction the session is in now.
-        let access = self.access.read().clone();
+        let access = self.cx.access.read().clone();
         let locking = self.locking;
+        let lock_secs = self
+            .cx
+            .lock_timeout_secs
+            .load(std::sync::atomic::Ordering::Acquire);
+        let sql = if locking && lock_secs > 0 {
+            crate::exec::under_lock_timeout_of(lock_secs, &sql)
+        } else {
+            sql
+        };
         let schema = self.schema.clone();
         let types = self.types.clone();
         tokio::spawn(async move {
             let start = std::time::Instant::now();
-            let res = match access.lease(&router, shard, locking).await {
-                Ok(lease) => crate::shard_rows::stream_rows(lease, &sql, schema, &types, &tx).await,
+            let res = match access
+                .lease(&router, shard, locking)
+                .await
+                .and_then(|lease| crate::exec::Watched::new(&router, lease))
+            {
+                Ok(mut watched) => {
+                    // A consumer that goes away (LIMIT satisfied, statement
+                    // canceled or timed out) drops the read: the shard's
+                    // query is killed rather than read to its end.
+                    let r = tokio::select! {
+                        r = async {
+                            let lease = watched.lease()?;
+                            crate::shard_rows::stream_rows(lease, &sql, schema, &types, &tx).await
+                        } => Some(r),
+                        _ = tx.closed() => None,
+                    };
+                    match r {
+                        Some(Ok(None)) | None => Ok((0, 0)),
+                        Some(r) => {
+                            watched.done();
+                            r.map(|read| read.unwrap_or_default())
+                        }
+                    }
+                }
                 Err(e) => Err(e),
             };
             match res {

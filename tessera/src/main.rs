@@ -160,10 +160,15 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
     rt.block_on(async move {
         let store =
             meta::MetaStore::connect(&cfg.meta, &cfg.meta_database).map_err(|e| e.to_string())?;
-        let router =
-            shard_router::Router::new(store, cfg.node_id, cfg.shard_pool_max, cfg.sequence_cache)
-                .await
-                .map_err(|e| e.to_string())?;
+        let router = shard_router::Router::new(
+            store,
+            cfg.node_id,
+            cfg.shard_pool_max,
+            cfg.sequence_cache,
+            cfg.shard_password.clone(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         let port = cfg
             .listen
             .rsplit(':')

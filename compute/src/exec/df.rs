@@ -34,6 +34,7 @@ pub fn context(session: &Session) -> Result<SessionContext> {
         None,
         Some(ScanContext {
             access: session.access_cell.clone(),
+            lock_timeout_secs: session.lock_timeout_cell.clone(),
         }),
     )?;
     // (PostgreSQL's semantics are analyzer rules of every context.)
@@ -189,7 +190,7 @@ impl Session {
                     armed,
                     done: done.clone(),
                 });
-                let interrupt = (self.interrupt.clone(), self.interrupt.generation());
+                let interrupt = (self.interrupt.clone(), self.statement_generation);
                 Ok(settling(stream, done, self.statement_deadline, interrupt))
             }
             Err(e) => {
@@ -205,6 +206,10 @@ impl Session {
         params: &[Datum],
     ) -> Result<SendableRecordBatchStream> {
         *self.access_cell.write() = self.access();
+        self.lock_timeout_cell.store(
+            self.lock_timeout_secs(),
+            std::sync::atomic::Ordering::Release,
+        );
         let pushdown = self.pushdown();
         let ctx = match &self.df_ctx {
             Some((p, c)) if *p == pushdown => c.clone(),

@@ -81,8 +81,14 @@ impl Session {
 
     /// Runs rendered writes in the session's transaction, or as one
     /// implicit transaction when there are several.
+    /// An implicit commit raises the session's cancel shield first (see
+    /// `compute::cancel`).
     async fn run_writes(&mut self, work: Vec<shard_router::exec::ShardStatement>) -> Result<u64> {
-        shard_router::exec::write(&self.router, self.txn.as_ref(), work).await
+        let (pid, since) = (self.pid, self.statement_generation);
+        shard_router::exec::write(&self.router, self.txn.as_ref(), work, || {
+            crate::cancel::Shield::raise(pid, since)
+        })
+        .await
     }
 
     pub(crate) async fn execute_write(&mut self, p: &WritePlan, params: &[Datum]) -> Result<usize> {

@@ -74,7 +74,35 @@ impl Session {
     /// error fails an open transaction.
     pub async fn run(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
         self.settle();
-        let res = self.run_checked(prepared, params).await;
+        let since = self.interrupt.generation();
+        self.statement_generation = since;
+        let interrupt = self.interrupt.clone();
+        // lock_timeout: every lock wait of the statement's shard writes and
+        // locking reads, in InnoDB's whole seconds (rounded up).
+        let lock_secs = Some(self.lock_timeout_secs()).filter(|s| *s > 0);
+        let ends_txn = matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback);
+        let work = async {
+            match lock_secs {
+                Some(secs) => {
+                    shard_router::exec::LOCK_TIMEOUT_SECS
+                        .scope(secs, self.run_checked(prepared, params))
+                        .await
+                }
+                None => self.run_checked(prepared, params).await,
+            }
+        };
+        let res = if ends_txn {
+            // Never interrupted: it raises a shield (`compute::cancel`).
+            work.await
+        } else {
+            // A cancel request drops the statement where it waits; its
+            // transaction, if any, is failed (`Session::arm_statement`).
+            tokio::select! {
+                biased;
+                r = work => r,
+                _ = interrupt.past(since) => Err(Error::Canceled),
+            }
+        };
         if res.is_err() {
             self.statement_failed();
         }

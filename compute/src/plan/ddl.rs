@@ -288,7 +288,7 @@ pub fn check_schema_name(name: &str) -> Result<()> {
 /// `PASSWORD NULL`.
 pub fn role_password(
     p: Option<&datafusion::sql::sqlparser::ast::Password>,
-) -> Result<Option<Option<meta::ScramSecret>>> {
+) -> Result<Option<Option<meta::ScramVerifier>>> {
     use datafusion::sql::sqlparser::ast::{Password, Value};
     Ok(match p {
         None => None,

@@ -39,6 +39,9 @@ pub struct Session {
     pub user: String,
     /// The access DataFusion scans use; set from `txn` before each run.
     pub access_cell: shard_router::txn::SharedAccess,
+    /// The running statement's `lock_timeout` in seconds, for its
+    /// DataFusion scans (set with `access_cell`).
+    pub lock_timeout_cell: Arc<std::sync::atomic::AtomicU32>,
     /// DataFusion execution context of this session, for its pushdown
     /// setting (plans are made in `plan`, not here).
     pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
@@ -56,6 +59,9 @@ pub struct Session {
     pub pid: i32,
     /// Fired by cancel requests for this session (streamed rows).
     pub interrupt: Arc<crate::cancel::Interrupt>,
+    /// The interrupt's generation when the running statement started: a
+    /// cancel request after it interrupts the statement.
+    pub statement_generation: u64,
     /// When the session last started or ended a statement.
     pub last_activity: std::time::Instant,
     /// Set by the idle-in-transaction watchdog: the session is over.
@@ -101,6 +107,7 @@ impl Session {
             database,
             user,
             access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
+            lock_timeout_cell: Default::default(),
             df_ctx: None,
             copy_in: None,
             pending: None,
@@ -108,6 +115,7 @@ impl Session {
             simple_plans: SimplePlans::new(),
             pid: 0,
             interrupt: Default::default(),
+            statement_generation: 0,
             last_activity: std::time::Instant::now(),
             terminated: false,
         }
@@ -121,9 +129,16 @@ impl Session {
         self.last_activity.elapsed()
     }
 
-    fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
+    pub(crate) fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
         let ms = parse_duration_ms(self.settings.get(name)?).ok()?;
         (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    /// `lock_timeout` in InnoDB's whole seconds (rounded up); 0: none.
+    pub fn lock_timeout_secs(&self) -> u32 {
+        self.duration_setting("lock_timeout")
+            .map(|d| u32::try_from(d.as_millis().div_ceil(1000)).unwrap_or(u32::MAX))
+            .unwrap_or(0)
     }
 
     /// `statement_timeout`, if set.

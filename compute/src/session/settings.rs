@@ -108,16 +108,8 @@ impl Session {
             self.set_transaction_isolation(value)?;
         }
         let value = &match key.as_str() {
-            "statement_timeout" | "idle_in_transaction_session_timeout" => {
+            "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" => {
                 format_duration_ms(parse_duration_ms(value)?)
-            }
-            "lock_timeout" => {
-                if parse_duration_ms(value)? != 0 {
-                    return Err(Error::unsupported(
-                        "lock_timeout (shards wait up to innodb_lock_wait_timeout, 20 s, then report 40P01)",
-                    ));
-                }
-                "0".to_string()
             }
             _ => value.to_string(),
         };

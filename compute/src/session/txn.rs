@@ -106,11 +106,21 @@ impl Session {
     }
 
     pub(crate) async fn commit(&mut self) -> Result<Output> {
+        // Before anything changes: a cancel that interrupted this COMMIT
+        // before it began fails it (57014, the block stays open and
+        // failed); once up, the commit runs to its end and answers.
+        let shield = match &self.txn {
+            Some(_) => Some(crate::cancel::Shield::raise(
+                self.pid,
+                self.statement_generation,
+            )?),
+            None => None,
+        };
         let failed = self.failed;
         self.failed = false;
         match self.txn.take() {
             Some(t) => {
-                let _shield = crate::cancel::Shield::new(self.pid);
+                let _shield = shield;
                 t.finish_detached(self.router.clone(), !failed).await?;
                 Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
             }
@@ -121,7 +131,8 @@ impl Session {
     pub(crate) async fn rollback(&mut self) -> Result<Output> {
         self.failed = false;
         if let Some(t) = self.txn.take() {
-            let _shield = crate::cancel::Shield::new(self.pid);
+            // A rollback may always run: shielded from now on.
+            let _shield = crate::cancel::Shield::raise(self.pid, self.interrupt.generation())?;
             t.finish_detached(self.router.clone(), false).await?;
         }
         Ok(Output::TxnEnd("ROLLBACK"))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::Result;
+use pgwire::api::auth::sasl::scram::ScramSecret;
 use pgwire::api::auth::{AuthSource, LoginInfo, Password};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use shard_router::Router;
@@ -25,23 +26,43 @@ impl std::fmt::Debug for MetaAuth {
 
 #[async_trait]
 impl AuthSource for MetaAuth {
+    /// Only SCRAM is offered, and it asks [`Self::get_scram_secret`]:
+    /// no password or salted password is stored to hand out.
     async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
+        Err(auth_failed(login.user().unwrap_or_default()))
+    }
+
+    /// The stored verifier (StoredKey, ServerKey): enough to check the
+    /// client's proof, not to compute one.
+    async fn get_scram_secret(&self, login: &LoginInfo) -> PgWireResult<(ScramSecret, Option<()>)> {
         let user = login.user().unwrap_or_default();
         let creds = cached_credentials(&self.router, user)
             .await
             .map_err(|e| to_pg_error(&e))?;
         match creds {
-            Some((salt, salted, _)) => Ok(Password::new(Some(salt), salted)),
-            None => Err(PgWireError::UserError(Box::new(ErrorInfo::new(
-                "FATAL".into(),
-                "28P01".into(),
-                format!("password authentication failed for user \"{user}\""),
-            )))),
+            Some(v) => Ok((
+                ScramSecret::Verifier {
+                    salt: v.salt,
+                    iterations: v.iterations as usize,
+                    stored_key: v.stored_key,
+                    server_key: v.server_key,
+                },
+                None,
+            )),
+            None => Err(auth_failed(user)),
         }
     }
 }
 
-type Credentials = Option<(Vec<u8>, Vec<u8>, u32)>;
+fn auth_failed(user: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "FATAL".into(),
+        "28P01".into(),
+        format!("password authentication failed for user \"{user}\""),
+    )))
+}
+
+type Credentials = Option<meta::ScramVerifier>;
 
 /// Logins' SCRAM credentials by user, with when meta was last asked.
 static CREDENTIALS: std::sync::LazyLock<

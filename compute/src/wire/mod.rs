@@ -17,7 +17,7 @@ use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::DefaultServerParameterProvider;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::{ClientInfo, ConnectionManager, PgWireServerHandlers};
+use pgwire::api::{ClientInfo, PgWireServerHandlers};
 use shard_router::Router;
 
 use crate::scram::SCRAM_ITERATIONS;
@@ -36,7 +36,6 @@ pub struct ConnHandlers {
     router: Arc<Router>,
     session: tokio::sync::Mutex<Option<Session>>,
     parser: Arc<TesseraParser>,
-    manager: Arc<ConnectionManager>,
 }
 
 impl ConnHandlers {
@@ -55,8 +54,9 @@ impl ConnHandlers {
                 "is_superuser".into(),
                 if superuser { "on" } else { "off" }.into(),
             );
-            s.pid = client.pid_and_secret_key().0;
-            s.interrupt = crate::cancel::interrupt_of(s.pid);
+            let (pid, secret) = client.pid_and_secret_key();
+            s.pid = pid;
+            s.interrupt = crate::cancel::register(pid, secret);
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
@@ -65,6 +65,13 @@ impl ConnHandlers {
         guard
     }
 }
+
+/// Backend pids and secret keys, one generator for the whole node: the
+/// handler made per connection would otherwise count pids from the same
+/// start, and every session would have pid 100000 (cancel requests and
+/// shields are found by pid, see `compute::cancel`).
+static BACKEND_KEYS: std::sync::LazyLock<Arc<pgwire::api::RandomPidSecretKeyGenerator>> =
+    std::sync::LazyLock::new(Default::default);
 
 pub struct Factory {
     handlers: Arc<ConnHandlers>,
@@ -88,18 +95,18 @@ impl PgWireServerHandlers for Factory {
         params.date_style = "ISO, MDY".to_string();
         params.time_zone = "UTC".to_string();
         Arc::new(
+            // No connection manager: pgwire would cancel by dropping the
+            // handler's future (see `compute::cancel`).
             SASLAuthStartupHandler::new(Arc::new(params))
                 .with_scram(scram)
-                .with_connection_manager(self.handlers.manager.clone()),
+                .with_pid_secret_key_generator(BACKEND_KEYS.clone()),
         )
     }
     fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
         self.handlers.clone()
     }
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
-        Arc::new(crate::cancel::ShieldedCancelHandler {
-            manager: self.handlers.manager.clone(),
-        })
+        Arc::new(crate::cancel::TesseraCancelHandler)
     }
 }
 
@@ -110,7 +117,6 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
     let parser = Arc::new(TesseraParser {
         router: router.clone(),
     });
-    let manager = Arc::new(ConnectionManager::new());
     let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut last_warning = std::time::Instant::now() - std::time::Duration::from_secs(60);
     loop {
@@ -144,7 +150,6 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
             router: router.clone(),
             session: tokio::sync::Mutex::new(None),
             parser: parser.clone(),
-            manager: manager.clone(),
         });
         tokio::spawn(idle_watchdog(Arc::downgrade(&handlers)));
         let factory = Arc::new(Factory {

@@ -127,7 +127,7 @@ impl TableProvider for ShardQueryProvider {
         let _ = limit;
         Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
             self.router.clone(),
-            cx.access,
+            cx,
             self.schema.clone(),
             self.types.clone(),
             self.queries.clone(),

@@ -159,7 +159,7 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
                 Err(e) => return Err(format!("connecting to new MariaDB as root: {e}")),
             }
         };
-        let pw = cf.mysql_password.replace('\'', "''");
+        let pw = cf.password_of(role).replace('\'', "''");
         let mut stmts = vec![
             // Anonymous accounts, if the installer made any.
             "DELETE FROM mysql.global_priv WHERE User = ''".to_string(),

@@ -28,7 +28,13 @@ pub struct ClusterFile {
     pub shards: u32,
     pub compute: u32,
     pub mysql_user: String,
+    /// The cluster account's password on meta.
     pub mysql_password: String,
+    /// The cluster account's password on the shards (its own secret: a
+    /// meta login does not open the shards). Empty in clusters made before
+    /// it existed, whose shards use `mysql_password`.
+    #[serde(default)]
+    pub shard_password: String,
     pub pg_user: String,
     pub pg_password: String,
     #[serde(default)]
@@ -161,12 +167,21 @@ impl ClusterFile {
         v
     }
 
-    pub fn endpoint(&self, port: u16) -> MysqlEndpoint {
+    /// The cluster account's password on a node of this role.
+    pub fn password_of(&self, role: Role) -> &str {
+        match role {
+            Role::Shard if !self.shard_password.is_empty() => &self.shard_password,
+            _ => &self.mysql_password,
+        }
+    }
+
+    /// How the cluster account reaches a MariaDB node of this role.
+    pub fn endpoint(&self, role: Role, port: u16) -> MysqlEndpoint {
         MysqlEndpoint {
             host: "127.0.0.1".into(),
             port,
             user: self.mysql_user.clone(),
-            password: self.mysql_password.clone(),
+            password: self.password_of(role).to_string(),
         }
     }
 
@@ -203,6 +218,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 compute: args.compute,
                 mysql_user: "tessera".into(),
                 mysql_password: random_token(16),
+                shard_password: random_token(16),
                 pg_user: "tessera".into(),
                 pg_password: random_token(12),
                 default_distribution: args.default_distribution,
@@ -262,18 +278,18 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         let shards: Vec<ShardInfo> = (1..=cf.shards)
             .map(|i| ShardInfo {
                 id: ShardId(i),
-                endpoint: cf.endpoint(cf.shard_port(i)),
+                endpoint: cf.endpoint(Role::Shard, cf.shard_port(i)),
             })
             .collect();
         MetaStore::bootstrap(
-            &cf.endpoint(cf.meta_port()),
+            &cf.endpoint(Role::Meta, cf.meta_port()),
             "tessera_meta",
             &cf.cluster_id,
             &shards,
         )
         .await
         .map_err(|e| e.to_string())?;
-        let store = MetaStore::connect(&cf.endpoint(cf.meta_port()), "tessera_meta")
+        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
             .map_err(|e| e.to_string())?;
         if store
             .user_credentials(&cf.pg_user)
@@ -341,11 +357,11 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
             obj["password"] = cf.pg_password.clone().into();
         } else {
             obj["user"] = cf.mysql_user.clone().into();
-            obj["password"] = cf.mysql_password.clone().into();
+            obj["password"] = cf.password_of(n.role).into();
             // Pool use as the shard sees it: connections open to it (from
             // every compute node) and how many are running a statement.
             if answers {
-                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.port)) {
+                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.role, n.port)) {
                     obj["connections"] = open.into();
                     obj["running_statements"] = busy.into();
                 }

@@ -18,7 +18,8 @@ pub(super) fn start_compute(
     let config = ComputeConfig {
         node_id: index,
         listen: format!("127.0.0.1:{}", node.port),
-        meta: cf.endpoint(cf.meta_port()),
+        meta: cf.endpoint(Role::Meta, cf.meta_port()),
+        shard_password: cf.password_of(Role::Shard).to_string(),
         meta_database: "tessera_meta".into(),
         shard_pool_max: 200,
         default_distribution: cf.default_distribution,

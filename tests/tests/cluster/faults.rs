@@ -232,7 +232,24 @@ pub(crate) async fn session_limits(cluster: &TestCluster) {
         .await
         .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+    // An autocommit write that times out while it waits for the lock is
+    // killed on the shard: it is not applied when the lock is released.
+    let e = c
+        .execute("UPDATE lim SET n = 99 WHERE id = 1", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
     holder.batch_execute("ROLLBACK").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let n: i32 = holder
+        .query_one("SELECT n FROM lim WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        n, 0,
+        "a write that timed out was applied after the lock was freed"
+    );
     let e = c
         .batch_execute("SET statement_timeout = 'soon'")
         .await

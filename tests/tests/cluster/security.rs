@@ -254,6 +254,44 @@ pub(crate) async fn least_privilege(cluster: &TestCluster) {
             .unwrap();
         assert_eq!(f, vec![None], "LOAD_FILE read a file");
     }
+    // Meta keeps no secret that opens anything: users have a SCRAM
+    // verifier (no salted password, from which a client proof can be
+    // computed), the shard map has no password, and meta's login is not a
+    // shard login.
+    let m = &cluster.role("meta")[0];
+    let meta_opts = |port: u16| {
+        mysql_async::OptsBuilder::default()
+            .ip_or_hostname("127.0.0.1")
+            .tcp_port(port)
+            .user(Some(m.user.clone()))
+            .pass(Some(m.password.clone()))
+            .prefer_socket(false)
+    };
+    let mut meta = mysql_async::Conn::new(meta_opts(m.port).db_name(Some("tessera_meta")))
+        .await
+        .unwrap();
+    let cols: Vec<(String, String)> = meta
+        .query("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'tessera_meta' AND table_name IN ('users', 'shards')")
+        .await
+        .unwrap();
+    assert!(
+        cols.iter().any(|(_, c)| c == "stored_key") && cols.iter().any(|(_, c)| c == "server_key"),
+        "{cols:?}"
+    );
+    for (t, c) in &cols {
+        assert!(
+            !c.contains("password"),
+            "meta's {t} has a column {c}: {cols:?}"
+        );
+    }
+    for s in cluster.role("shard") {
+        assert_ne!(s.password, m.password, "shards share meta's password");
+        assert!(
+            mysql_async::Conn::new(meta_opts(s.port)).await.is_err(),
+            "meta's login opened shard {}",
+            s.name
+        );
+    }
     use std::os::unix::fs::PermissionsExt;
     for f in cluster.private_files() {
         let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;

@@ -230,16 +230,16 @@ impl VisitorMut for Rewriter {
             // `'abc' + 1`: the untyped string takes the number's type, as
             // PostgreSQL resolves an unknown literal (so `'1' + 1` is 2
             // and `'abc' + 1` is 22P02).
-            Expr::BinaryOp { left, op, right }
-                if matches!(
-                    op,
+            Expr::BinaryOp {
+                left,
+                op:
                     BinaryOperator::Plus
-                        | BinaryOperator::Minus
-                        | BinaryOperator::Multiply
-                        | BinaryOperator::Divide
-                        | BinaryOperator::Modulo
-                ) =>
-            {
+                    | BinaryOperator::Minus
+                    | BinaryOperator::Multiply
+                    | BinaryOperator::Divide
+                    | BinaryOperator::Modulo,
+                right,
+            } => {
                 let num_type = |x: &Expr| match x {
                     Expr::Value(v) => match &v.value {
                         Value::Number(n, _) if n.contains(['.', 'e', 'E']) => {
