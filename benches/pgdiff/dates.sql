@@ -64,3 +64,5 @@ SELECT count(*) FROM acct WHERE opened <= date '2023-12-01' - interval '90 days'
 SELECT count(*) FROM orders WHERE ts::date >= date '2024-01-01' + interval '3 months';
 SELECT count(*) FROM orders WHERE extract(epoch from ts) > 1720000000;
 SELECT id, extract(epoch from ts) + 1 FROM orders WHERE id < 30;
+SELECT now()::text LIKE '20%+00', now() > '2020-01-01', current_timestamp > timestamp '2020-01-01', current_date > date '2020-01-01';
+SELECT count(*) FROM orders WHERE ts < now();

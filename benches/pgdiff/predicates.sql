@@ -86,3 +86,5 @@ SELECT count(*) FROM orders WHERE id = 2800;
 SELECT count(*) FROM orders WHERE id = 2801;
 SELECT count(*) FROM orders WHERE acct_id = 5 AND qty > 100;
 SELECT count(*) FROM orders WHERE note <> 'x';
+SELECT id FROM acct WHERE id IS NOT DISTINCT FROM 5 OR id IS DISTINCT FROM 6 AND id < 3;
+SELECT count(*) FROM acct a JOIN orders o USING (id) WHERE id > 10 AND o.qty > 0;

@@ -82,3 +82,6 @@ SELECT id, upper(name), trim(name) FROM region;
 SELECT id, code || name FROM region;
 SELECT id, name = 'north' FROM region;
 SELECT id, concat(name, code) FROM region;
+SELECT id, owner SIMILAR TO 'b%' , owner NOT SIMILAR TO '%[0-9]%', owner SIMILAR TO '_a%' FROM acct WHERE id <= 24;
+SELECT id, note::char(3), note::varchar(2) FROM orders WHERE id < 60;
+SELECT '1' + 1, 2 * '3', '2.5' + 1.5;

@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod hash;
 pub mod types;
+pub mod tz;
 pub mod value;
 
 pub use error::{Error, Result, SqlState};

@@ -149,17 +149,45 @@ fn parse_timestamp(s: &str) -> Option<NaiveDateTime> {
 
 fn parse_timestamptz(s: &str) -> Option<DateTime<Utc>> {
     let t = s.trim();
-    for f in [
-        "%Y-%m-%d %H:%M:%S%.f%#z",
-        "%Y-%m-%dT%H:%M:%S%.f%#z",
-        "%Y-%m-%d %H:%M:%S%.f %#z",
-    ] {
-        if let Ok(v) = DateTime::parse_from_str(t, f) {
-            return Some(v.with_timezone(&Utc));
-        }
+    // An explicit offset after the time (`+01`, `-0530`, `+05:30`,
+    // `+00:53:28`, `Z`), else local time in the session's zone.
+    let (local, offset) = match split_offset(t) {
+        Some((rest, off)) => (rest, Some(off)),
+        None => (t, None),
+    };
+    let n = parse_timestamp(local)?;
+    Some(match offset {
+        Some(off) => (n - chrono::Duration::seconds(off as i64)).and_utc(),
+        None => crate::tz::session_zone().to_utc(&n).and_utc(),
+    })
+}
+
+/// `t` without its trailing UTC offset, and the offset in seconds east.
+fn split_offset(t: &str) -> Option<(&str, i32)> {
+    if let Some(rest) = t.strip_suffix('Z').or_else(|| t.strip_suffix('z')) {
+        return Some((rest.trim_end(), 0));
     }
-    // No offset: the session time zone, which is UTC.
-    parse_timestamp(t).map(|n| n.and_utc())
+    // The sign of an offset comes after the time: past the date's dashes.
+    let time_at = t.find([' ', 'T'])?;
+    let sign_at = time_at + t[time_at..].rfind(['+', '-'])?;
+    let (rest, off) = t.split_at(sign_at);
+    let sign = if off.starts_with('-') { -1 } else { 1 };
+    let digits = off[1..].trim();
+    let parts: Vec<&str> = if digits.contains(':') {
+        digits.split(':').collect()
+    } else if digits.len() == 4 {
+        vec![&digits[..2], &digits[2..]]
+    } else {
+        vec![digits]
+    };
+    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || p.len() > 2) {
+        return None;
+    }
+    let mut secs = 0i32;
+    for (p, unit) in parts.iter().zip([3600, 60, 1]) {
+        secs += p.parse::<i32>().ok()? * unit;
+    }
+    (secs <= 15 * 3600 + 59 * 60).then_some((rest.trim_end(), sign * secs))
 }
 
 /// PostgreSQL writes years BC with a suffix (`0044-03-15 BC`) and has no
@@ -306,10 +334,15 @@ impl Datum {
                 Datum::Timestamp(d.and_hms_opt(0, 0, 0).unwrap_or_default())
             }
             (Datum::Timestamp(t), SqlType::Timestamp) => Datum::Timestamp(t),
-            (Datum::Timestamp(t), SqlType::TimestampTz) => Datum::TimestampTz(t.and_utc()),
+            // Local time in the session's zone, as PostgreSQL converts.
+            (Datum::Timestamp(t), SqlType::TimestampTz) => {
+                Datum::TimestampTz(crate::tz::session_zone().to_utc(&t).and_utc())
+            }
             (Datum::Timestamp(t), SqlType::Date) => Datum::Date(t.date()),
             (Datum::TimestampTz(t), SqlType::TimestampTz) => Datum::TimestampTz(t),
-            (Datum::TimestampTz(t), SqlType::Timestamp) => Datum::Timestamp(t.naive_utc()),
+            (Datum::TimestampTz(t), SqlType::Timestamp) => {
+                Datum::Timestamp(crate::tz::to_session_local(&t.naive_utc()).0)
+            }
             (d, _) => return Err(mismatch(&d)),
         })
     }
@@ -378,5 +411,28 @@ mod bytea_tests {
             let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
             prop_assert_eq!(parse_bytea(&format!("\\x{hex}")), Some(b));
         }
+    }
+}
+
+#[cfg(test)]
+mod timestamptz_tests {
+    use super::*;
+
+    #[test]
+    fn offsets_are_read_as_postgres_reads_them() {
+        let p = |s: &str| match Datum::parse(s, &SqlType::TimestampTz) {
+            Ok(Datum::TimestampTz(t)) => t.naive_utc().to_string(),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(p("2024-01-15 12:00+00"), "2024-01-15 12:00:00");
+        assert_eq!(p("2024-01-15 12:00:00+01"), "2024-01-15 11:00:00");
+        assert_eq!(p("2024-01-15 12:00:00.5-05:30"), "2024-01-15 17:30:00.500");
+        assert_eq!(p("2024-01-15T12:00:00Z"), "2024-01-15 12:00:00");
+        assert_eq!(p("2024-01-15 12:00:00 +0200"), "2024-01-15 10:00:00");
+        assert_eq!(p("1890-01-01 12:00:00+00:53:28"), "1890-01-01 11:06:32");
+        // No offset: the session's zone, UTC outside a session.
+        assert_eq!(p("2024-01-15 12:00"), "2024-01-15 12:00:00");
+        assert_eq!(p("2024-01-15"), "2024-01-15 00:00:00");
+        assert!(Datum::parse("2024-01-15 12:00+99", &SqlType::TimestampTz).is_err());
     }
 }

@@ -23,6 +23,7 @@ pub mod pgfuncs;
 pub mod pgresult;
 pub mod pgtext;
 pub mod pgtypes;
+pub mod pgzone;
 pub mod plan;
 pub mod privileges;
 pub mod rows;

@@ -210,10 +210,21 @@ fn check_float_text(t: &str, to: &DataType) -> Result<()> {
     Ok(())
 }
 
-fn timestamp_text_udf() -> ScalarUDF {
-    let f = Arc::new(|args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let tz = matches!(arrays[0].data_type(), DataType::Timestamp(_, Some(_)));
+/// `pg_timestamp_text` of a timestamp in microseconds (the argument cast
+/// to that first), or, `tz`, `pg_timestamptz_text(ts, zone)` of a
+/// timestamptz in the zone named by its second argument (the session's
+/// zone when the statement was planned).
+fn timestamp_text_udf(tz: bool) -> ScalarUDF {
+    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let zone = match args.get(1) {
+            Some(ColumnarValue::Scalar(ScalarValue::Utf8(Some(z)))) => {
+                Some(common::tz::Zone::from_arrow_name(z).ok_or_else(|| {
+                    datafusion::error::DataFusionError::Internal(format!("time zone {z}"))
+                })?)
+            }
+            _ => None,
+        };
+        let arrays = ColumnarValue::values_to_arrays(&args[..1])?;
         let a = datafusion::arrow::compute::cast(
             &arrays[0],
             &DataType::Timestamp(TimeUnit::Microsecond, None),
@@ -226,13 +237,27 @@ fn timestamp_text_udf() -> ScalarUDF {
                 continue;
             }
             let dt = chrono::DateTime::from_timestamp_micros(a.value(i)).unwrap_or_default();
-            out.append_value(crate::pgtypes::timestamp_text(&dt.naive_utc(), tz));
+            out.append_value(match &zone {
+                Some(z) => crate::pgtypes::timestamptz_text_in(&dt.naive_utc(), z),
+                None => crate::pgtypes::timestamp_text(&dt.naive_utc(), false),
+            });
         }
         Ok(ColumnarValue::Array(Arc::new(out.finish())))
     });
     create_udf(
-        "pg_timestamp_text",
-        vec![DataType::Timestamp(TimeUnit::Microsecond, None)],
+        if tz {
+            "pg_timestamptz_text"
+        } else {
+            "pg_timestamp_text"
+        },
+        if tz {
+            vec![
+                DataType::Timestamp(TimeUnit::Microsecond, None),
+                DataType::Utf8,
+            ]
+        } else {
+            vec![DataType::Timestamp(TimeUnit::Microsecond, None)]
+        },
         DataType::Utf8,
         Volatility::Immutable,
         f,
@@ -240,7 +265,9 @@ fn timestamp_text_udf() -> ScalarUDF {
 }
 
 static TIMESTAMP_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
-    std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf()));
+    std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf(false)));
+static TIMESTAMPTZ_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf(true)));
 
 fn literal_text(e: &Expr) -> Option<&str> {
     match e {
@@ -263,6 +290,7 @@ fn to_timestamp(e: Expr) -> Expr {
 
 pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     e.transform_up(|e| {
+        crate::pgzone::check(&e, schema)?;
         match &e {
             Expr::Literal(ScalarValue::Decimal128(Some(v), p, s), m) if *s < 0 => {
                 // Beyond 38 digits it stays as DataFusion has it (a float
@@ -303,10 +331,24 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 if matches!(field.data_type(), DataType::Utf8 | DataType::Utf8View)
                     && matches!(expr.get_type(schema)?, DataType::Timestamp(..)) =>
             {
-                let call = Expr::ScalarFunction(ScalarFunction::new_udf(
-                    TIMESTAMP_TEXT.clone(),
-                    vec![(**expr).clone()],
-                ));
+                let tz = matches!(expr.get_type(schema)?, DataType::Timestamp(_, Some(_)));
+                let call = if tz {
+                    // In the session's zone at planning (a statement is
+                    // planned again when the zone changes).
+                    let zone = common::tz::session_zone().arrow_name();
+                    Expr::ScalarFunction(ScalarFunction::new_udf(
+                        TIMESTAMPTZ_TEXT.clone(),
+                        vec![
+                            to_timestamp((**expr).clone()),
+                            Expr::Literal(ScalarValue::Utf8(Some(zone)), None),
+                        ],
+                    ))
+                } else {
+                    Expr::ScalarFunction(ScalarFunction::new_udf(
+                        TIMESTAMP_TEXT.clone(),
+                        vec![to_timestamp((**expr).clone())],
+                    ))
+                };
                 return Ok(Transformed::yes(if *field.data_type() == DataType::Utf8 {
                     call
                 } else {

@@ -116,10 +116,19 @@ fn trim_fraction(mut s: String) -> String {
 }
 
 pub fn timestamp_text(t: &NaiveDateTime, tz: bool) -> String {
-    let mut s = trim_fraction(t.format("%Y-%m-%d %H:%M:%S%.6f").to_string());
     if tz {
-        s.push_str("+00");
+        return timestamptz_text_in(t, &common::tz::session_zone());
     }
+    trim_fraction(t.format("%Y-%m-%d %H:%M:%S%.6f").to_string())
+}
+
+/// A timestamptz (`utc`) as PostgreSQL prints it in `zone`: local time and
+/// the offset then (`2024-07-01 14:00:00+02`).
+pub fn timestamptz_text_in(utc: &NaiveDateTime, zone: &common::tz::Zone) -> String {
+    let off = zone.offset_at(utc);
+    let local = *utc + chrono::Duration::seconds(off as i64);
+    let mut s = trim_fraction(local.format("%Y-%m-%d %H:%M:%S%.6f").to_string());
+    s.push_str(&common::tz::offset_text(off));
     s
 }
 

@@ -122,6 +122,19 @@ pub fn type_literals(e: &mut Expr, table: &TableDef) -> Result<()> {
                 match (column_type(left, table), column_type(right, table)) {
                     (Some(ty), None) => type_literal(right, &ty, Some(&op.to_string())),
                     (None, Some(ty)) => type_literal(left, &ty, Some(&op.to_string())),
+                    // PostgreSQL reads the timestamp as local time in the
+                    // session's zone; the shard compares stored UTC.
+                    (Some(a), Some(b))
+                        if matches!(
+                            (a, b),
+                            (SqlType::Timestamp, SqlType::TimestampTz)
+                                | (SqlType::TimestampTz, SqlType::Timestamp)
+                        ) && !common::tz::session_zone().is_utc() =>
+                    {
+                        Err(Error::unsupported(
+                            "comparing timestamp with and without time zone in a session time zone other than UTC",
+                        ))
+                    }
                     _ => Ok(()),
                 }
             }

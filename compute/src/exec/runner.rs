@@ -150,7 +150,10 @@ impl Session {
                 | PlanKind::Show { .. }
         ) {
             let fresh = self.router.ensure_fresh().await?;
-            if fresh.version != plan.catalog_version || self.current_schema() != prepared.schema {
+            if fresh.version != plan.catalog_version
+                || self.current_schema() != prepared.schema
+                || prepared.zone != common::tz::session_zone()
+            {
                 replanned = plan_statement(
                     &self.router,
                     &self.scope(),
@@ -255,7 +258,10 @@ impl Session {
             return None;
         }
         let (shape, lits) = crate::literals::parameterize(stmt)?;
-        let key = format!("{schema}\u{0}{shape}");
+        let key = format!(
+            "{schema}\u{0}{}\u{0}{shape}",
+            common::tz::session_zone().arrow_name()
+        );
         let version = self.router.catalog().version;
         let prepared = match self.simple_plans.get(&key) {
             Some((v, p)) if *v == version => p.clone(),

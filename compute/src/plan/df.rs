@@ -76,6 +76,8 @@ pub fn context_for(
     let mut config = SessionConfig::new();
     // PostgreSQL reads 1.5 as numeric, not double precision.
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // Sessions run in UTC: now() and current_timestamp are timestamptz.
+    config.options_mut().execution.time_zone = Some("+00:00".into());
     let config = config
         .with_default_catalog_and_schema(CATALOG_NAME, &schema)
         .with_create_default_catalog_and_schema(false)

@@ -254,8 +254,18 @@ impl Planner<'_> {
                 } else {
                     words.join(".")
                 };
-                let mut p = self.plan_of(PlanKind::Show { name: name.clone() }, "SHOW");
-                p.fields = vec![(name, Type::TEXT)];
+                // The result column is the setting's own name, as
+                // PostgreSQL spells it (`SHOW time zone` gives TimeZone).
+                let column = match name.as_str() {
+                    "time zone" | "timezone" => "TimeZone".to_string(),
+                    "datestyle" => "DateStyle".to_string(),
+                    "intervalstyle" => "IntervalStyle".to_string(),
+                    "transaction isolation level" => "transaction_isolation".to_string(),
+                    "session authorization" => "session_authorization".to_string(),
+                    _ => name.clone(),
+                };
+                let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
+                p.fields = vec![(column, Type::TEXT)];
                 p
             }
             Statement::Discard { .. } | Statement::Deallocate { .. } => {

@@ -21,6 +21,9 @@ pub struct Prepared {
     pub stmt: Statement,
     pub plan: Plan,
     pub client_types: Vec<Option<Type>>,
+    /// The session's time zone when it was planned (what timestamptz
+    /// literals and text casts were read in).
+    pub zone: common::tz::Zone,
 }
 
 impl Prepared {
@@ -36,6 +39,7 @@ impl Prepared {
             stmt,
             plan,
             client_types,
+            zone: common::tz::session_zone(),
         }
     }
 
@@ -46,6 +50,7 @@ impl Prepared {
             stmt,
             plan,
             client_types: vec![],
+            zone: common::tz::session_zone(),
         }
     }
 }

@@ -120,17 +120,15 @@ impl Session {
         } else {
             value.clone()
         };
-        if key == "timezone" {
-            let v = value.to_ascii_uppercase();
-            if !matches!(
-                v.as_str(),
-                "UTC" | "ETC/UTC" | "GMT" | "Z" | "+00:00" | "0" | "UCT"
-            ) {
-                return Err(Error::unsupported(format!(
-                    "time zone \"{value}\" (sessions run in UTC)"
-                )));
-            }
-        }
+        // The zone lives in the connection's task (`common::tz`), where
+        // the encoders and parsers read it; SHOW prints its name.
+        let value = &if key == "timezone" {
+            let zone = common::tz::Zone::parse(value)?;
+            common::tz::set_session_zone(zone);
+            zone.name()
+        } else {
+            value.clone()
+        };
         if key == "tessera.pushdown" {
             if !matches!(value.to_ascii_lowercase().as_str(), "on" | "off") {
                 return Err(Error::InvalidText {

@@ -73,6 +73,24 @@ impl ConnHandlers {
 static BACKEND_KEYS: std::sync::LazyLock<Arc<pgwire::api::RandomPidSecretKeyGenerator>> =
     std::sync::LazyLock::new(Default::default);
 
+/// A failed SCRAM login as PostgreSQL reports it: pgwire names the user of
+/// the SCRAM message, which clients send empty (the startup packet has it).
+struct LoginErrors;
+
+impl pgwire::api::ErrorHandler for LoginErrors {
+    fn on_error<C: ClientInfo>(&self, client: &C, error: &mut pgwire::error::PgWireError) {
+        if let pgwire::error::PgWireError::InvalidPassword(_) = error {
+            let user = client.metadata().get("user").cloned().unwrap_or_default();
+            *error =
+                pgwire::error::PgWireError::UserError(Box::new(pgwire::error::ErrorInfo::new(
+                    "FATAL".into(),
+                    "28P01".into(),
+                    format!("password authentication failed for user \"{user}\""),
+                )));
+        }
+    }
+}
+
 pub struct Factory {
     handlers: Arc<ConnHandlers>,
     router: Arc<Router>,
@@ -104,6 +122,9 @@ impl PgWireServerHandlers for Factory {
     }
     fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
         self.handlers.clone()
+    }
+    fn error_handler(&self) -> Arc<impl pgwire::api::ErrorHandler> {
+        Arc::new(LoginErrors)
     }
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         Arc::new(crate::cancel::TesseraCancelHandler)
@@ -158,7 +179,11 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
         });
         let open = open.clone();
         tokio::spawn(async move {
-            if let Err(e) = pgwire::tokio::process_socket(socket, None, factory).await {
+            // The session's time zone lives in the connection's task.
+            if let Err(e) =
+                common::tz::with_session_zone(pgwire::tokio::process_socket(socket, None, factory))
+                    .await
+            {
                 tracing::debug!("connection ended: {e}");
             }
             open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);

@@ -112,7 +112,14 @@ pub(crate) async fn roles_and_privileges(cluster: &TestCluster) {
         connect(&login("nol", "pw-n")).await.is_err(),
         "a NOLOGIN role logged in"
     );
-    assert!(connect(&login("alice", "wrong")).await.is_err());
+    // A wrong password is PostgreSQL's FATAL 28P01, naming the user.
+    let e = connect(&login("alice", "wrong")).await.err().unwrap();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "28P01", "{e}");
+    assert_eq!(
+        db.message(),
+        "password authentication failed for user \"alice\""
+    );
     admin
         .batch_execute("ALTER ROLE alice WITH PASSWORD 'pw-2'")
         .await

@@ -2,7 +2,8 @@
 //! rewritten in the copy of a statement that DataFusion plans (never in
 //! SQL sent to a shard, which is rendered from Tessera's own plan):
 //!
-//! * `mod(a, b)` is `a % b`, `sign(x)` is DataFusion's `signum(x)`;
+//! * `mod(a, b)` is `a % b`, `sign(x)` is DataFusion's `signum(x)`,
+//!   `every(x)` is `bool_and(x)`, `date_part()` is double precision;
 //! * `~x` (bitwise not) is `x # -1`;
 //! * `FETCH FIRST n ROWS ONLY` is `LIMIT n`;
 //! * `SUBSTRING(...)` calls the session's `substr` (PostgreSQL's errors);
@@ -154,6 +155,12 @@ impl VisitorMut for Rewriter {
                             array: false,
                             format: None,
                         };
+                        self.0 = true;
+                    }
+                    // every() is the standard's name of bool_and().
+                    (Some("every"), Some(args)) if args.len() == 1 => {
+                        f.name =
+                            ObjectName(vec![ObjectNamePart::Identifier(Ident::new("bool_and"))]);
                         self.0 = true;
                     }
                     (Some("sign"), Some(args)) if args.len() == 1 => {
