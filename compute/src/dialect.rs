@@ -29,8 +29,12 @@ impl Dialect for TesseraDialect {
     }
 
     /// `CREATE USER name ...` is PostgreSQL's `CREATE ROLE name LOGIN ...`
-    /// (sqlparser reads CREATE USER as another dialect's statement).
+    /// (sqlparser reads CREATE USER as another dialect's statement), and
+    /// `VACUUM` is PostgreSQL's (sqlparser reads Redshift's).
     fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        if parser.parse_keyword(Keyword::VACUUM) {
+            return Some(parse_vacuum(parser));
+        }
         if !parser.parse_keywords(&[Keyword::CREATE, Keyword::USER]) {
             return None;
         }
@@ -224,12 +228,93 @@ impl Dialect for TesseraDialect {
 
 /// Parses SQL text with [`TesseraDialect`].
 pub fn parse(sql: &str) -> Result<Vec<Statement>, ParserError> {
-    Parser::parse_sql(&TesseraDialect, sql)
+    let starts_with_copy = sql
+        .trim_start()
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("copy"));
+    if !starts_with_copy {
+        return Parser::parse_sql(&TesseraDialect, sql);
+    }
+    use datafusion::sql::sqlparser::tokenizer::Tokenizer;
+    let mut tokens = Tokenizer::new(&TesseraDialect, sql).tokenize_with_location()?;
+    copy_booleans(&mut tokens);
+    Parser::new(&TesseraDialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+}
+
+/// COPY's boolean options take any of PostgreSQL's boolean spellings
+/// (`FREEZE ON`, `HEADER 1`: pgbench sends `WITH (freeze on)`); sqlparser
+/// reads only TRUE and FALSE, so the others are spelled so first.
+fn copy_booleans(tokens: &mut [datafusion::sql::sqlparser::tokenizer::TokenWithSpan]) {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Word};
+    let mut prev_option = false;
+    for t in tokens.iter_mut() {
+        if matches!(t.token, Token::Whitespace(_)) {
+            continue;
+        }
+        if prev_option {
+            let value = match &t.token {
+                Token::Word(w) if w.quote_style.is_none() => {
+                    match w.value.to_ascii_lowercase().as_str() {
+                        "on" | "yes" => Some(true),
+                        "off" | "no" => Some(false),
+                        _ => None,
+                    }
+                }
+                Token::Number(n, _) if n == "1" => Some(true),
+                Token::Number(n, _) if n == "0" => Some(false),
+                _ => None,
+            };
+            if let Some(v) = value {
+                let (text, keyword) = if v {
+                    ("TRUE", Keyword::TRUE)
+                } else {
+                    ("FALSE", Keyword::FALSE)
+                };
+                t.token = Token::Word(Word {
+                    value: text.into(),
+                    quote_style: None,
+                    keyword,
+                });
+            }
+        }
+        prev_option = matches!(
+            &t.token,
+            Token::Word(w) if matches!(w.keyword, Keyword::FREEZE | Keyword::HEADER)
+        );
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copy_and_vacuum_read_as_postgres() {
+        use datafusion::sql::sqlparser::ast::CopyOption;
+        match &parse("copy t from stdin with (freeze on, header 0, format csv)").unwrap()[0] {
+            Statement::Copy { options, .. } => {
+                assert!(options.contains(&CopyOption::Freeze(true)), "{options:?}");
+                assert!(options.contains(&CopyOption::Header(false)), "{options:?}");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(matches!(
+            &parse("vacuum analyze pgbench_branches").unwrap()[0],
+            Statement::Analyze(a) if a.compute_statistics && a.table_name.is_some()
+        ));
+        assert!(matches!(
+            &parse("VACUUM (VERBOSE, ANALYZE false) t (a, b)").unwrap()[0],
+            Statement::Vacuum(v) if v.table_name.is_some()
+        ));
+        assert!(matches!(&parse("vacuum").unwrap()[0], Statement::Vacuum(_)));
+        assert!(matches!(
+            &parse("analyze t").unwrap()[0],
+            Statement::Analyze(a) if !a.compute_statistics
+        ));
+        assert!(parse("vacuum a, b").is_err());
+    }
 
     #[test]
     fn nested_calls_parse_in_linear_time() {
@@ -260,6 +345,81 @@ mod tests {
             assert_eq!(a, b, "{sql}");
         }
     }
+}
+
+/// PostgreSQL's `VACUUM [ ( option [, ...] ) ] [ FULL ] [ FREEZE ]
+/// [ VERBOSE ] [ ANALYZE ] [ table [ ( column [, ...] ) ] ]`, after the
+/// keyword. A plain VACUUM is sqlparser's `Statement::Vacuum`; with
+/// ANALYZE it is a `Statement::Analyze` whose `compute_statistics` says it
+/// came from VACUUM (its command tag is VACUUM). One table at most.
+fn parse_vacuum(p: &mut Parser) -> Result<Statement, ParserError> {
+    use datafusion::sql::sqlparser::ast::{Analyze, VacuumStatement};
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let mut full = false;
+    let mut analyze = false;
+    if p.consume_token(&Token::LParen) {
+        loop {
+            let option = p.parse_identifier()?.value.to_ascii_lowercase();
+            // An option's optional value: a boolean or a number.
+            let on = if matches!(p.peek_token().token, Token::Comma | Token::RParen) {
+                true
+            } else {
+                let v = p.next_token().token.to_string().to_ascii_lowercase();
+                !matches!(v.as_str(), "false" | "off" | "0" | "no")
+            };
+            match option.as_str() {
+                "full" => full = on,
+                "analyze" | "analyse" => analyze = on,
+                _ => {}
+            }
+            if !p.consume_token(&Token::Comma) {
+                p.expect_token(&Token::RParen)?;
+                break;
+            }
+        }
+    } else {
+        full = p.parse_keyword(Keyword::FULL);
+        let _ = p.parse_keyword(Keyword::FREEZE);
+        let _ = p.parse_keyword(Keyword::VERBOSE);
+        analyze = p.parse_keyword(Keyword::ANALYZE);
+    }
+    let mut table_name = None;
+    if !matches!(p.peek_token().token, Token::EOF | Token::SemiColon) {
+        table_name = Some(p.parse_object_name(false)?);
+        if p.consume_token(&Token::LParen) {
+            p.parse_comma_separated(|p| p.parse_identifier())?;
+            p.expect_token(&Token::RParen)?;
+        }
+        if p.peek_token().token == Token::Comma {
+            return p.expected(
+                "one table (VACUUM of several tables at once is not supported)",
+                p.peek_token(),
+            );
+        }
+    }
+    Ok(if analyze {
+        Statement::Analyze(Analyze {
+            table_name,
+            partitions: None,
+            for_columns: false,
+            columns: vec![],
+            cache_metadata: false,
+            noscan: false,
+            compute_statistics: true,
+            has_table_keyword: false,
+        })
+    } else {
+        Statement::Vacuum(VacuumStatement {
+            full,
+            sort_only: false,
+            delete_only: false,
+            reindex: false,
+            recluster: false,
+            table_name,
+            threshold: None,
+            boost: false,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -41,6 +41,11 @@ fn owns(catalog: &Catalog, user: &str, t: &TableDef) -> bool {
     catalog.owners.get(&t.id).is_some_and(|o| o == user)
 }
 
+/// Whether `user` may VACUUM or ANALYZE `t`: its owner or a superuser.
+pub fn may_maintain(catalog: &Catalog, user: &str, t: &TableDef) -> bool {
+    is_superuser(catalog, user) || owns(catalog, user, t)
+}
+
 /// Ownership of `t`, which indexing and dropping it need.
 fn check_owner(catalog: &Catalog, user: &str, t: &TableDef, what: &str) -> Result<()> {
     if owns(catalog, user, t) {

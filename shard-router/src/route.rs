@@ -224,6 +224,48 @@ pub fn rows_by_partition(table: &TableDef, rows: &[Vec<Datum>]) -> BTreeMap<u32,
 /// Evaluates a constant expression: literals, parameters, unary minus,
 /// casts and typed strings (`DATE '2024-01-01'`).
 pub fn eval_const(e: &Expr, params: &[Datum]) -> Result<Datum> {
+    eval_value(e, params, None)
+}
+
+/// When a row's values are evaluated: the transaction's start (what
+/// `now()` and `CURRENT_TIMESTAMP` are in PostgreSQL) and the statement's.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub transaction: chrono::DateTime<chrono::Utc>,
+    pub statement: chrono::DateTime<chrono::Utc>,
+}
+
+/// [`eval_const`], and with a `clock`, PostgreSQL's current-time
+/// functions too: `now()`, `CURRENT_TIMESTAMP`, `transaction_timestamp()`
+/// (the transaction's start), `statement_timestamp()`,
+/// `clock_timestamp()`, `LOCALTIMESTAMP` and `CURRENT_DATE` (local time in
+/// the session's zone).
+pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<Datum> {
+    use datafusion::sql::sqlparser::ast::FunctionArguments;
+    if let (Expr::Function(f), Some(clock)) = (e, clock) {
+        let no_args = match &f.args {
+            FunctionArguments::None => true,
+            FunctionArguments::List(l) => l.args.is_empty(),
+            FunctionArguments::Subquery(_) => false,
+        };
+        let name = f.name.to_string().to_ascii_lowercase();
+        let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+        if no_args && f.over.is_none() && f.filter.is_none() {
+            let local =
+                |t: chrono::DateTime<chrono::Utc>| common::tz::to_session_local(&t.naive_utc()).0;
+            match name {
+                "now" | "current_timestamp" | "transaction_timestamp" => {
+                    return Ok(Datum::TimestampTz(clock.transaction))
+                }
+                "statement_timestamp" => return Ok(Datum::TimestampTz(clock.statement)),
+                "clock_timestamp" => return Ok(Datum::TimestampTz(chrono::Utc::now())),
+                "localtimestamp" => return Ok(Datum::Timestamp(local(clock.transaction))),
+                "current_date" => return Ok(Datum::Date(local(clock.transaction).date())),
+                _ => {}
+            }
+        }
+    }
+    let eval_const = |e: &Expr, params: &[Datum]| eval_value(e, params, clock);
     match e {
         Expr::Value(v) => match &v.value {
             Value::Number(n, _) => {

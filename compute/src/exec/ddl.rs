@@ -361,3 +361,40 @@ impl Session {
         }
     }
 }
+
+impl Session {
+    /// `ANALYZE [t]`: `ANALYZE TABLE` on every partition of the table (of
+    /// every table without one) the user may maintain (its owner or a
+    /// superuser; PostgreSQL skips the others too), each on a pooled
+    /// connection outside any transaction (statistics are not
+    /// transactional, and MariaDB's ANALYZE TABLE would end an XA branch).
+    pub(crate) async fn execute_analyze(
+        &mut self,
+        table: Option<&datafusion::sql::sqlparser::ast::ObjectName>,
+    ) -> Result<()> {
+        let catalog = self.router.catalog();
+        let tables = match table {
+            Some(n) => vec![resolve_table(&catalog, n, &self.current_schema())?],
+            None => catalog.tables.values().cloned().collect(),
+        };
+        let mut work = vec![];
+        for t in tables {
+            if !crate::privileges::may_maintain(&catalog, &self.user, &t) {
+                continue;
+            }
+            for (shard, p) in shard_router::ddl::placements(&t) {
+                let mut sql = shard_router::shard_sql::ShardSql::new();
+                sql.keyword("ANALYZE TABLE ")
+                    .table(&t.schema, &t.physical_name(p));
+                work.push((shard, sql.into_parts().0, vec![]));
+            }
+        }
+        shard_router::exec::write_in(
+            &self.router,
+            &shard_router::txn::ShardAccess::Autocommit,
+            work,
+        )
+        .await?;
+        Ok(())
+    }
+}

@@ -5,7 +5,7 @@
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Expr;
 use meta::Distribution;
-use shard_router::route::{eval_const, Route};
+use shard_router::route::{eval_value, Route};
 
 use crate::plan::{resolve_table, InsertPlan, WritePlan};
 
@@ -34,7 +34,8 @@ impl Session {
         }
         let heavy = p.rows.len() > 1000;
         let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
-            let rows = insert_rows(p, params, sequenced)?;
+            let clock = self.clock();
+            let rows = insert_rows(p, params, sequenced, &clock)?;
             let work = shard_router::render::insert_statements(t, &rows);
             Ok((rows, work))
         })?;
@@ -134,6 +135,7 @@ fn insert_rows(
     p: &InsertPlan,
     params: &[Datum],
     mut sequenced: Vec<std::collections::VecDeque<i64>>,
+    clock: &shard_router::route::Clock,
 ) -> Result<Vec<Vec<Datum>>> {
     let t = &p.table;
     // Each column's default, evaluated once when first needed.
@@ -147,7 +149,7 @@ fn insert_rows(
                 .try_with_sql(d)
                 .and_then(|mut p| p.parse_expr())
                 .map_err(Error::internal)?;
-                eval_const(&e, &[])?.coerce(&col.ty)
+                eval_value(&e, &[], Some(clock))?.coerce(&col.ty)
             }
             None => Ok(Datum::Null),
         }
@@ -159,7 +161,7 @@ fn insert_rows(
             let given = p.column_map[ci].and_then(|j| exprs.get(j));
             let v = if !is_default_expr(given) {
                 match given {
-                    Some(e) => eval_const(e, params)?.coerce(&col.ty)?,
+                    Some(e) => eval_value(e, params, Some(clock))?.coerce(&col.ty)?,
                     None => Datum::Null,
                 }
             } else if col.sequence.is_some() {

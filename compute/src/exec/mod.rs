@@ -66,6 +66,25 @@ impl Session {
                     rows: None,
                 })
             }
+            PlanKind::Maintenance {
+                table,
+                analyze,
+                vacuum,
+            } => {
+                if *vacuum && self.txn.is_some() {
+                    return Err(Error::Sql {
+                        state: common::SqlState("25001"),
+                        message: "VACUUM cannot run inside a transaction block".into(),
+                    });
+                }
+                if *analyze {
+                    self.execute_analyze(table.as_ref()).await?;
+                }
+                Ok(Output::Command {
+                    tag: plan.tag.into(),
+                    rows: None,
+                })
+            }
             PlanKind::Ddl(stmt) => {
                 if self.txn.is_some() {
                     return Err(Error::unsupported("DDL inside a transaction block"));

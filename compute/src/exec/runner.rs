@@ -76,6 +76,7 @@ impl Session {
         self.settle();
         let since = self.interrupt.generation();
         self.statement_generation = since;
+        self.statement_started = chrono::Utc::now();
         let interrupt = self.interrupt.clone();
         // lock_timeout: every lock wait of the statement's shard writes and
         // locking reads, in InnoDB's whole seconds (rounded up).

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use common::{Error, Result, ShardId, SqlState, SqlType};
 use datafusion::sql::sqlparser::ast::{ColumnOption, CreateTable, Expr, TableConstraint};
 use meta::{ColumnDef, Distribution, IndexDef, TableDef};
-use shard_router::route::{eval_const, normalize_ident};
+use shard_router::route::normalize_ident;
 
 use crate::plan::{object_parts, resolve_table};
 
@@ -63,8 +63,14 @@ pub fn table_def(
                 ColumnOption::NotNull => col.not_null = true,
                 ColumnOption::Null => {}
                 ColumnOption::Default(e) => {
-                    // Constants only: evaluated now to check them.
-                    eval_const(e, &[])?.coerce(&ty)?;
+                    // Constants and the current-time functions only:
+                    // evaluated now to check them.
+                    let now = chrono::Utc::now();
+                    let clock = shard_router::route::Clock {
+                        transaction: now,
+                        statement: now,
+                    };
+                    shard_router::route::eval_value(e, &[], Some(&clock))?.coerce(&ty)?;
                     col.default = Some(e.to_string());
                 }
                 ColumnOption::PrimaryKey(_) => {
@@ -128,7 +134,22 @@ pub fn table_def(
                         },
                     )?)
                 }
-                other => return Err(Error::unsupported(format!("table option \"{other}\""))),
+                // PostgreSQL's storage parameters: accepted as PostgreSQL
+                // accepts them, with no effect (InnoDB on the shards
+                // manages pages and purging itself).
+                "fillfactor" => {
+                    if !v.parse::<i64>().is_ok_and(|n| (10..=100).contains(&n)) {
+                        return Err(Error::InvalidParameter {
+                            message: format!("value {v} out of bounds for option \"fillfactor\""),
+                        });
+                    }
+                }
+                other if storage_parameter(other) => {}
+                other => {
+                    return Err(Error::InvalidParameter {
+                        message: format!("unrecognized parameter \"{other}\""),
+                    })
+                }
             }
         } else {
             return Err(Error::unsupported(format!("table option {o}")));
@@ -430,4 +451,20 @@ pub fn grant_list(
         }
     }
     Ok(out)
+}
+
+/// A table storage parameter PostgreSQL 15 accepts (`WITH (...)` of CREATE
+/// TABLE), other than `fillfactor`.
+fn storage_parameter(name: &str) -> bool {
+    let name = name.strip_prefix("toast.").unwrap_or(name);
+    name.starts_with("autovacuum_")
+        || matches!(
+            name,
+            "toast_tuple_target"
+                | "parallel_workers"
+                | "user_catalog_table"
+                | "vacuum_index_cleanup"
+                | "vacuum_truncate"
+                | "log_autovacuum_min_duration"
+        )
 }

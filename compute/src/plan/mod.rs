@@ -51,6 +51,14 @@ pub enum PlanKind {
     },
     Noop,
     Ddl(Box<Statement>),
+    /// `VACUUM` / `ANALYZE` of one table (`None`: every table): InnoDB
+    /// purges by itself, so VACUUM does nothing more; ANALYZE (also
+    /// `VACUUM ANALYZE`) runs `ANALYZE TABLE` on every partition.
+    Maintenance {
+        table: Option<datafusion::sql::sqlparser::ast::ObjectName>,
+        analyze: bool,
+        vacuum: bool,
+    },
     Insert(Arc<InsertPlan>),
     Write(Arc<WritePlan>),
     FastSelect(Arc<FastSelect>),
@@ -271,6 +279,28 @@ impl Planner<'_> {
             Statement::Discard { .. } | Statement::Deallocate { .. } => {
                 self.plan_of(PlanKind::Noop, "DISCARD")
             }
+            Statement::Vacuum(v) => self.plan_of(
+                PlanKind::Maintenance {
+                    table: v.table_name.clone(),
+                    analyze: false,
+                    vacuum: true,
+                },
+                "VACUUM",
+            ),
+            // `compute_statistics` marks a `VACUUM ANALYZE` (see
+            // `dialect::parse_vacuum`).
+            Statement::Analyze(a) => self.plan_of(
+                PlanKind::Maintenance {
+                    table: a.table_name.clone(),
+                    analyze: true,
+                    vacuum: a.compute_statistics,
+                },
+                if a.compute_statistics {
+                    "VACUUM"
+                } else {
+                    "ANALYZE"
+                },
+            ),
             s @ (Statement::CreateTable(_)
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }

@@ -62,6 +62,10 @@ pub struct Session {
     /// The interrupt's generation when the running statement started: a
     /// cancel request after it interrupts the statement.
     pub statement_generation: u64,
+    /// When the running statement started, and the open transaction
+    /// (`now()` is the transaction's start, as in PostgreSQL).
+    pub statement_started: chrono::DateTime<chrono::Utc>,
+    pub transaction_started: chrono::DateTime<chrono::Utc>,
     /// When the session last started or ended a statement.
     pub last_activity: std::time::Instant,
     /// Set by the idle-in-transaction watchdog: the session is over.
@@ -116,6 +120,8 @@ impl Session {
             pid: 0,
             interrupt: Default::default(),
             statement_generation: 0,
+            statement_started: chrono::Utc::now(),
+            transaction_started: chrono::Utc::now(),
             last_activity: std::time::Instant::now(),
             terminated: false,
         }
@@ -132,6 +138,18 @@ impl Session {
     pub(crate) fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
         let ms = parse_duration_ms(self.settings.get(name)?).ok()?;
         (ms > 0).then(|| std::time::Duration::from_millis(ms))
+    }
+
+    /// The clock of the running statement's values.
+    pub fn clock(&self) -> shard_router::route::Clock {
+        shard_router::route::Clock {
+            transaction: if self.txn.is_some() {
+                self.transaction_started
+            } else {
+                self.statement_started
+            },
+            statement: self.statement_started,
+        }
     }
 
     /// `lock_timeout` in InnoDB's whole seconds (rounded up); 0: none.

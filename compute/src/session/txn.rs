@@ -91,6 +91,7 @@ impl Session {
 
     pub(crate) fn begin(&mut self, isolation: Option<IsolationLevel>, read_only: bool) -> Output {
         if self.txn.is_none() {
+            self.transaction_started = self.statement_started;
             // Validated when set.
             let default_iso = self
                 .settings

@@ -3,6 +3,7 @@
 //! modules by concern: placement and DDL, the protocol, execution, transactions,
 //! faults and limits, pushdown, security, and the `.slt` files.
 
+mod clients;
 mod execution;
 mod faults;
 mod placement;
@@ -18,6 +19,7 @@ use std::path::PathBuf;
 use mysql_async::prelude::*;
 use tests::{PgDb, TestCluster};
 
+use clients::*;
 use execution::*;
 use faults::*;
 use placement::*;
@@ -79,6 +81,7 @@ async fn cluster_suite() {
     let after = shard_databases(&cluster).await;
     assert_eq!(before, after, "shard databases changed behind the catalog");
     step!("least_privilege", least_privilege(&cluster).await);
+    step!("pgbench", pgbench(&cluster).await);
     step!(
         "ddl_with_a_shard_down",
         ddl_with_a_shard_down(&cluster).await
