@@ -77,6 +77,7 @@ pub(crate) async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<SendableRecordBatchStream> {
     let (types, _) = describe(&plan)?;
     let plan = if types.is_empty() {
@@ -96,7 +97,11 @@ pub(crate) async fn run(
         LogicalPlan::Explain(e) => (e.plan.clone(), false, e.verbose),
         LogicalPlan::Analyze(a) => (a.input.clone(), true, a.verbose),
         _ => {
-            let df = ctx.execute_logical_plan(plan).await.map_err(map_df_error)?;
+            // `now()` is the transaction's start, as in PostgreSQL
+            // (DataFusion's would be this statement's).
+            let mut state = ctx.state();
+            state.execution_props_mut().query_execution_start_time = Some(now);
+            let df = datafusion::dataframe::DataFrame::new(state, plan);
             return df.execute_stream().await.map_err(map_df_error);
         }
     };
@@ -237,7 +242,7 @@ impl Session {
                     .and_then(|n| n.parse().ok())
             })
             .collect();
-        let stream = run(&ctx, lp, params).await?;
+        let stream = run(&ctx, lp, params, self.clock().transaction).await?;
         let stream = with_numeric_scales(stream)?;
         if widths.iter().all(Option::is_none) {
             return Ok(stream);

@@ -76,7 +76,8 @@ impl Session {
         self.settle();
         let since = self.interrupt.generation();
         self.statement_generation = since;
-        self.statement_started = chrono::Utc::now();
+        // PostgreSQL's clock has microseconds.
+        self.statement_started = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
         let interrupt = self.interrupt.clone();
         // lock_timeout: every lock wait of the statement's shard writes and
         // locking reads, in InnoDB's whole seconds (rounded up).
