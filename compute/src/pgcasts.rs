@@ -290,6 +290,9 @@ fn to_timestamp(e: Expr) -> Expr {
 
 pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     e.transform_up(|e| {
+        if let Some(lit) = crate::pgzone::timestamp_literal(&e)? {
+            return Ok(Transformed::yes(lit));
+        }
         crate::pgzone::check(&e, schema)?;
         match &e {
             Expr::Literal(ScalarValue::Decimal128(Some(v), p, s), m) if *s < 0 => {

@@ -129,3 +129,54 @@ fn pg_name(t: &DataType) -> String {
         other => other.to_string(),
     }
 }
+
+/// A string constant cast to a timestamp (`timestamptz '2024-01-01
+/// 12:00+02'`, `'2024-01-01 12:00'::timestamp`), read as PostgreSQL reads
+/// it when the statement is planned: with PostgreSQL's input forms (Arrow
+/// wants seconds and a two-part offset) and, without an offset, as local
+/// time in the session's zone.
+pub fn timestamp_literal(e: &Expr) -> Result<Option<Expr>> {
+    let (Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })) = e else {
+        return Ok(None);
+    };
+    let DataType::Timestamp(unit, tz) = field.data_type() else {
+        return Ok(None);
+    };
+    let Expr::Literal(
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)),
+        _,
+    ) = &**expr
+    else {
+        return Ok(None);
+    };
+    let ty = if tz.is_some() {
+        common::SqlType::TimestampTz
+    } else {
+        common::SqlType::Timestamp
+    };
+    // Bad datetime text is 22007 in PostgreSQL.
+    let bad = |e: common::Error| {
+        DataFusionError::External(Box::new(common::Error::Sql {
+            state: common::SqlState("22007"),
+            message: e.to_string(),
+        }))
+    };
+    let micros = match common::Datum::parse(s, &ty).map_err(bad)? {
+        common::Datum::TimestampTz(t) => t.timestamp_micros(),
+        common::Datum::Timestamp(t) => t.and_utc().timestamp_micros(),
+        _ => return Ok(None),
+    };
+    let lit = Expr::Literal(
+        ScalarValue::TimestampMicrosecond(Some(micros), tz.clone()),
+        None,
+    );
+    Ok(Some(
+        if *unit == datafusion::arrow::datatypes::TimeUnit::Microsecond {
+            lit
+        } else {
+            Expr::Cast(Cast::new(Box::new(lit), field.data_type().clone()))
+        },
+    ))
+}

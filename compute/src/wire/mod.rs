@@ -60,6 +60,22 @@ impl ConnHandlers {
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
+            // Settings given at startup, as PostgreSQL applies them: a
+            // `TimeZone` parameter (pgjdbc sends the JVM's zone) and
+            // `options` (`-c name=value`, libpq's PGOPTIONS). One Tessera
+            // cannot take is left at its default.
+            let mut startup: Vec<(String, String)> = vec![];
+            if let Some(tz) = md.get("TimeZone") {
+                startup.push(("timezone".into(), tz.clone()));
+            }
+            if let Some(opts) = md.get("options") {
+                startup.extend(startup_options(opts));
+            }
+            for (k, v) in startup {
+                if let Err(e) = s.set(&k, &v) {
+                    tracing::debug!("startup setting {k}={v} not applied: {e}");
+                }
+            }
             *guard = Some(s);
         }
         guard
@@ -243,4 +259,39 @@ fn fatal_error(code: &str, message: &str) -> Vec<u8> {
     out.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
     out.extend_from_slice(&body);
     out
+}
+
+/// The `name=value` settings of a startup `options` string: `-c name=value`,
+/// `-cname=value` or `--name=value`, separated by blanks.
+fn startup_options(opts: &str) -> Vec<(String, String)> {
+    let mut out = vec![];
+    let mut words = opts.split_whitespace();
+    while let Some(w) = words.next() {
+        let pair = if w == "-c" {
+            words.next()
+        } else {
+            w.strip_prefix("-c").or_else(|| w.strip_prefix("--"))
+        };
+        if let Some((k, v)) = pair.and_then(|p| p.split_once('=')) {
+            out.push((k.replace('-', "_").to_ascii_lowercase(), v.to_string()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn startup_options_read_as_libpq_sends_them() {
+        assert_eq!(
+            super::startup_options(
+                "-c TimeZone=Asia/Kolkata -cstatement_timeout=5s --lock-timeout=1s x"
+            ),
+            vec![
+                ("timezone".to_string(), "Asia/Kolkata".to_string()),
+                ("statement_timeout".to_string(), "5s".to_string()),
+                ("lock_timeout".to_string(), "1s".to_string()),
+            ]
+        );
+    }
 }
