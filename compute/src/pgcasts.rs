@@ -50,34 +50,19 @@ impl datafusion::optimizer::AnalyzerRule for PgIntLiterals {
         plan: datafusion::logical_expr::LogicalPlan,
         _config: &datafusion::common::config::ConfigOptions,
     ) -> Result<datafusion::logical_expr::LogicalPlan> {
-        use datafusion::logical_expr::expr_rewriter::NamePreserver;
-        use datafusion::logical_expr::LogicalPlan;
         plan.transform_up_with_subqueries(|node| {
-            if !matches!(
-                node,
-                LogicalPlan::Projection(_) | LogicalPlan::Filter(_) | LogicalPlan::Aggregate(_)
-            ) {
-                return Ok(Transformed::no(node));
-            }
-            let inputs = node.inputs();
-            let [input] = inputs.as_slice() else {
-                return Ok(Transformed::no(node));
-            };
-            let schema = input.schema().clone();
-            let narrow = |lit: &Expr, other: &Expr| {
-                matches!(lit, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
-                    && matches!(other.get_type(&schema), Ok(DataType::Int32 | DataType::Int16))
-            };
-            let to_i32 = |e: Expr| match e {
-                Expr::Literal(ScalarValue::Int64(Some(v)), m) => {
-                    Expr::Literal(ScalarValue::Int32(Some(v as i32)), m)
-                }
-                other => other,
-            };
-            let names = NamePreserver::new(&node);
-            let t = node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let r = e.transform_up(|x| match x {
+            map_one_input_node(node, |e, schema| {
+                let narrow = |lit: &Expr, other: &Expr| {
+                    matches!(lit, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
+                        && matches!(other.get_type(schema), Ok(DataType::Int32 | DataType::Int16))
+                };
+                let to_i32 = |e: Expr| match e {
+                    Expr::Literal(ScalarValue::Int64(Some(v)), m) => {
+                        Expr::Literal(ScalarValue::Int32(Some(v as i32)), m)
+                    }
+                    other => other,
+                };
+                e.transform_up(|x| match x {
                     Expr::BinaryExpr(BinaryExpr { left, op, right })
                         if matches!(
                             op,
@@ -95,16 +80,44 @@ impl datafusion::optimizer::AnalyzerRule for PgIntLiterals {
                         ))))
                     }
                     other => Ok(Transformed::no(other)),
-                })?;
-                Ok(r.update_data(|e| saved.restore(e)))
-            })?;
-            if t.transformed {
-                t.map_data(|p| p.recompute_schema())
-            } else {
-                Ok(t)
-            }
+                })
+            })
         })
         .map(|t| t.data)
+    }
+}
+
+/// Rewrites each expression of a node that evaluates expressions over one
+/// input (a projection, filter or aggregate) with `f`, given the input's
+/// schema, keeping the expressions' result names; a changed node's schema
+/// is recomputed. Other nodes are left as they are. The analyzer rules of
+/// the PostgreSQL-semantics layer run through here.
+pub(crate) fn map_one_input_node(
+    node: datafusion::logical_expr::LogicalPlan,
+    mut f: impl FnMut(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<Transformed<datafusion::logical_expr::LogicalPlan>> {
+    use datafusion::logical_expr::expr_rewriter::NamePreserver;
+    use datafusion::logical_expr::LogicalPlan;
+    if !matches!(
+        node,
+        LogicalPlan::Projection(_) | LogicalPlan::Filter(_) | LogicalPlan::Aggregate(_)
+    ) {
+        return Ok(Transformed::no(node));
+    }
+    let inputs = node.inputs();
+    let [input] = inputs.as_slice() else {
+        return Ok(Transformed::no(node));
+    };
+    let schema = input.schema().clone();
+    let names = NamePreserver::new(&node);
+    let t = node.map_expressions(|e| {
+        let saved = names.save(&e);
+        Ok(f(e, &schema)?.update_data(|e| saved.restore(e)))
+    })?;
+    if t.transformed {
+        t.map_data(|p| p.recompute_schema())
+    } else {
+        Ok(t)
     }
 }
 

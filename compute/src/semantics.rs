@@ -458,32 +458,9 @@ impl AnalyzerRule for PgSemantics {
             if let LogicalPlan::Union(u) = &node {
                 crate::pgresult::check_union_widths(u)?;
             }
-            // Only nodes whose expressions are evaluated over one input.
-            if !matches!(
-                node,
-                LogicalPlan::Projection(_) | LogicalPlan::Filter(_) | LogicalPlan::Aggregate(_)
-            ) {
-                return Ok(Transformed::no(node));
-            }
-            let inputs = node.inputs();
-            let [input] = inputs.as_slice() else {
-                return Ok(Transformed::no(node));
-            };
-            let schema = input.schema().clone();
-            let names = NamePreserver::new(&node);
-            let node = node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let r = rewrite(e, &schema)?;
-                let r = r.transform_data(|e| crate::pgcasts::rewrite(e, &schema))?;
-                Ok(r.update_data(|e| saved.restore(e)))
-            })?;
-            if node.transformed {
-                // Schemas of rewritten nodes are recomputed from their
-                // (name-preserved) expressions.
-                node.map_data(|p| p.recompute_schema())
-            } else {
-                Ok(node)
-            }
+            crate::pgcasts::map_one_input_node(node, |e, schema| {
+                rewrite(e, schema)?.transform_data(|e| crate::pgcasts::rewrite(e, schema))
+            })
         })
         .and_then(|t| root_outputs(t.data))
     }

@@ -1,5 +1,16 @@
-//! DDL of the metadata schema, versioned: `bootstrap` applies the statements
-//! of every version above the stored one.
+//! DDL of the metadata schema, versioned: [`upgrade`] (run by
+//! `MetaStore::bootstrap`) applies the statements of every version above
+//! the stored one.
+
+use common::{Error, Result};
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+
+use crate::catalog::ScramVerifier;
+
+fn me(e: mysql_async::Error) -> Error {
+    Error::meta(e)
+}
 
 pub const SCHEMA_VERSION: i64 = 4;
 
@@ -58,3 +69,68 @@ pub const V4_DROP: &[&str] = &[
     "ALTER TABLE users DROP COLUMN IF EXISTS salted_password",
     "ALTER TABLE shards DROP COLUMN IF EXISTS password",
 ];
+
+/// Brings the metadata schema in the connection's database to
+/// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
+pub async fn upgrade(conn: &mut Conn) -> Result<()> {
+    conn.query_drop(
+        "CREATE TABLE IF NOT EXISTS schema_version (id INT PRIMARY KEY, version INT NOT NULL)",
+    )
+    .await
+    .map_err(me)?;
+    let current: i64 = conn
+        .query_first::<i64, _>("SELECT version FROM schema_version WHERE id = 1")
+        .await
+        .map_err(me)?
+        .unwrap_or(0);
+    if current > SCHEMA_VERSION {
+        return Err(Error::meta(format!(
+            "metadata schema version {current} is newer than this binary supports ({SCHEMA_VERSION})"
+        )));
+    }
+    for (version, stmts) in [(1, V1), (2, V2), (3, V3), (4, V4)] {
+        if current < version {
+            for stmt in stmts {
+                conn.query_drop(*stmt).await.map_err(me)?;
+            }
+        }
+    }
+    if current < 4 {
+        verifiers_from_salted_passwords(conn).await?;
+        for stmt in V4_DROP {
+            conn.query_drop(*stmt).await.map_err(me)?;
+        }
+    }
+    conn.exec_drop(
+        "REPLACE INTO schema_version VALUES (1, ?)",
+        (SCHEMA_VERSION,),
+    )
+    .await
+    .map_err(me)
+}
+
+/// Version 4's conversion: each user's salted password into its SCRAM
+/// verifier. (A bootstrap cut off after `V4_DROP` finds no column left.)
+async fn verifiers_from_salted_passwords(conn: &mut Conn) -> Result<()> {
+    let has_salted: Option<u64> = conn
+        .query_first("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'users' AND column_name = 'salted_password'")
+        .await
+        .map_err(me)?;
+    if has_salted.unwrap_or(0) == 0 {
+        return Ok(());
+    }
+    let salted: Vec<(String, Vec<u8>, Vec<u8>, u32)> = conn
+        .query("SELECT user_name, salt, salted_password, iterations FROM users WHERE salted_password IS NOT NULL AND salt IS NOT NULL")
+        .await
+        .map_err(me)?;
+    for (user, salt, salted, iterations) in salted {
+        let v = ScramVerifier::from_salted_password(salt, &salted, iterations);
+        conn.exec_drop(
+            "UPDATE users SET stored_key = ?, server_key = ? WHERE user_name = ?",
+            (v.stored_key, v.server_key, user),
+        )
+        .await
+        .map_err(me)?;
+    }
+    Ok(())
+}

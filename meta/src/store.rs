@@ -87,72 +87,7 @@ impl MetaStore {
         conn.query_drop(format!("USE `{database}`"))
             .await
             .map_err(me)?;
-        conn.query_drop(
-            "CREATE TABLE IF NOT EXISTS schema_version (id INT PRIMARY KEY, version INT NOT NULL)",
-        )
-        .await
-        .map_err(me)?;
-        let current: Option<i64> = conn
-            .query_first("SELECT version FROM schema_version WHERE id = 1")
-            .await
-            .map_err(me)?;
-        if current.unwrap_or(0) < 1 {
-            for stmt in schema::V1 {
-                conn.query_drop(*stmt).await.map_err(me)?;
-            }
-        }
-        if current.unwrap_or(0) < 2 {
-            for stmt in schema::V2 {
-                conn.query_drop(*stmt).await.map_err(me)?;
-            }
-        }
-        if current.unwrap_or(0) < 3 {
-            for stmt in schema::V3 {
-                conn.query_drop(*stmt).await.map_err(me)?;
-            }
-        }
-        if current.unwrap_or(0) < 4 {
-            for stmt in schema::V4 {
-                conn.query_drop(*stmt).await.map_err(me)?;
-            }
-            // (A bootstrap cut off after V4_DROP finds no column left.)
-            let has_salted: Option<u64> = conn
-                .query_first("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'users' AND column_name = 'salted_password'")
-                .await
-                .map_err(me)?;
-            let salted: Vec<(String, Vec<u8>, Vec<u8>, u32)> = if has_salted.unwrap_or(0) > 0 {
-                conn.query("SELECT user_name, salt, salted_password, iterations FROM users WHERE salted_password IS NOT NULL AND salt IS NOT NULL")
-                    .await
-                    .map_err(me)?
-            } else {
-                vec![]
-            };
-            for (user, salt, salted, iterations) in salted {
-                let v = ScramVerifier::from_salted_password(salt, &salted, iterations);
-                conn.exec_drop(
-                    "UPDATE users SET stored_key = ?, server_key = ? WHERE user_name = ?",
-                    (v.stored_key, v.server_key, user),
-                )
-                .await
-                .map_err(me)?;
-            }
-            for stmt in schema::V4_DROP {
-                conn.query_drop(*stmt).await.map_err(me)?;
-            }
-        }
-        if current.unwrap_or(0) > schema::SCHEMA_VERSION {
-            return Err(Error::meta(format!(
-                "metadata schema version {} is newer than this binary supports ({})",
-                current.unwrap_or(0),
-                schema::SCHEMA_VERSION
-            )));
-        }
-        conn.exec_drop(
-            "REPLACE INTO schema_version VALUES (1, ?)",
-            (schema::SCHEMA_VERSION,),
-        )
-        .await
-        .map_err(me)?;
+        schema::upgrade(&mut conn).await?;
         let existing: Option<String> = conn
             .query_first("SELECT cluster_id FROM cluster WHERE id = 1")
             .await

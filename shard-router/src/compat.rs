@@ -86,6 +86,23 @@ impl Op {
     }
 }
 
+/// A comparison of two values of one type (`=`, `<>`, `<`, `<=`, `>`,
+/// `>=`, `IS [NOT] DISTINCT FROM`): its operands are compared, not
+/// computed with.
+pub fn is_comparison(op: &Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

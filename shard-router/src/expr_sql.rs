@@ -4,7 +4,7 @@
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{DFSchema, ScalarValue};
-use datafusion::logical_expr::{Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{Expr, ExprSchemable};
 use storage_adapter::quote_str;
 
 /// Renders a DataFusion literal as MariaDB SQL, when it means the same.
@@ -59,17 +59,7 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
                 return None;
             }
             let (mut l, mut rt) = (r(&b.left)?, r(&b.right)?);
-            if matches!(
-                b.op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-                    | Operator::IsDistinctFrom
-                    | Operator::IsNotDistinctFrom
-            ) {
+            if crate::compat::is_comparison(&b.op) {
                 l = compared_as_text(l, &b.left, input, &b.right, input);
                 rt = compared_as_text(rt, &b.right, input, &b.left, input);
             }

@@ -265,7 +265,8 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
             }
         }
     }
-    let eval_const = |e: &Expr, params: &[Datum]| eval_value(e, params, clock);
+    // Operands are evaluated with the same clock.
+    let operand = |e: &Expr| eval_value(e, params, clock);
     match e {
         Expr::Value(v) => match &v.value {
             Value::Number(n, _) => {
@@ -303,7 +304,7 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,
-        } => match eval_const(expr, params)? {
+        } => match operand(expr)? {
             Datum::Int(i) => i
                 .checked_neg()
                 .map(Datum::Int)
@@ -319,8 +320,8 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
         Expr::UnaryOp {
             op: UnaryOperator::Plus,
             expr,
-        } => eval_const(expr, params),
-        Expr::Nested(inner) => eval_const(inner, params),
+        } => operand(expr),
+        Expr::Nested(inner) => operand(inner),
         Expr::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
             expr,
@@ -328,7 +329,7 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
             ..
         } => {
             let ty = SqlType::parse(&data_type.to_string())?;
-            eval_const(expr, params)?.coerce(&ty)
+            operand(expr)?.coerce(&ty)
         }
         Expr::TypedString(ts) => {
             let ty = SqlType::parse(&ts.data_type.to_string())?;

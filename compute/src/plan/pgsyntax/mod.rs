@@ -24,7 +24,9 @@ mod pieces;
 
 pub use check::check;
 pub use pieces::similar_to_regex;
-use pieces::{binary, call, pad_root_chars, plain_args, qualify_using_columns, unaggregated_item};
+use pieces::{
+    as_text, binary, call, pad_root_chars, plain_args, qualify_using_columns, unaggregated_item,
+};
 
 use std::ops::ControlFlow;
 
@@ -215,14 +217,7 @@ impl VisitorMut for Rewriter {
                     },
                     _ => return ControlFlow::Continue(()),
                 };
-                let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-                let text = Expr::Cast {
-                    kind: CastKind::Cast,
-                    expr: Box::new(x),
-                    data_type: DataType::Text,
-                    array: false,
-                    format: None,
-                };
+                let text = as_text(expr);
                 let n = Expr::value(Value::Number(n.to_string(), false));
                 let one = Expr::value(Value::Number("1".into(), false));
                 *e = if pad {

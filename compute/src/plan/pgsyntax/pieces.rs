@@ -59,14 +59,7 @@ pub(super) fn pad_root_chars(stmt: &mut Statement) -> bool {
             None => 1,
             Some(CharacterLength::Max) => continue,
         };
-        let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-        let text = Expr::Cast {
-            kind: CastKind::Cast,
-            expr: Box::new(x),
-            data_type: DataType::Text,
-            array: false,
-            format: None,
-        };
+        let text = as_text(expr);
         *e = call(
             "rpad",
             vec![text, Expr::value(Value::Number(n.to_string(), false))],
@@ -284,6 +277,18 @@ pub(super) fn unaggregated_item(q: &mut Query) -> Option<&mut Expr> {
         _ => ControlFlow::Continue(()),
     });
     (!aggregates.is_break()).then_some(item)
+}
+
+/// `expr`, taken out of its place (NULL is left), cast to text.
+pub(super) fn as_text(expr: &mut Box<Expr>) -> Expr {
+    let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+    Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(x),
+        data_type: DataType::Text,
+        array: false,
+        format: None,
+    }
 }
 
 pub(super) fn call(name: &str, args: Vec<Expr>) -> Expr {
