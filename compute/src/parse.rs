@@ -61,3 +61,12 @@ fn parse_checked(sql: &str) -> Result<Vec<Statement>> {
         None => Ok(out),
     }
 }
+
+/// Parses an expression Tessera stored in its catalog (a column default,
+/// written from a parsed client expression).
+pub fn parse_stored_expr(text: &str) -> Result<datafusion::sql::sqlparser::ast::Expr> {
+    datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(Error::internal)
+}

@@ -193,6 +193,10 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
                 Err(denied(format!("schema {s}")))
             }
         }
+        Statement::AlterTable(at) => match table_of(catalog, &at.name, schema) {
+            Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
+            None => Ok(()),
+        },
         Statement::CreateIndex(ci) => match table_of(catalog, &ci.table_name, schema) {
             Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
             None => Ok(()),

@@ -108,7 +108,72 @@ impl TableDef {
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.schema, self.name)
     }
+
+    /// Every (shard, physical partition) of the table: one per partition
+    /// of a hash table, one whole copy (partition 0) per shard of a mirror
+    /// table, one of a single table.
+    pub fn placements(&self) -> Vec<(ShardId, u32)> {
+        let hashed = matches!(self.distribution, Distribution::Hash { .. });
+        self.partition_shards
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (*s, if hashed { i as u32 } else { 0 }))
+            .collect()
+    }
+
+    /// Every physical table of the table: (shard, database, table).
+    pub fn physical_tables(&self) -> Vec<(ShardId, String, String)> {
+        self.placements()
+            .into_iter()
+            .map(|(shard, p)| {
+                (
+                    shard,
+                    crate::physical_database(&self.schema),
+                    self.physical_name(p),
+                )
+            })
+            .collect()
+    }
 }
+
+/// A sequence (CREATE SEQUENCE): its options as PostgreSQL keeps them.
+/// Its state (last value, whether it was called) lives in meta and is
+/// changed by `nextval`/`setval` outside the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SequenceDef {
+    pub id: u64,
+    pub schema: String,
+    pub name: String,
+    /// smallint, integer or bigint.
+    pub ty: SqlType,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub start: i64,
+    pub cache: i64,
+    pub cycle: bool,
+    /// `OWNED BY table.column`: dropped with the table.
+    pub owned_by: Option<(TableId, String)>,
+    /// Moved by `setval` and ALTER: nodes drop their cached ranges of a
+    /// sequence whose generation changed.
+    pub generation: u64,
+}
+
+impl SequenceDef {
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    /// The name a column's `sequence` holds for a `DEFAULT nextval(...)`
+    /// of this sequence (SERIAL columns hold their own counter's name).
+    pub fn column_source(&self) -> String {
+        format!("{SEQUENCE_SOURCE_PREFIX}{}", self.qualified_name())
+    }
+}
+
+/// Marks a column `sequence` that names a user sequence (see
+/// [`SequenceDef::column_source`]).
+pub const SEQUENCE_SOURCE_PREFIX: &str = "@";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShardInfo {
@@ -130,6 +195,8 @@ pub struct Catalog {
     /// Owner of each table created by a role (tables without one belong to
     /// the superusers).
     pub owners: HashMap<TableId, String>,
+    /// Sequences by (schema, name).
+    pub sequences: HashMap<(String, String), Arc<SequenceDef>>,
 }
 
 /// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores
@@ -218,6 +285,10 @@ impl Catalog {
 impl Catalog {
     pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {
         self.tables.get(&(schema.to_string(), name.to_string()))
+    }
+
+    pub fn sequence(&self, schema: &str, name: &str) -> Option<&Arc<SequenceDef>> {
+        self.sequences.get(&(schema.to_string(), name.to_string()))
     }
 
     pub fn shard_ids(&self) -> Vec<ShardId> {

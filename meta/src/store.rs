@@ -10,7 +10,7 @@ use mysql_async::prelude::*;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use crate::catalog::{
-    Catalog, ColumnDef, Distribution, IndexDef, ScramVerifier, ShardInfo, TableDef,
+    Catalog, ColumnDef, Distribution, IndexDef, ScramVerifier, SequenceDef, ShardInfo, TableDef,
 };
 use crate::schema;
 
@@ -25,6 +25,22 @@ pub struct MetaStore {
 
 type TableRow = (u64, String, String, String, String, String);
 type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
+
+/// Values handed out by one reservation of a sequence: `count` values
+/// from `first`, `increment` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SequenceRange {
+    pub first: i64,
+    pub count: i64,
+    pub increment: i64,
+}
+
+fn sequence_error(state: &'static str, message: String) -> Error {
+    Error::Sql {
+        state: common::SqlState(state),
+        message,
+    }
+}
 
 impl MetaStore {
     pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
@@ -208,6 +224,7 @@ impl MetaStore {
             roles: HashMap::new(),
             grants: Default::default(),
             owners: HashMap::new(),
+            sequences: HashMap::new(),
         };
         let roles: Vec<(String, bool, bool)> = conn
             .query("SELECT user_name, superuser, can_login FROM users")
@@ -237,6 +254,38 @@ impl MetaStore {
             .map_err(me)?;
         for (tid, owner) in owners {
             catalog.owners.insert(TableId(tid), owner);
+        }
+        let sequences: Vec<mysql_async::Row> = conn
+            .query("SELECT seq_id, schema_name, seq_name, type_name, increment_by, min_value, max_value, start_value, cache_size, cycle, owned_table, owned_column, generation FROM cat_sequences")
+            .await
+            .map_err(me)?;
+        for mut r in sequences {
+            fn col<T: mysql_async::prelude::FromValue>(
+                r: &mut mysql_async::Row,
+                i: usize,
+            ) -> Result<T> {
+                r.take_opt(i)
+                    .ok_or_else(|| Error::meta(format!("cat_sequences: no column {i}")))?
+                    .map_err(|e| Error::meta(format!("cat_sequences column {i}: {e}")))
+            }
+            let (schema, name): (String, String) = (col(&mut r, 1)?, col(&mut r, 2)?);
+            let owned_table: Option<u64> = col(&mut r, 10)?;
+            let owned_column: Option<String> = col(&mut r, 11)?;
+            let def = SequenceDef {
+                id: col(&mut r, 0)?,
+                schema: schema.clone(),
+                name: name.clone(),
+                ty: SqlType::parse(&col::<String>(&mut r, 3)?)?,
+                increment: col(&mut r, 4)?,
+                min: col(&mut r, 5)?,
+                max: col(&mut r, 6)?,
+                start: col(&mut r, 7)?,
+                cache: col(&mut r, 8)?,
+                cycle: col(&mut r, 9)?,
+                owned_by: owned_table.zip(owned_column).map(|(t, c)| (TableId(t), c)),
+                generation: col(&mut r, 12)?,
+            };
+            catalog.sequences.insert((schema, name), Arc::new(def));
         }
         for (tid, schema, name, dist, dist_cols, pk) in tables {
             let partition_shards = parts.remove(&tid).unwrap_or_default();
@@ -337,23 +386,38 @@ impl MetaStore {
         if got.flatten() != Some(1) {
             return Ok(None);
         }
-        // Queued for a table that exists: its CREATE committed (the queue
-        // entry is removed after the commit, so a crash can leave one).
-        conn.query_drop(
-            "DELETE FROM pending_drops WHERE table_id IN (SELECT table_id FROM cat_tables)",
-        )
-        .await
-        .map_err(me)?;
+        // Queued but a physical table of the catalog: its CREATE (or the
+        // redistribution that made it) committed after all (the queue
+        // entry is removed after the commit, so a crash can leave one), or
+        // the old layout of a redistribution that never committed. The
+        // catalog cannot change meanwhile: this connection holds the lock.
+        let catalog = self.load_catalog().await?;
+        let live: std::collections::HashSet<(ShardId, String, String)> = catalog
+            .tables
+            .values()
+            .flat_map(|t| t.physical_tables())
+            .collect();
         let rows: Vec<(u32, String, String)> = conn
             .query("SELECT shard_id, db, tbl FROM pending_drops")
             .await
             .map_err(me)?;
+        let mut drops = vec![];
+        for (s, d, t) in rows {
+            let entry = (ShardId(s), d, t);
+            if live.contains(&entry) {
+                conn.exec_drop(
+                    "DELETE FROM pending_drops WHERE shard_id = ? AND db = ? AND tbl = ?",
+                    (s, &entry.1, &entry.2),
+                )
+                .await
+                .map_err(me)?;
+            } else {
+                drops.push(entry);
+            }
+        }
         Ok(Some(OrphanClaim {
             conn: Some(conn),
-            drops: rows
-                .into_iter()
-                .map(|(s, d, t)| (ShardId(s), d, t))
-                .collect(),
+            drops,
         }))
     }
 
@@ -377,6 +441,112 @@ impl MetaStore {
             .map_err(me)?;
         let next = next.ok_or_else(|| Error::meta("LAST_INSERT_ID() returned nothing"))?;
         Ok(next - count)
+    }
+
+    /// Reserves up to `count` values of sequence `id` (fewer near its
+    /// bound), as PostgreSQL's `nextval` hands them out: from its start,
+    /// `increment` apart, wrapping at the bound if it cycles, else 2200H.
+    pub async fn reserve_sequence_values(&self, id: u64, count: i64) -> Result<SequenceRange> {
+        let mut conn = self.conn().await?;
+        let mut tx = conn
+            .start_transaction(mysql_async::TxOpts::default())
+            .await
+            .map_err(me)?;
+        type State = (String, String, i64, i64, i64, bool, i64, bool);
+        let row: Option<State> = tx
+            .exec_first(
+                "SELECT schema_name, seq_name, increment_by, min_value, max_value, cycle, last_value, is_called FROM cat_sequences WHERE seq_id = ? FOR UPDATE",
+                (id,),
+            )
+            .await
+            .map_err(me)?;
+        let Some((schema, name, inc, min, max, cycle, last, called)) = row else {
+            return Err(sequence_error(
+                "42P01",
+                format!("sequence {id} does not exist"),
+            ));
+        };
+        let (inc, min, max) = (inc as i128, min as i128, max as i128);
+        let mut next = if called {
+            last as i128 + inc
+        } else {
+            last as i128
+        };
+        if next > max || next < min {
+            if !cycle {
+                let (which, bound) = if inc > 0 {
+                    ("maximum", max)
+                } else {
+                    ("minimum", min)
+                };
+                return Err(sequence_error(
+                    "2200H",
+                    format!("nextval: reached {which} value of sequence \"{name}\" ({bound})"),
+                ));
+            }
+            next = if inc > 0 { min } else { max };
+        }
+        let room = if inc > 0 {
+            (max - next) / inc + 1
+        } else {
+            (min - next) / inc + 1
+        };
+        let n = room.min(count.max(1) as i128);
+        let last_given = next + (n - 1) * inc;
+        tx.exec_drop(
+            "UPDATE cat_sequences SET last_value = ?, is_called = TRUE WHERE seq_id = ?",
+            (last_given as i64, id),
+        )
+        .await
+        .map_err(me)?;
+        tx.commit().await.map_err(me)?;
+        let _ = schema;
+        Ok(SequenceRange {
+            first: next as i64,
+            count: n as i64,
+            increment: inc as i64,
+        })
+    }
+
+    /// `setval`: the sequence's state set (bounds checked, 22003), and the
+    /// catalog version moved so every node drops its cached range of it.
+    pub async fn set_sequence_value(&self, id: u64, value: i64, is_called: bool) -> Result<()> {
+        let mut conn = self.conn().await?;
+        let mut tx = conn
+            .start_transaction(mysql_async::TxOpts::default())
+            .await
+            .map_err(me)?;
+        let row: Option<(String, i64, i64)> = tx
+            .exec_first(
+                "SELECT seq_name, min_value, max_value FROM cat_sequences WHERE seq_id = ? FOR UPDATE",
+                (id,),
+            )
+            .await
+            .map_err(me)?;
+        let Some((name, min, max)) = row else {
+            return Err(sequence_error(
+                "42P01",
+                format!("sequence {id} does not exist"),
+            ));
+        };
+        if value < min || value > max {
+            return Err(sequence_error(
+                "22003",
+                format!(
+                    "setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})"
+                ),
+            ));
+        }
+        tx.exec_drop(
+            "UPDATE cat_sequences SET last_value = ?, is_called = ?, generation = generation + 1 WHERE seq_id = ?",
+            (value, is_called, id),
+        )
+        .await
+        .map_err(me)?;
+        tx.query_drop("UPDATE catalog_version SET version = version + 1 WHERE id = 1")
+            .await
+            .map_err(me)?;
+        tx.commit().await.map_err(me)
     }
 
     pub async fn register_node(&self, node_id: u32, host: &str, port: u16, pid: u32) -> Result<()> {
@@ -522,7 +692,14 @@ impl DdlTxn {
             // The sequence name carries the table id: a table created again
             // under a dropped one's name gets a new sequence, so no node's
             // cached range of the old one can hand out a value twice.
-            let sequence = c.sequence.as_ref().map(|s| format!("{s}#{id}"));
+            // A `DEFAULT nextval('s')` names a user sequence as it is.
+            let sequence = c.sequence.as_ref().map(|s| {
+                if s.starts_with(crate::catalog::SEQUENCE_SOURCE_PREFIX) {
+                    s.clone()
+                } else {
+                    format!("{s}#{id}")
+                }
+            });
             conn.exec_drop(
                 "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -537,7 +714,10 @@ impl DdlTxn {
             )
             .await
             .map_err(me)?;
-            if let Some(seq) = &sequence {
+            if let Some(seq) = sequence
+                .as_ref()
+                .filter(|s| !s.starts_with(crate::catalog::SEQUENCE_SOURCE_PREFIX))
+            {
                 conn.exec_drop(
                     "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1)",
                     (seq,),
@@ -565,6 +745,187 @@ impl DdlTxn {
         Ok(TableId(id))
     }
 
+    /// Rewrites a table's catalog rows (name, distribution, columns,
+    /// indexes, partitions) to `def`, keeping its id. `new_sequences`:
+    /// sequences of columns added with it (full names, as in `def`).
+    pub async fn update_table(&mut self, def: &TableDef, new_sequences: &[String]) -> Result<()> {
+        let dist_cols = match &def.distribution {
+            Distribution::Hash { columns, .. } => columns.clone(),
+            _ => vec![],
+        };
+        let id = def.id.0;
+        let conn = self.c()?;
+        conn.exec_drop(
+            "UPDATE cat_tables SET schema_name = ?, table_name = ?, distribution = ?, dist_columns = ?, primary_key = ? WHERE table_id = ?",
+            (&def.schema, &def.name, def.distribution.kind(), list(&dist_cols), list(&def.primary_key), id),
+        )
+        .await
+        .map_err(me)?;
+        let map_version: Option<i64> = conn
+            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
+            .await
+            .map_err(me)?;
+        for t in ["cat_columns", "cat_indexes", "cat_partitions"] {
+            conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (id,))
+                .await
+                .map_err(me)?;
+        }
+        for (i, c) in def.columns.iter().enumerate() {
+            conn.exec_drop(
+                "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    id,
+                    i as u32,
+                    &c.name,
+                    c.ty.to_string(),
+                    c.not_null,
+                    &c.default,
+                    &c.sequence,
+                ),
+            )
+            .await
+            .map_err(me)?;
+        }
+        for seq in new_sequences {
+            conn.exec_drop(
+                "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1)",
+                (seq,),
+            )
+            .await
+            .map_err(me)?;
+        }
+        for (i, s) in def.partition_shards.iter().enumerate() {
+            conn.exec_drop(
+                "INSERT INTO cat_partitions VALUES (?, ?, ?, ?)",
+                (id, i as u32, s.0, map_version.unwrap_or(1)),
+            )
+            .await
+            .map_err(me)?;
+        }
+        for ix in &def.indexes {
+            conn.exec_drop(
+                "INSERT INTO cat_indexes VALUES (?, ?, ?, ?)",
+                (id, &ix.name, list(&ix.columns), ix.unique),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(())
+    }
+
+    /// Gives a table a new id (never used before), keeping its rows: a
+    /// redistributed table's physical tables carry the new id, so they
+    /// never share a name with the old layout's.
+    pub async fn renumber_table(&mut self, old: TableId) -> Result<TableId> {
+        let conn = self.c()?;
+        conn.query_drop(
+            "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES ('', '', 'single', '[]', '[]')",
+        )
+        .await
+        .map_err(me)?;
+        let id = conn
+            .last_insert_id()
+            .ok_or_else(|| Error::meta("no table id assigned"))?;
+        conn.exec_drop("DELETE FROM cat_tables WHERE table_id = ?", (id,))
+            .await
+            .map_err(me)?;
+        for t in [
+            "cat_tables",
+            "cat_columns",
+            "cat_indexes",
+            "cat_partitions",
+            "table_owners",
+        ] {
+            conn.exec_drop(
+                format!("UPDATE {t} SET table_id = ? WHERE table_id = ?"),
+                (id, old.0),
+            )
+            .await
+            .map_err(me)?;
+        }
+        conn.exec_drop(
+            "UPDATE cat_sequences SET owned_table = ? WHERE owned_table = ?",
+            (id, old.0),
+        )
+        .await
+        .map_err(me)?;
+        Ok(TableId(id))
+    }
+
+    /// Records a new sequence (its state at its start, not yet called);
+    /// returns its id. `def.id` is ignored.
+    pub async fn create_sequence(&mut self, def: &SequenceDef) -> Result<u64> {
+        let conn = self.c()?;
+        let (owned_table, owned_column) = match &def.owned_by {
+            Some((t, c)) => (Some(t.0), Some(c.clone())),
+            None => (None, None),
+        };
+        conn.exec_drop(
+            "INSERT INTO cat_sequences (schema_name, seq_name, type_name, increment_by, min_value, max_value, start_value, cache_size, cycle, owned_table, owned_column, last_value, is_called) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE)",
+            mysql_async::Params::Positional(vec![
+                def.schema.clone().into(),
+                def.name.clone().into(),
+                def.ty.to_string().into(),
+                def.increment.into(),
+                def.min.into(),
+                def.max.into(),
+                def.start.into(),
+                def.cache.into(),
+                def.cycle.into(),
+                owned_table.into(),
+                owned_column.into(),
+                def.start.into(),
+            ]),
+        )
+        .await
+        .map_err(me)?;
+        conn.last_insert_id()
+            .ok_or_else(|| Error::meta("no sequence id assigned"))
+    }
+
+    /// Changes a sequence's options; `restart`: its state set to that value,
+    /// not yet called (ALTER SEQUENCE ... RESTART).
+    pub async fn alter_sequence(&mut self, def: &SequenceDef, restart: Option<i64>) -> Result<()> {
+        let conn = self.c()?;
+        let (owned_table, owned_column) = match &def.owned_by {
+            Some((t, c)) => (Some(t.0), Some(c.clone())),
+            None => (None, None),
+        };
+        conn.exec_drop(
+            "UPDATE cat_sequences SET type_name = ?, increment_by = ?, min_value = ?, max_value = ?, start_value = ?, cache_size = ?, cycle = ?, owned_table = ?, owned_column = ? WHERE seq_id = ?",
+            mysql_async::Params::Positional(vec![
+                def.ty.to_string().into(),
+                def.increment.into(),
+                def.min.into(),
+                def.max.into(),
+                def.start.into(),
+                def.cache.into(),
+                def.cycle.into(),
+                owned_table.into(),
+                owned_column.into(),
+                def.id.into(),
+            ]),
+        )
+        .await
+        .map_err(me)?;
+        if let Some(v) = restart {
+            conn.exec_drop(
+                "UPDATE cat_sequences SET last_value = ?, is_called = FALSE, generation = generation + 1 WHERE seq_id = ?",
+                (v, def.id),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(())
+    }
+
+    pub async fn drop_sequence(&mut self, id: u64) -> Result<()> {
+        self.c()?
+            .exec_drop("DELETE FROM cat_sequences WHERE seq_id = ?", (id,))
+            .await
+            .map_err(me)
+    }
+
     pub async fn drop_table(&mut self, def: &TableDef) -> Result<()> {
         let conn = self.c()?;
         conn.exec_drop(
@@ -584,6 +945,13 @@ impl DdlTxn {
                 .await
                 .map_err(me)?;
         }
+        // Sequences OWNED BY the table go with it.
+        conn.exec_drop(
+            "DELETE FROM cat_sequences WHERE owned_table = ?",
+            (def.id.0,),
+        )
+        .await
+        .map_err(me)?;
         for c in &def.columns {
             if let Some(seq) = &c.sequence {
                 conn.exec_drop("DELETE FROM sequences WHERE sequence_name = ?", (seq,))

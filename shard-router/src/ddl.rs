@@ -56,24 +56,6 @@ pub fn create_table_sql(def: &TableDef, partition: u32) -> String {
     )
 }
 
-/// Every (shard, physical partition) of a table.
-pub fn placements(def: &TableDef) -> Vec<(ShardId, u32)> {
-    def.partition_shards
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            (
-                *s,
-                if matches!(def.distribution, meta::Distribution::Hash { .. }) {
-                    i as u32
-                } else {
-                    0
-                },
-            )
-        })
-        .collect()
-}
-
 /// Runs the statements on their shards, shards in parallel and each shard's
 /// statements in order.
 /// Runs each shard's statements in order, shards concurrently. Every
@@ -95,7 +77,7 @@ pub async fn run_on_shards(router: &Router, work: Vec<(ShardId, Vec<String>)>) -
 
 fn group(def: &TableDef, f: impl Fn(u32) -> Vec<String>) -> Vec<(ShardId, Vec<String>)> {
     let mut out: Vec<(ShardId, Vec<String>)> = vec![];
-    for (shard, p) in placements(def) {
+    for (shard, p) in def.placements() {
         let stmts = f(p);
         match out.iter_mut().find(|(s, _)| *s == shard) {
             Some((_, v)) => v.extend(stmts),
@@ -119,20 +101,6 @@ pub async fn create_table(router: &Router, def: &TableDef) -> Result<()> {
         group(def, |p| vec![schema_sql.clone(), create_table_sql(def, p)]),
     )
     .await
-}
-
-/// Every physical table of `def`: (shard, database, table).
-pub fn physical_tables(def: &TableDef) -> Vec<(ShardId, String, String)> {
-    placements(def)
-        .into_iter()
-        .map(|(shard, p)| {
-            (
-                shard,
-                meta::physical_database(&def.schema),
-                def.physical_name(p),
-            )
-        })
-        .collect()
 }
 
 /// Drops physical tables, each forgotten in the queue of meta's
@@ -207,4 +175,338 @@ pub async fn drop_schema(router: &Router, shards: &[ShardId], schema: &str) -> R
         shards.iter().map(|s| (*s, vec![sql.clone()])).collect(),
     )
     .await
+}
+
+/// The clauses of one MariaDB `ALTER TABLE` taking a table's physical
+/// tables from `old` to `new` (same placements), and the clauses undoing
+/// them. Every clause is built from catalog names and types through the
+/// quoting function (never from client text); where MariaDB allows it they
+/// are idempotent (`IF [NOT] EXISTS`), so an ALTER cut short on some
+/// partitions converges when run again.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct AlterSql {
+    pub forward: Vec<String>,
+    pub undo: Vec<String>,
+}
+
+impl AlterSql {
+    pub fn is_empty(&self) -> bool {
+        self.forward.is_empty()
+    }
+}
+
+/// `renamed`: (old name, new name) of renamed columns. `fill`: the value
+/// existing rows get in an added column (its default evaluated once).
+pub fn alter_clauses(
+    old: &TableDef,
+    new: &TableDef,
+    renamed: &[(String, String)],
+    fill: &[(String, common::Datum)],
+) -> Result<AlterSql> {
+    let mut out = AlterSql::default();
+    let old_name_of = |new_name: &str| -> String {
+        renamed
+            .iter()
+            .find(|(_, n)| n == new_name)
+            .map(|(o, _)| o.clone())
+            .unwrap_or_else(|| new_name.to_string())
+    };
+    let index_clause = |ix: &IndexDef| {
+        format!(
+            "ADD {}INDEX IF NOT EXISTS {} ({})",
+            if ix.unique { "UNIQUE " } else { "" },
+            quote_ident(&ix.name),
+            cols(&ix.columns)
+        )
+    };
+    // Indexes and the primary key go first (their columns may change).
+    for ix in &old.indexes {
+        if !new
+            .indexes
+            .iter()
+            .any(|n| n == ix || (n.name == ix.name && renamed_index(ix, n, renamed)))
+        {
+            out.forward
+                .push(format!("DROP INDEX IF EXISTS {}", quote_ident(&ix.name)));
+            out.undo.push(index_clause(ix));
+        }
+    }
+    let old_pk_renamed: Vec<String> = old
+        .primary_key
+        .iter()
+        .map(|c| {
+            renamed
+                .iter()
+                .find(|(o, _)| o == c)
+                .map(|(_, n)| n.clone())
+                .unwrap_or_else(|| c.clone())
+        })
+        .collect();
+    let pk_changed = old_pk_renamed != new.primary_key;
+    if pk_changed && !old.primary_key.is_empty() {
+        out.forward.push("DROP PRIMARY KEY".into());
+        out.undo
+            .push(format!("ADD PRIMARY KEY ({})", cols(&old.primary_key)));
+    }
+    for c in &old.columns {
+        let kept = new.columns.iter().any(|n| old_name_of(&n.name) == c.name);
+        if !kept {
+            out.forward
+                .push(format!("DROP COLUMN IF EXISTS {}", quote_ident(&c.name)));
+            out.undo
+                .push(format!("ADD COLUMN IF NOT EXISTS {}", column_ddl(old, c)));
+        }
+    }
+    for c in &new.columns {
+        let was = old_name_of(&c.name);
+        match old.columns.iter().find(|o| o.name == was) {
+            Some(o) if o.name != c.name => {
+                out.forward.push(format!(
+                    "CHANGE COLUMN {} {}",
+                    quote_ident(&o.name),
+                    column_ddl(new, c)
+                ));
+                out.undo.push(format!(
+                    "CHANGE COLUMN {} {}",
+                    quote_ident(&c.name),
+                    column_ddl(old, o)
+                ));
+            }
+            Some(o) => {
+                let (before, after) = (column_ddl(old, o), column_ddl(new, c));
+                if before != after {
+                    out.forward.push(format!("MODIFY COLUMN {after}"));
+                    out.undo.push(format!("MODIFY COLUMN {before}"));
+                }
+            }
+            None => {
+                let mut clause = format!("ADD COLUMN IF NOT EXISTS {}", column_ddl(new, c));
+                if let Some((_, v)) = fill.iter().find(|(n, _)| n == &c.name) {
+                    if !matches!(v, common::Datum::Null) {
+                        let lit = storage_adapter::convert::to_sql_literal(v).ok_or_else(|| {
+                            common::Error::unsupported(format!(
+                                "a default of column \"{}\" filled into existing rows of this type",
+                                c.name
+                            ))
+                        })?;
+                        clause.push_str(" DEFAULT ");
+                        clause.push_str(&lit);
+                    }
+                }
+                out.forward.push(clause);
+                out.undo
+                    .push(format!("DROP COLUMN IF EXISTS {}", quote_ident(&c.name)));
+            }
+        }
+    }
+    if pk_changed && !new.primary_key.is_empty() {
+        out.forward
+            .push(format!("ADD PRIMARY KEY ({})", cols(&new.primary_key)));
+        out.undo.push("DROP PRIMARY KEY".into());
+    }
+    for ix in &new.indexes {
+        if !old
+            .indexes
+            .iter()
+            .any(|o| o == ix || (o.name == ix.name && renamed_index(o, ix, renamed)))
+        {
+            out.forward.push(index_clause(ix));
+            out.undo
+                .push(format!("DROP INDEX IF EXISTS {}", quote_ident(&ix.name)));
+        }
+    }
+    out.undo.reverse();
+    Ok(out)
+}
+
+/// Whether `new` is `old` with renamed columns (MariaDB renames index
+/// columns with the column).
+fn renamed_index(old: &IndexDef, new: &IndexDef, renamed: &[(String, String)]) -> bool {
+    old.unique == new.unique
+        && old.columns.len() == new.columns.len()
+        && old
+            .columns
+            .iter()
+            .zip(&new.columns)
+            .all(|(o, n)| o == n || renamed.iter().any(|(ro, rn)| ro == o && rn == n))
+}
+
+/// Runs `sql` on every physical table of `def` (one `ALTER TABLE` each,
+/// atomic on its shard). If one fails, the ones that succeeded are undone
+/// and the first error is returned.
+pub async fn alter_table(router: &Router, def: &TableDef, sql: &AlterSql) -> Result<()> {
+    if sql.is_empty() {
+        return Ok(());
+    }
+    let stmt = |p: u32, clauses: &[String]| {
+        format!(
+            "ALTER TABLE {} {}",
+            physical_object(&def.schema, &def.physical_name(p)),
+            clauses.join(", ")
+        )
+    };
+    let results = join_all(def.placements().into_iter().map(|(shard, p)| async move {
+        let r = async {
+            let mut conn = router.shard(shard)?.conn().await?;
+            conn.query_drop(stmt(p, &sql.forward))
+                .await
+                .map_err(|e| map_error(shard, e))
+        }
+        .await;
+        (shard, p, r)
+    }))
+    .await;
+    let Some(err) = results
+        .iter()
+        .find_map(|(_, _, r)| r.as_ref().err())
+        .cloned()
+    else {
+        return Ok(());
+    };
+    let undo: Vec<(ShardId, Vec<String>)> = results
+        .iter()
+        .filter(|(_, _, r)| r.is_ok())
+        .map(|(shard, p, _)| (*shard, vec![stmt(*p, &sql.undo)]))
+        .collect();
+    if let Err(e) = run_on_shards(router, undo).await {
+        tracing::warn!(
+            "ALTER TABLE {}: undoing it on the partitions where it ran failed: {e}",
+            def.qualified_name()
+        );
+    }
+    Err(err)
+}
+
+/// Renames every physical table of `old` to its name in `new` (a table
+/// renamed: physical names carry the logical name).
+pub async fn rename_table(router: &Router, old: &TableDef, new: &TableDef) -> Result<()> {
+    let work = old
+        .placements()
+        .into_iter()
+        .map(|(shard, p)| {
+            (
+                shard,
+                vec![format!(
+                    "RENAME TABLE {} TO {}",
+                    physical_object(&old.schema, &old.physical_name(p)),
+                    physical_object(&new.schema, &new.physical_name(p))
+                )],
+            )
+        })
+        .collect();
+    run_on_shards(router, work).await
+}
+
+/// Whether some physical table of `def` holds a row (with `column` NULL,
+/// when given): the checks PostgreSQL makes before adding a NOT NULL
+/// column without a default or setting NOT NULL.
+pub async fn any_row(router: &Router, def: &TableDef, null_in: Option<&str>) -> Result<bool> {
+    let results = join_all(def.placements().into_iter().map(|(shard, p)| async move {
+        let mut conn = router.shard(shard)?.conn().await?;
+        let filter = match null_in {
+            Some(c) => format!(" WHERE {} IS NULL", quote_ident(c)),
+            None => String::new(),
+        };
+        let found: Option<i64> = conn
+            .query_first(format!(
+                "SELECT 1 FROM {}{filter} LIMIT 1",
+                physical_object(&def.schema, &def.physical_name(p))
+            ))
+            .await
+            .map_err(|e| map_error(shard, e))?;
+        Ok::<_, common::Error>(found.is_some())
+    }))
+    .await;
+    let mut any = false;
+    for r in results {
+        any |= r?;
+    }
+    Ok(any)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::{Datum, TableId};
+    use meta::{ColumnDef, Distribution};
+
+    fn col(name: &str, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            not_null: false,
+            default: None,
+            sequence: None,
+        }
+    }
+
+    fn table() -> TableDef {
+        TableDef {
+            id: TableId(7),
+            schema: "public".into(),
+            name: "t".into(),
+            columns: vec![col("a", SqlType::Integer), col("b", SqlType::Text)],
+            primary_key: vec![],
+            distribution: Distribution::Single,
+            partition_shards: vec![ShardId(1)],
+            indexes: vec![],
+        }
+    }
+
+    #[test]
+    fn alter_clauses_and_their_undo() {
+        let old = table();
+        let mut new = old.clone();
+        new.columns[1].name = "c".into();
+        new.columns[0].not_null = true;
+        new.primary_key = vec!["a".into()];
+        new.columns.push(col("d", SqlType::Integer));
+        let sql = alter_clauses(
+            &old,
+            &new,
+            &[("b".into(), "c".into())],
+            &[("d".into(), Datum::Int(5))],
+        )
+        .unwrap();
+        assert_eq!(
+            sql.forward,
+            vec![
+                "MODIFY COLUMN \"a\" INT NOT NULL",
+                "CHANGE COLUMN \"b\" \"c\" LONGTEXT NULL",
+                "ADD COLUMN IF NOT EXISTS \"d\" INT NULL DEFAULT 5",
+                "ADD PRIMARY KEY (\"a\")",
+            ]
+        );
+        assert_eq!(
+            sql.undo,
+            vec![
+                "DROP PRIMARY KEY",
+                "DROP COLUMN IF EXISTS \"d\"",
+                "CHANGE COLUMN \"c\" \"b\" LONGTEXT NULL",
+                "MODIFY COLUMN \"a\" INT NULL",
+            ]
+        );
+        // A key on a text column makes it a bounded VARCHAR on the shard.
+        let mut keyed = old.clone();
+        keyed.primary_key = vec!["b".into()];
+        keyed.columns[1].not_null = true;
+        let sql = alter_clauses(&old, &keyed, &[], &[]).unwrap();
+        assert_eq!(
+            sql.forward,
+            vec![
+                "MODIFY COLUMN \"b\" VARCHAR(768) NOT NULL",
+                "ADD PRIMARY KEY (\"b\")"
+            ]
+        );
+        // Names from clients are quoted, never spliced.
+        let mut evil = old.clone();
+        evil.columns
+            .push(col("x\" INT, DROP TABLE y; --", SqlType::Integer));
+        let sql = alter_clauses(&old, &evil, &[], &[]).unwrap();
+        assert_eq!(
+            sql.forward,
+            vec!["ADD COLUMN IF NOT EXISTS \"x\"\" INT, DROP TABLE y; --\" INT NULL"]
+        );
+        assert!(alter_clauses(&old, &old, &[], &[]).unwrap().is_empty());
+    }
 }

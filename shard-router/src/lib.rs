@@ -14,6 +14,7 @@ pub mod expr_sql;
 pub mod partition;
 pub mod pushdown;
 pub mod recovery;
+pub mod redistribute;
 pub mod render;
 pub mod route;
 pub mod scan;
@@ -44,6 +45,10 @@ pub struct Router {
     shards: RwLock<HashMap<ShardId, ShardClient>>,
     pool_max: usize,
     sequences: Mutex<HashMap<String, (i64, i64)>>,
+    /// Reserved ranges of user sequences by id: (generation, next, values
+    /// left, increment). Dropped when the catalog shows the sequence at
+    /// another generation (`setval`, ALTER) or gone.
+    user_sequences: Mutex<HashMap<u64, (u64, i64, i64, i64)>>,
     sequence_cache: i64,
     refresh: tokio::sync::Mutex<()>,
     last_confirmed: Mutex<Option<Instant>>,
@@ -80,6 +85,7 @@ impl Router {
             shards: RwLock::new(HashMap::new()),
             pool_max,
             sequences: Mutex::new(HashMap::new()),
+            user_sequences: Mutex::new(HashMap::new()),
             sequence_cache: sequence_cache.max(1),
             refresh: tokio::sync::Mutex::new(()),
             last_confirmed: Mutex::new(None),
@@ -100,6 +106,14 @@ impl Router {
                 }
             }
         }
+        let live: HashMap<u64, u64> = catalog
+            .sequences
+            .values()
+            .map(|s| (s.id, s.generation))
+            .collect();
+        self.user_sequences
+            .lock()
+            .retain(|id, r| live.get(id) == Some(&r.0));
         *self.catalog.write() = Arc::new(catalog);
         Ok(())
     }
@@ -187,7 +201,21 @@ impl Router {
     }
 
     /// Next value of a global sequence, from this node's reserved range.
+    /// A column's `sequence` naming a user sequence
+    /// (`meta::SEQUENCE_SOURCE_PREFIX`) takes its next value.
     pub async fn next_sequence_value(&self, name: &str) -> Result<i64> {
+        if let Some(q) = name.strip_prefix(meta::SEQUENCE_SOURCE_PREFIX) {
+            let (schema, seq) = q.split_once('.').unwrap_or(("public", q));
+            let def = self
+                .catalog()
+                .sequence(schema, seq)
+                .cloned()
+                .ok_or_else(|| Error::Sql {
+                    state: common::SqlState::UNDEFINED_TABLE,
+                    message: format!("relation \"{seq}\" does not exist"),
+                })?;
+            return self.nextval(&def).await;
+        }
         {
             let mut seqs = self.sequences.lock();
             if let Some((next, end)) = seqs.get_mut(name) {
@@ -205,6 +233,36 @@ impl Router {
         let mut seqs = self.sequences.lock();
         seqs.insert(name.to_string(), (start + 1, start + self.sequence_cache));
         Ok(start)
+    }
+
+    /// `nextval` of a user sequence: from this node's reserved range (the
+    /// node's `sequence_cache` values at a time), else a new range.
+    pub async fn nextval(&self, def: &meta::SequenceDef) -> Result<i64> {
+        {
+            let mut seqs = self.user_sequences.lock();
+            if let Some((generation, next, left, inc)) = seqs.get_mut(&def.id) {
+                if *left > 0 && *generation == def.generation {
+                    let v = *next;
+                    *left -= 1;
+                    *next = next.wrapping_add(*inc);
+                    return Ok(v);
+                }
+            }
+        }
+        let r = self
+            .meta
+            .reserve_sequence_values(def.id, self.sequence_cache.max(def.cache))
+            .await?;
+        self.user_sequences.lock().insert(
+            def.id,
+            (
+                def.generation,
+                r.first.wrapping_add(r.increment),
+                r.count - 1,
+                r.increment,
+            ),
+        );
+        Ok(r.first)
     }
 
     /// Forgets cached ranges of a sequence (after DROP TABLE).

@@ -48,7 +48,7 @@ impl Session {
                 // Queued first, committed at once: if the shards fail or
                 // this node dies before the catalog commit, recovery drops
                 // what was made (the id is never reused).
-                let physical = shard_router::ddl::physical_tables(&def);
+                let physical = def.physical_tables();
                 router.meta.queue_drops(id, &physical).await?;
                 if let Err(e) = shard_router::ddl::create_table(&router, &def).await {
                     drop(txn);
@@ -61,6 +61,31 @@ impl Session {
                 }
                 router.reload().await?;
                 Ok("CREATE TABLE".into())
+            }
+            Statement::CreateSequence {
+                temporary,
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by,
+            } => {
+                if *temporary {
+                    return Err(Error::unsupported("temporary sequences"));
+                }
+                self.create_sequence(
+                    name,
+                    *if_not_exists,
+                    data_type.as_ref(),
+                    sequence_options,
+                    owned_by.as_ref(),
+                )
+                .await?;
+                Ok("CREATE SEQUENCE".into())
+            }
+            Statement::AlterTable(at) => {
+                self.execute_alter(at).await?;
+                Ok("ALTER TABLE".into())
             }
             Statement::CreateIndex(ci) => {
                 let table = resolve_table(&catalog, &ci.table_name, &schema)?;
@@ -126,7 +151,7 @@ impl Session {
                             // physical tables queued; then they are dropped.
                             // A shard that fails keeps its table queued and
                             // recovery drops it: the DROP is never half done.
-                            let physical = shard_router::ddl::physical_tables(&table);
+                            let physical = table.physical_tables();
                             txn.drop_table(&table).await?;
                             router.meta.queue_drops(table.id, &physical).await?;
                             txn.commit().await?;
@@ -211,6 +236,10 @@ impl Session {
                         }
                         router.reload().await?;
                         Ok("DROP SCHEMA".into())
+                    }
+                    ObjectType::Sequence => {
+                        self.drop_sequences(names, *if_exists, *cascade).await?;
+                        Ok("DROP SEQUENCE".into())
                     }
                     ObjectType::Role => {
                         let mut txn = router.meta.begin_ddl(router.node_id, "DROP ROLE").await?;
@@ -382,7 +411,7 @@ impl Session {
             if !crate::privileges::may_maintain(&catalog, &self.user, &t) {
                 continue;
             }
-            for (shard, p) in shard_router::ddl::placements(&t) {
+            for (shard, p) in t.placements() {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("ANALYZE TABLE ")
                     .table(&t.schema, &t.physical_name(p));

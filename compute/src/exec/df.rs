@@ -205,7 +205,7 @@ impl Session {
         }
     }
 
-    async fn start_datafusion(
+    pub(crate) async fn start_datafusion(
         &mut self,
         plan: &Plan,
         params: &[Datum],

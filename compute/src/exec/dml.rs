@@ -17,6 +17,42 @@ impl Session {
         p: &InsertPlan,
         params: &[Datum],
     ) -> Result<Output> {
+        // `nextval('s')` among the values: each call evaluated now, in row
+        // order, into a constant.
+        let with_values;
+        let p = if p.sequence_calls {
+            let mut rows = p.rows.clone();
+            for row in &mut rows {
+                for e in row.iter_mut() {
+                    if let Some(call) = crate::plan::sequence::sequence_call(e) {
+                        let crate::plan::sequence::SeqCall::Nextval(n) = call? else {
+                            return Err(Error::unsupported(
+                                "sequence functions other than nextval in INSERT values",
+                            ));
+                        };
+                        let v = self.nextval_of(&n, params).await?;
+                        *e = Expr::value(datafusion::sql::sqlparser::ast::Value::Number(
+                            v.to_string(),
+                            false,
+                        ));
+                    } else if crate::plan::sequence::calls_sequence_function(&*e) {
+                        return Err(Error::unsupported(
+                            "a sequence function inside an expression in INSERT values",
+                        ));
+                    }
+                }
+            }
+            with_values = InsertPlan {
+                table: p.table.clone(),
+                column_map: p.column_map.clone(),
+                rows,
+                sequence_calls: false,
+                returning: p.returning.clone(),
+            };
+            &with_values
+        } else {
+            p
+        };
         let t = &p.table;
         // Sequence values first (they may need a round trip to meta), in
         // row order, so the rows themselves are evaluated without awaiting.
@@ -26,7 +62,7 @@ impl Session {
             if let Some(seq) = &col.sequence {
                 for exprs in &p.rows {
                     if is_default_expr(p.column_map[ci].and_then(|j| exprs.get(j))) {
-                        values.push_back(self.router.next_sequence_value(seq).await?);
+                        values.push_back(self.next_source_value(seq).await?);
                     }
                 }
             }
@@ -69,7 +105,7 @@ impl Session {
         let mut work = vec![];
         for target in &t.table_names {
             let table = resolve_table(&catalog, &target.name, &schema)?;
-            for (shard, p) in shard_router::ddl::placements(&table) {
+            for (shard, p) in table.placements() {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("DELETE FROM ")
                     .table(&table.schema, &table.physical_name(p));
@@ -143,12 +179,7 @@ fn insert_rows(
     let default_of = |col: &meta::ColumnDef| -> Result<Datum> {
         match &col.default {
             Some(d) => {
-                let e = datafusion::sql::sqlparser::parser::Parser::new(
-                    &crate::dialect::TesseraDialect,
-                )
-                .try_with_sql(d)
-                .and_then(|mut p| p.parse_expr())
-                .map_err(Error::internal)?;
+                let e = crate::parse::parse_stored_expr(d)?;
                 eval_value(&e, &[], Some(clock))?.coerce(&col.ty)
             }
             None => Ok(Datum::Null),

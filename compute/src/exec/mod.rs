@@ -4,11 +4,13 @@
 //! Shards are reached only through `shard_router` (`shard_router::exec`
 //! for rendered statements, its scans for DataFusion).
 
+pub mod alter;
 pub mod ddl;
 pub mod df;
 pub mod dml;
 pub mod fast;
 pub mod runner;
+pub mod sequence;
 
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Statement;
@@ -93,6 +95,7 @@ impl Session {
                 Ok(Output::Command { tag, rows: None })
             }
             PlanKind::Insert(p) => self.execute_insert(p, params).await,
+            PlanKind::SequenceSelect(items) => self.execute_sequence_select(items, params).await,
             PlanKind::Write(p) => {
                 let n = self.execute_write(p, params).await?;
                 Ok(Output::Command {

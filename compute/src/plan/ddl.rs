@@ -39,47 +39,11 @@ pub fn table_def(
     let mut primary_key: Vec<String> = vec![];
     let mut uniques: Vec<Vec<String>> = vec![];
     for c in &ct.columns {
-        let cname = normalize_ident(&c.name);
-        let type_text = c.data_type.to_string().to_lowercase();
-        let (ty, serial) = match type_text.as_str() {
-            "serial" | "serial4" => (SqlType::Integer, true),
-            "bigserial" | "serial8" => (SqlType::BigInt, true),
-            "smallserial" | "serial2" => (SqlType::SmallInt, true),
-            _ => (SqlType::parse(&type_text)?, false),
-        };
-        let mut col = ColumnDef {
-            name: cname.clone(),
-            ty,
-            not_null: serial,
-            default: None,
-            sequence: if serial {
-                Some(format!("{schema}.{name}.{cname}"))
-            } else {
-                None
-            },
-        };
-        for opt in &c.options {
-            match &opt.option {
-                ColumnOption::NotNull => col.not_null = true,
-                ColumnOption::Null => {}
-                ColumnOption::Default(e) => {
-                    // Constants and the current-time functions only:
-                    // evaluated now to check them.
-                    let now = chrono::Utc::now();
-                    let clock = shard_router::route::Clock {
-                        transaction: now,
-                        statement: now,
-                    };
-                    shard_router::route::eval_value(e, &[], Some(&clock))?.coerce(&ty)?;
-                    col.default = Some(e.to_string());
-                }
-                ColumnOption::PrimaryKey(_) => {
-                    col.not_null = true;
-                    primary_key = vec![cname.clone()];
-                }
-                ColumnOption::Unique(_) => uniques.push(vec![cname.clone()]),
-                other => return Err(Error::unsupported(format!("column option {other}"))),
-            }
+        let (col, key) = column_def(c, &schema, &name, catalog)?;
+        match key {
+            Some(ColumnKey::Primary) => primary_key = vec![col.name.clone()],
+            Some(ColumnKey::Unique) => uniques.push(vec![col.name.clone()]),
+            None => {}
         }
         columns.push(col);
     }
@@ -108,54 +72,17 @@ pub fn table_def(
         columns[i].not_null = true;
     }
     // Distribution: PARTITION BY HASH (cols), WITH (distribution=..., partitions=N).
-    let mut dist_kind: Option<String> = None;
-    let mut partitions: Option<u32> = None;
     let options = match &ct.table_options {
         datafusion::sql::sqlparser::ast::CreateTableOptions::With(o) => o.clone(),
         datafusion::sql::sqlparser::ast::CreateTableOptions::None => vec![],
         other => return Err(Error::unsupported(format!("table options {other}"))),
     };
-    for o in &options {
-        if let datafusion::sql::sqlparser::ast::SqlOption::KeyValue { key, value } = o {
-            let v = match value {
-                Expr::Value(v) => match &v.value {
-                    datafusion::sql::sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
-                    other => other.to_string(),
-                },
-                Expr::Identifier(i) => i.value.clone(),
-                other => other.to_string(),
-            };
-            match key.value.to_lowercase().as_str() {
-                "distribution" => dist_kind = Some(v.to_lowercase()),
-                "partitions" => {
-                    partitions = Some(v.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or(
-                        Error::InvalidParameter {
-                            message: "partitions must be an integer between 1 and 1024".into(),
-                        },
-                    )?)
-                }
-                // PostgreSQL's storage parameters: accepted as PostgreSQL
-                // accepts them, with no effect (InnoDB on the shards
-                // manages pages and purging itself).
-                "fillfactor" => {
-                    if !v.parse::<i64>().is_ok_and(|n| (10..=100).contains(&n)) {
-                        return Err(Error::InvalidParameter {
-                            message: format!("value {v} out of bounds for option \"fillfactor\""),
-                        });
-                    }
-                }
-                other if storage_parameter(other) => {}
-                other => {
-                    return Err(Error::InvalidParameter {
-                        message: format!("unrecognized parameter \"{other}\""),
-                    })
-                }
-            }
-        } else {
-            return Err(Error::unsupported(format!("table option {o}")));
-        }
-    }
-    let mut hash_cols: Option<Vec<String>> = None;
+    let TableOptions {
+        distribution: dist_kind,
+        partitions,
+        key: option_key,
+    } = table_options(&options)?;
+    let mut hash_cols: Option<Vec<String>> = option_key;
     if let Some(pb) = &ct.partition_by {
         match pb.as_ref() {
             Expr::Function(f) if object_parts(&f.name).join(".") == "hash" => {
@@ -212,25 +139,10 @@ pub fn table_def(
                     return Err(Error::unsupported("floating-point partition keys"));
                 }
             }
-            let n = partitions.unwrap_or(shards.len() as u32);
-            (0..n).map(|i| shards[i as usize % shards.len()]).collect()
+            hash_shards(&shards, partitions)
         }
         Distribution::Mirror => shards.clone(),
-        Distribution::Single => {
-            // Balance: the shard holding the fewest tables.
-            let mut counts: BTreeMap<ShardId, usize> = shards.iter().map(|s| (*s, 0)).collect();
-            for t in catalog.tables.values() {
-                for s in &t.partition_shards {
-                    *counts.entry(*s).or_default() += 1;
-                }
-            }
-            let best = counts
-                .iter()
-                .min_by_key(|(s, n)| (**n, **s))
-                .map(|(s, _)| *s)
-                .unwrap_or(shards[0]);
-            vec![best]
-        }
+        Distribution::Single => vec![single_shard(catalog, &shards)],
     };
     let distribution = match distribution {
         Distribution::Hash { columns, .. } => Distribution::Hash {
@@ -261,6 +173,158 @@ pub fn table_def(
         });
     }
     Ok(def)
+}
+
+/// Tessera's options among a table's `WITH (...)` / `SET (...)`
+/// parameters: `distribution` (hash, mirror, single), `distribution_key`
+/// ('a, b'), `partitions` (1..1024). PostgreSQL's storage parameters are
+/// checked as PostgreSQL checks them and have no effect (InnoDB on the
+/// shards manages pages and purging itself); others are 22023.
+#[derive(Default)]
+pub struct TableOptions {
+    pub distribution: Option<String>,
+    pub partitions: Option<u32>,
+    pub key: Option<Vec<String>>,
+}
+
+pub fn table_options(
+    options: &[datafusion::sql::sqlparser::ast::SqlOption],
+) -> Result<TableOptions> {
+    let mut out = TableOptions::default();
+    for o in options {
+        let datafusion::sql::sqlparser::ast::SqlOption::KeyValue { key, value } = o else {
+            return Err(Error::unsupported(format!("table option {o}")));
+        };
+        let v = match value {
+            Expr::Value(v) => match &v.value {
+                datafusion::sql::sqlparser::ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            Expr::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        };
+        match key.value.to_lowercase().as_str() {
+            "distribution" => out.distribution = Some(v.to_lowercase()),
+            "distribution_key" => {
+                out.key = Some(
+                    v.split(',')
+                        .map(|c| c.trim().to_lowercase())
+                        .filter(|c| !c.is_empty())
+                        .collect(),
+                )
+            }
+            "partitions" => {
+                out.partitions = Some(v.parse().ok().filter(|n| (1..=1024).contains(n)).ok_or(
+                    Error::InvalidParameter {
+                        message: "partitions must be an integer between 1 and 1024".into(),
+                    },
+                )?)
+            }
+            "fillfactor" => {
+                if !v.parse::<i64>().is_ok_and(|n| (10..=100).contains(&n)) {
+                    return Err(Error::InvalidParameter {
+                        message: format!("value {v} out of bounds for option \"fillfactor\""),
+                    });
+                }
+            }
+            other if storage_parameter(other) => {}
+            other => {
+                return Err(Error::InvalidParameter {
+                    message: format!("unrecognized parameter \"{other}\""),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where a column definition puts a key (`PRIMARY KEY`, `UNIQUE`).
+pub enum ColumnKey {
+    Primary,
+    Unique,
+}
+
+/// One column of CREATE TABLE or ALTER TABLE ADD COLUMN in table
+/// `schema.table`: its catalog definition (SERIAL types with their
+/// sequence, a default checked by evaluating it now) and the key it
+/// declares.
+pub fn column_def(
+    c: &datafusion::sql::sqlparser::ast::ColumnDef,
+    schema: &str,
+    table: &str,
+    catalog: &meta::Catalog,
+) -> Result<(ColumnDef, Option<ColumnKey>)> {
+    let cname = normalize_ident(&c.name);
+    let type_text = c.data_type.to_string().to_lowercase();
+    let (ty, serial) = match type_text.as_str() {
+        "serial" | "serial4" => (SqlType::Integer, true),
+        "bigserial" | "serial8" => (SqlType::BigInt, true),
+        "smallserial" | "serial2" => (SqlType::SmallInt, true),
+        _ => (SqlType::parse(&type_text)?, false),
+    };
+    let mut col = ColumnDef {
+        name: cname.clone(),
+        ty,
+        not_null: serial,
+        default: None,
+        sequence: if serial {
+            Some(format!("{schema}.{table}.{cname}"))
+        } else {
+            None
+        },
+    };
+    let mut key = None;
+    for opt in &c.options {
+        match &opt.option {
+            ColumnOption::NotNull => col.not_null = true,
+            ColumnOption::Null => {}
+            ColumnOption::Default(e) => {
+                if let Some(source) = crate::plan::sequence::nextval_default(e, catalog, schema)? {
+                    col.sequence = Some(source);
+                    col.default = Some(e.to_string());
+                    continue;
+                }
+                // Constants and the current-time functions only:
+                // evaluated now to check them.
+                let now = chrono::Utc::now();
+                let clock = shard_router::route::Clock {
+                    transaction: now,
+                    statement: now,
+                };
+                shard_router::route::eval_value(e, &[], Some(&clock))?.coerce(&col.ty)?;
+                col.default = Some(e.to_string());
+            }
+            ColumnOption::PrimaryKey(_) => {
+                col.not_null = true;
+                key = Some(ColumnKey::Primary);
+            }
+            ColumnOption::Unique(_) => key = Some(ColumnKey::Unique),
+            other => return Err(Error::unsupported(format!("column option {other}"))),
+        }
+    }
+    Ok((col, key))
+}
+
+/// The shards of a new hash layout: `partitions` (default: one per shard)
+/// dealt round-robin.
+pub fn hash_shards(shards: &[ShardId], partitions: Option<u32>) -> Vec<ShardId> {
+    let n = partitions.unwrap_or(shards.len() as u32);
+    (0..n).map(|i| shards[i as usize % shards.len()]).collect()
+}
+
+/// The shard of a new single table: the one holding the fewest tables.
+pub fn single_shard(catalog: &meta::Catalog, shards: &[ShardId]) -> ShardId {
+    let mut counts: BTreeMap<ShardId, usize> = shards.iter().map(|s| (*s, 0)).collect();
+    for t in catalog.tables.values() {
+        for s in &t.partition_shards {
+            *counts.entry(*s).or_default() += 1;
+        }
+    }
+    counts
+        .iter()
+        .min_by_key(|(s, n)| (**n, **s))
+        .map(|(s, _)| *s)
+        .unwrap_or(shards[0])
 }
 
 pub fn check_unique_includes_key(t: &TableDef, cols: &[String]) -> Result<()> {

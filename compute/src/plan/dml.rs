@@ -104,6 +104,7 @@ impl Planner<'_> {
                 table,
                 column_map,
                 rows: values.rows.iter().map(|r| r.content.clone()).collect(),
+                sequence_calls: crate::plan::sequence::calls_sequence_function(&values.rows),
                 returning,
             })),
             param_types: param_types(n, &inferred, self.client_types),

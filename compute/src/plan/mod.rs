@@ -5,6 +5,7 @@
 //! ([`ddl`]); [`prepare`] parses client text and adds the DataFusion
 //! description (and logical plan) of distributed statements.
 
+pub mod alter;
 pub mod colnames;
 pub mod copy;
 pub mod ddl;
@@ -17,6 +18,7 @@ mod golden;
 pub mod pgsyntax;
 pub mod prepare;
 pub mod query;
+pub mod sequence;
 
 pub use df::Scope;
 pub use prepare::{plan_statement, plan_statement_sized, Prepared};
@@ -65,6 +67,8 @@ pub enum PlanKind {
     /// Planned by DataFusion; the lock clause (`FOR UPDATE`) each shard
     /// scan appends, taken off the statement DataFusion sees.
     DataFusion(Arc<Statement>, Option<&'static str>),
+    /// `SELECT nextval('s'), ...`: sequence functions without FROM.
+    SequenceSelect(Arc<Vec<(String, crate::plan::sequence::SeqCall)>>),
     /// COPY FROM STDIN.
     CopyIn(Arc<crate::plan::copy::CopyInPlan>),
     /// COPY TO STDOUT: the query DataFusion runs and the output format.
@@ -100,6 +104,9 @@ pub struct InsertPlan {
     /// For each table column, the index into each VALUES row, if given.
     pub column_map: Vec<Option<usize>>,
     pub rows: Vec<Vec<Expr>>,
+    /// Whether a value calls a sequence function (`nextval('s')`),
+    /// evaluated before the rows.
+    pub sequence_calls: bool,
     /// RETURNING: table column indexes.
     pub returning: Vec<usize>,
 }
@@ -301,7 +308,21 @@ impl Planner<'_> {
                     "ANALYZE"
                 },
             ),
+            Statement::Query(q) if crate::plan::sequence::calls_sequence_function(q) => {
+                let items = crate::plan::sequence::sequence_select(q)?;
+                let fields = items.iter().map(|(n, _)| (n.clone(), Type::INT8)).collect();
+                let mut p = self.plan_of(PlanKind::SequenceSelect(Arc::new(items)), "SELECT");
+                p.fields = fields;
+                p
+            }
+            s @ (Statement::Update(_) | Statement::Delete(_))
+                if crate::plan::sequence::calls_sequence_function(s) =>
+            {
+                return Err(Error::unsupported("sequence functions in UPDATE or DELETE"))
+            }
             s @ (Statement::CreateTable(_)
+            | Statement::CreateSequence { .. }
+            | Statement::AlterTable(_)
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }
             | Statement::Truncate(_)
@@ -314,6 +335,8 @@ impl Planner<'_> {
                 let tag = match s {
                     Statement::CreateTable(_) => "CREATE TABLE",
                     Statement::CreateIndex(_) => "CREATE INDEX",
+                    Statement::AlterTable(_) => "ALTER TABLE",
+                    Statement::CreateSequence { .. } => "CREATE SEQUENCE",
                     Statement::CreateRole(_) => "CREATE ROLE",
                     Statement::AlterRole { .. } => "ALTER ROLE",
                     Statement::Grant(_) => "GRANT",
@@ -323,6 +346,7 @@ impl Planner<'_> {
                         datafusion::sql::sqlparser::ast::ObjectType::Index => "DROP INDEX",
                         datafusion::sql::sqlparser::ast::ObjectType::Schema => "DROP SCHEMA",
                         datafusion::sql::sqlparser::ast::ObjectType::Role => "DROP ROLE",
+                        datafusion::sql::sqlparser::ast::ObjectType::Sequence => "DROP SEQUENCE",
                         _ => "DROP",
                     },
                     Statement::Truncate(_) => "TRUNCATE TABLE",

@@ -70,6 +70,10 @@ pub struct Session {
     pub last_activity: std::time::Instant,
     /// Set by the idle-in-transaction watchdog: the session is over.
     pub terminated: bool,
+    /// `currval` of each sequence this session called `nextval` of.
+    pub sequence_values: std::collections::HashMap<u64, i64>,
+    /// `lastval`: the sequence and value of the last `nextval`.
+    pub last_sequence_value: Option<(u64, i64)>,
 }
 
 /// Cached plans of simple-protocol statement shapes, by schema and shape.
@@ -124,6 +128,8 @@ impl Session {
             transaction_started: chrono::Utc::now(),
             last_activity: std::time::Instant::now(),
             terminated: false,
+            sequence_values: std::collections::HashMap::new(),
+            last_sequence_value: None,
         }
     }
 

@@ -1,0 +1,123 @@
+//! `ALTER TABLE`, under meta's DDL lock: the plan (`plan::alter`) made
+//! against the catalog read after the lock is held, PostgreSQL's checks on
+//! existing rows, then the shards and the catalog (see ARCHITECTURE.md,
+//! "ALTER TABLE").
+
+use common::{Error, Result, SqlState};
+use datafusion::sql::sqlparser::ast::AlterTable;
+
+use crate::plan::alter::{analyze, AlterPlan, RowCheck};
+use crate::plan::resolve_table;
+use crate::session::Session;
+
+impl Session {
+    pub(crate) async fn execute_alter(&mut self, at: &AlterTable) -> Result<()> {
+        let router = self.router.clone();
+        let mut txn = router
+            .meta
+            .begin_ddl(router.node_id, &at.to_string())
+            .await?;
+        // The catalog as of the lock: no other DDL can change it now.
+        let catalog = router.check_version().await?;
+        let table = match resolve_table(&catalog, &at.name, &self.current_schema()) {
+            Ok(t) => t,
+            Err(_) if at.if_exists => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
+        let plan = analyze(at, &table, &catalog, default_hash, &self.clock())?;
+        let checks = match &plan {
+            AlterPlan::Change { checks, .. } | AlterPlan::Redistribute { checks, .. } => {
+                checks.clone()
+            }
+            _ => vec![],
+        };
+        for c in &checks {
+            let (column, null_in) = match c {
+                RowCheck::Empty { column } | RowCheck::EmptyForSequence { column } => {
+                    (column, None)
+                }
+                RowCheck::NoNulls { column } => (column, Some(column.as_str())),
+            };
+            if shard_router::ddl::any_row(&router, &table, null_in).await? {
+                if matches!(c, RowCheck::EmptyForSequence { .. }) {
+                    return Err(Error::unsupported(format!(
+                        "adding column \"{column}\" fed by a sequence to a table with rows (add it without the default, fill it, then SET DEFAULT)"
+                    )));
+                }
+                return Err(Error::Sql {
+                    state: SqlState::NOT_NULL_VIOLATION,
+                    message: format!(
+                        "column \"{column}\" of relation \"{}\" contains null values",
+                        table.name
+                    ),
+                });
+            }
+        }
+        match plan {
+            AlterPlan::Nothing => return Ok(()),
+            AlterPlan::Change {
+                new,
+                renamed,
+                fill,
+                new_sequences,
+                ..
+            } => {
+                let sql = shard_router::ddl::alter_clauses(&table, &new, &renamed, &fill)?;
+                shard_router::ddl::alter_table(&router, &table, &sql).await?;
+                let committed = async {
+                    txn.update_table(&new, &new_sequences).await?;
+                    txn.commit().await
+                }
+                .await;
+                if let Err(e) = committed {
+                    // The catalog kept the old definition: so do the shards.
+                    let back = shard_router::ddl::AlterSql {
+                        forward: sql.undo.clone(),
+                        undo: sql.forward.clone(),
+                    };
+                    if let Err(u) = shard_router::ddl::alter_table(&router, &new, &back).await {
+                        tracing::warn!("ALTER TABLE {}: undo failed: {u}", table.name);
+                    }
+                    return Err(e);
+                }
+            }
+            AlterPlan::Rename { new } => {
+                shard_router::ddl::rename_table(&router, &table, &new).await?;
+                let committed = async {
+                    txn.update_table(&new, &[]).await?;
+                    txn.commit().await
+                }
+                .await;
+                if let Err(e) = committed {
+                    let _ = shard_router::ddl::rename_table(&router, &new, &table).await;
+                    return Err(e);
+                }
+            }
+            AlterPlan::Redistribute { mut new, .. } => {
+                new.id = txn.renumber_table(table.id).await?;
+                let moved = shard_router::redistribute::copy_rows(&router, &table, &new).await?;
+                txn.update_table(&new, &[]).await?;
+                txn.commit().await?;
+                for (shard, db, tbl) in new.physical_tables() {
+                    let _ = router.meta.unqueue_drop(shard, &db, &tbl).await;
+                }
+                tracing::info!(
+                    "{} redistributed ({} -> {}): {} rows moved",
+                    table.qualified_name(),
+                    table.distribution.kind(),
+                    new.distribution.kind(),
+                    moved.checksum.rows
+                );
+                if let Err(e) = moved.finish(&router, &table).await {
+                    tracing::warn!(
+                        "{}: old layout left for recovery to drop: {e}",
+                        table.qualified_name()
+                    );
+                }
+            }
+        }
+        router.reload().await?;
+        Ok(())
+    }
+}
