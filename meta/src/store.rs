@@ -926,7 +926,28 @@ impl DdlTxn {
             .map_err(me)
     }
 
+    /// Removes a table from the catalog with what belongs to it.
     pub async fn drop_table(&mut self, def: &TableDef) -> Result<()> {
+        self.drop_table_keeping(def).await?;
+        self.drop_table_leftovers(def).await
+    }
+
+    /// Removes a table's catalog rows but keeps its grants, owner, SERIAL
+    /// counters and owned sequences, so [`DdlTxn::restore_table`] can put
+    /// it back (a DROP inside a transaction block, before the block ends).
+    pub async fn drop_table_keeping(&mut self, def: &TableDef) -> Result<()> {
+        let conn = self.c()?;
+        for t in ["cat_tables", "cat_columns", "cat_indexes", "cat_partitions"] {
+            conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
+                .await
+                .map_err(me)?;
+        }
+        Ok(())
+    }
+
+    /// What a dropped table leaves: its grants, owner, SERIAL counters and
+    /// the sequences OWNED BY it.
+    pub async fn drop_table_leftovers(&mut self, def: &TableDef) -> Result<()> {
         let conn = self.c()?;
         conn.exec_drop(
             "DELETE FROM grants WHERE kind = 'table' AND schema_name = ? AND object_name = ?",
@@ -934,18 +955,9 @@ impl DdlTxn {
         )
         .await
         .map_err(me)?;
-        for t in [
-            "cat_tables",
-            "cat_columns",
-            "cat_indexes",
-            "cat_partitions",
-            "table_owners",
-        ] {
-            conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
-                .await
-                .map_err(me)?;
-        }
-        // Sequences OWNED BY the table go with it.
+        conn.exec_drop("DELETE FROM table_owners WHERE table_id = ?", (def.id.0,))
+            .await
+            .map_err(me)?;
         conn.exec_drop(
             "DELETE FROM cat_sequences WHERE owned_table = ?",
             (def.id.0,),
@@ -960,6 +972,23 @@ impl DdlTxn {
             }
         }
         Ok(())
+    }
+
+    /// Puts back a table removed by [`DdlTxn::drop_table_keeping`], with
+    /// its id.
+    pub async fn restore_table(&mut self, def: &TableDef) -> Result<()> {
+        let dist_cols = match &def.distribution {
+            Distribution::Hash { columns, .. } => columns.clone(),
+            _ => vec![],
+        };
+        self.c()?
+            .exec_drop(
+                "INSERT INTO cat_tables (table_id, schema_name, table_name, distribution, dist_columns, primary_key) VALUES (?, ?, ?, ?, ?, ?)",
+                (def.id.0, &def.schema, &def.name, def.distribution.kind(), list(&dist_cols), list(&def.primary_key)),
+            )
+            .await
+            .map_err(me)?;
+        self.update_table(def, &[]).await
     }
 
     pub async fn add_index(&mut self, table: TableId, ix: &IndexDef) -> Result<()> {

@@ -17,6 +17,9 @@ impl Session {
         p: &InsertPlan,
         params: &[Datum],
     ) -> Result<Output> {
+        if let Some(q) = &p.source {
+            return self.execute_insert_select(p, q).await;
+        }
         // `nextval('s')` among the values: each call evaluated now, in row
         // order, into a constant.
         let with_values;
@@ -47,6 +50,8 @@ impl Session {
                 column_map: p.column_map.clone(),
                 rows,
                 sequence_calls: false,
+                source: None,
+                target_columns: p.target_columns,
                 returning: p.returning.clone(),
             };
             &with_values
@@ -163,55 +168,86 @@ fn is_default_expr(given: Option<&Expr>) -> bool {
     }
 }
 
-/// The full rows (in column order) an INSERT plan stores: given values
-/// coerced to the column types, defaults, and `sequenced` values (per
-/// column, in row order) for defaulted sequence columns; NOT NULL and
-/// length limits checked as PostgreSQL checks them.
-fn insert_rows(
-    p: &InsertPlan,
-    params: &[Datum],
-    mut sequenced: Vec<std::collections::VecDeque<i64>>,
-    clock: &shard_router::route::Clock,
-) -> Result<Vec<Vec<Datum>>> {
-    let t = &p.table;
-    // Each column's default, evaluated once when first needed.
-    let mut defaults: Vec<Option<Datum>> = vec![None; t.columns.len()];
-    let default_of = |col: &meta::ColumnDef| -> Result<Datum> {
-        match &col.default {
-            Some(d) => {
-                let e = crate::parse::parse_stored_expr(d)?;
-                eval_value(&e, &[], Some(clock))?.coerce(&col.ty)
-            }
-            None => Ok(Datum::Null),
+/// Completes rows of a table: a column's given value coerced to its type,
+/// else its sequence's next value (taken from `sequenced`, reserved in row
+/// order), else its default (evaluated once, at the statement's clock);
+/// NOT NULL and length limits checked as PostgreSQL checks them.
+pub(crate) struct RowFiller<'a> {
+    table: &'a meta::TableDef,
+    clock: &'a shard_router::route::Clock,
+    defaults: Vec<Option<Datum>>,
+    pub sequenced: Vec<std::collections::VecDeque<i64>>,
+}
+
+impl<'a> RowFiller<'a> {
+    pub(crate) fn new(
+        table: &'a meta::TableDef,
+        clock: &'a shard_router::route::Clock,
+        sequenced: Vec<std::collections::VecDeque<i64>>,
+    ) -> Self {
+        RowFiller {
+            table,
+            clock,
+            defaults: vec![None; table.columns.len()],
+            sequenced,
         }
-    };
-    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
-    for exprs in &p.rows {
-        let mut row = Vec::with_capacity(t.columns.len());
-        for (ci, col) in t.columns.iter().enumerate() {
-            let given = p.column_map[ci].and_then(|j| exprs.get(j));
-            let v = if !is_default_expr(given) {
-                match given {
-                    Some(e) => eval_value(e, params, Some(clock))?.coerce(&col.ty)?,
-                    None => Datum::Null,
-                }
-            } else if col.sequence.is_some() {
-                let next = sequenced[ci]
+    }
+
+    /// Column `ci`'s value: `given` (`None`: its default).
+    pub(crate) fn value(&mut self, ci: usize, given: Option<Datum>) -> Result<Datum> {
+        let col = &self.table.columns[ci];
+        let v = match given {
+            Some(v) => v.coerce(&col.ty)?,
+            None if col.sequence.is_some() => {
+                let next = self.sequenced[ci]
                     .pop_front()
                     .ok_or_else(|| Error::internal("sequence values ran out"))?;
                 Datum::Int(next).coerce(&col.ty)?
-            } else {
-                match &defaults[ci] {
-                    Some(d) => d.clone(),
-                    None => {
-                        let d = default_of(col)?;
-                        defaults[ci] = Some(d.clone());
-                        d
-                    }
+            }
+            None => match &self.defaults[ci] {
+                Some(d) => d.clone(),
+                None => {
+                    let d = match &col.default {
+                        Some(d) => {
+                            let e = crate::parse::parse_stored_expr(d)?;
+                            eval_value(&e, &[], Some(self.clock))?.coerce(&col.ty)?
+                        }
+                        None => Datum::Null,
+                    };
+                    self.defaults[ci] = Some(d.clone());
+                    d
                 }
+            },
+        };
+        crate::rows::check_value(self.table, col, &v)?;
+        Ok(v)
+    }
+}
+
+/// The full rows (in column order) an INSERT plan stores (see
+/// [`RowFiller`]).
+fn insert_rows(
+    p: &InsertPlan,
+    params: &[Datum],
+    sequenced: Vec<std::collections::VecDeque<i64>>,
+    clock: &shard_router::route::Clock,
+) -> Result<Vec<Vec<Datum>>> {
+    let t = &p.table;
+    let mut filler = RowFiller::new(t, clock, sequenced);
+    let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
+    for exprs in &p.rows {
+        let mut row = Vec::with_capacity(t.columns.len());
+        for ci in 0..t.columns.len() {
+            let given = p.column_map[ci].and_then(|j| exprs.get(j));
+            let v = if is_default_expr(given) {
+                None
+            } else {
+                Some(match given {
+                    Some(e) => eval_value(e, params, Some(clock))?,
+                    None => Datum::Null,
+                })
             };
-            crate::rows::check_value(t, col, &v)?;
-            row.push(v);
+            row.push(filler.value(ci, v)?);
         }
         rows.push(row);
     }

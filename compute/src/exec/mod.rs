@@ -5,10 +5,12 @@
 //! for rendered statements, its scans for DataFusion).
 
 pub mod alter;
+pub mod block_ddl;
 pub mod ddl;
 pub mod df;
 pub mod dml;
 pub mod fast;
+pub mod insert_select;
 pub mod runner;
 pub mod sequence;
 
@@ -51,10 +53,21 @@ impl Session {
                 isolation,
                 read_only,
             } => Ok(self.begin(*isolation, *read_only)),
-            PlanKind::Commit => self.commit().await,
-            PlanKind::Rollback => self.rollback().await,
+            PlanKind::Commit => {
+                let r = self.commit().await;
+                let committed = matches!(r, Ok(Output::TxnEnd("COMMIT")));
+                self.end_block_ddl(committed).await;
+                r
+            }
+            PlanKind::Rollback => {
+                let r = self.rollback().await;
+                self.end_block_ddl(false).await;
+                r
+            }
             PlanKind::Savepoint(name) | PlanKind::RollbackTo(name) | PlanKind::Release(name) => {
-                self.savepoint_command(plan, name).await
+                let out = self.savepoint_command(plan, name).await?;
+                self.savepoint_block_ddl(&plan.kind, name);
+                Ok(out)
             }
             PlanKind::Set { name, value } => self.set(name, value),
             PlanKind::Show { name } => self.show(name),
@@ -88,10 +101,11 @@ impl Session {
                 })
             }
             PlanKind::Ddl(stmt) => {
-                if self.txn.is_some() {
-                    return Err(Error::unsupported("DDL inside a transaction block"));
-                }
-                let tag = self.execute_ddl(stmt).await?;
+                let tag = if self.txn.is_some() {
+                    self.ddl_in_block(stmt).await?
+                } else {
+                    self.execute_ddl(stmt).await?
+                };
                 Ok(Output::Command { tag, rows: None })
             }
             PlanKind::Insert(p) => self.execute_insert(p, params).await,

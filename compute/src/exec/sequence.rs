@@ -6,8 +6,8 @@
 use common::{Datum, Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{DataType, Expr, ObjectName, SequenceOptions};
 
+use crate::plan::object_parts;
 use crate::plan::sequence::{resolve_sequence, sequence_def, SeqCall};
-use crate::plan::{object_parts, PlanKind};
 use crate::session::{Output, Session};
 
 impl Session {
@@ -184,53 +184,23 @@ impl Session {
         &mut self,
         q: &datafusion::sql::sqlparser::ast::Query,
     ) -> Result<Datum> {
-        use futures::TryStreamExt;
-        let stmt = datafusion::sql::sqlparser::ast::Statement::Query(Box::new(q.clone()));
-        let plan = crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &[]).await?;
-        let text = match &plan.kind {
-            PlanKind::FastSelect(p) => match self.execute_fast_select(p, &[]).await? {
-                Output::Rows(rows) => {
-                    return Ok(rows
-                        .into_iter()
-                        .next()
-                        .and_then(|r| r.into_iter().next())
-                        .unwrap_or(Datum::Null))
-                }
-                _ => return Err(Error::internal("a query answered without rows")),
+        let rows = self.query_rows(q, 2).await.map_err(|e| match e {
+            Error::Sql { state, .. } if state.0 == "54000" => Error::Sql {
+                state: SqlState("21000"),
+                message: "more than one row returned by a subquery used as an expression".into(),
             },
-            PlanKind::DataFusion(..) => {
-                let batches: Vec<_> = self
-                    .start_datafusion(&plan, &[])
-                    .await?
-                    .try_collect()
-                    .await
-                    .map_err(crate::errors::map_df_error)?;
-                let mut text = None;
-                let mut rows = 0;
-                for b in &batches {
-                    if b.num_rows() > 0 && text.is_none() && b.num_columns() > 0 {
-                        text = Some(crate::pgtypes::arrow_text(b.column(0), 0));
-                    }
-                    rows += b.num_rows();
-                }
-                if rows > 1 {
-                    return Err(Error::Sql {
-                        state: SqlState("21000"),
-                        message: "more than one row returned by a subquery used as an expression"
-                            .into(),
-                    });
-                }
-                text.flatten()
-            }
-            _ => return Err(Error::unsupported("this subquery as setval's value")),
-        };
-        Ok(match text {
-            None => Datum::Null,
-            Some(t) => Datum::Int(t.parse().map_err(|_| Error::Sql {
-                state: SqlState::UNDEFINED_FUNCTION,
-                message: format!("function setval(regclass, {t}) does not exist"),
-            })?),
-        })
+            e => e,
+        })?;
+        if rows.len() > 1 {
+            return Err(Error::Sql {
+                state: SqlState("21000"),
+                message: "more than one row returned by a subquery used as an expression".into(),
+            });
+        }
+        match rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+            None => Ok(Datum::Null),
+            Some(c) => c.into_datum(&common::SqlType::BigInt),
+        }
     }
 
     async fn sequence_call(&mut self, call: &SeqCall, params: &[Datum]) -> Result<Datum> {

@@ -33,9 +33,6 @@ impl Planner<'_> {
         let Some(source) = &ins.source else {
             return Err(Error::unsupported("INSERT without VALUES"));
         };
-        let SetExpr::Values(values) = source.body.as_ref() else {
-            return Err(Error::unsupported("INSERT ... SELECT"));
-        };
         let cols: Vec<String> = if ins.columns.is_empty() {
             table.columns.iter().map(|c| c.name.clone()).collect()
         } else {
@@ -57,6 +54,50 @@ impl Planner<'_> {
             }
             column_map[i] = Some(j);
         }
+        let returning = match &ins.returning {
+            None => vec![],
+            Some(items) => returning_columns(&table, items)?,
+        };
+        let fields: Vec<(String, Type)> = returning
+            .iter()
+            .map(|i| {
+                (
+                    table.columns[*i].name.clone(),
+                    pg_type(&table.columns[*i].ty),
+                )
+            })
+            .collect();
+        let SetExpr::Values(values) = source.body.as_ref() else {
+            // INSERT ... SELECT: the query runs when the statement does.
+            if count_params(&Statement::Insert(ins.clone())) > 0 {
+                return Err(Error::unsupported("parameters in INSERT ... SELECT"));
+            }
+            if crate::plan::sequence::calls_sequence_function(source.as_ref()) {
+                return Err(Error::unsupported(
+                    "sequence functions in INSERT ... SELECT",
+                ));
+            }
+            if ins.columns.is_empty() {
+                // Every column, in order; the query may give fewer.
+                column_map = (0..table.columns.len()).map(Some).collect();
+            }
+            return Ok(Plan {
+                kind: PlanKind::Insert(Arc::new(InsertPlan {
+                    table,
+                    column_map,
+                    rows: vec![],
+                    sequence_calls: false,
+                    source: Some(source.clone()),
+                    target_columns: cols.len(),
+                    returning,
+                })),
+                param_types: vec![],
+                fields,
+                tag: "INSERT",
+                catalog_version: self.catalog.version,
+                logical: None,
+            });
+        };
         let mut inferred: Vec<Option<SqlType>> = vec![];
         for row in values.rows.iter().map(|r| &r.content) {
             if row.len() > cols.len() {
@@ -85,26 +126,15 @@ impl Planner<'_> {
                 }
             }
         }
-        let returning = match &ins.returning {
-            None => vec![],
-            Some(items) => returning_columns(&table, items)?,
-        };
         let n = count_params(&Statement::Insert(ins.clone()));
-        let fields = returning
-            .iter()
-            .map(|i| {
-                (
-                    table.columns[*i].name.clone(),
-                    pg_type(&table.columns[*i].ty),
-                )
-            })
-            .collect();
         Ok(Plan {
             kind: PlanKind::Insert(Arc::new(InsertPlan {
                 table,
                 column_map,
                 rows: values.rows.iter().map(|r| r.content.clone()).collect(),
                 sequence_calls: crate::plan::sequence::calls_sequence_function(&values.rows),
+                source: None,
+                target_columns: cols.len(),
                 returning,
             })),
             param_types: param_types(n, &inferred, self.client_types),

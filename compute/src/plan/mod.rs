@@ -107,6 +107,11 @@ pub struct InsertPlan {
     /// Whether a value calls a sequence function (`nextval('s')`),
     /// evaluated before the rows.
     pub sequence_calls: bool,
+    /// INSERT ... SELECT: the query whose rows are inserted (`rows` is
+    /// empty), each row's values mapped by `column_map`.
+    pub source: Option<Box<datafusion::sql::sqlparser::ast::Query>>,
+    /// How many target columns the statement names (or the table has).
+    pub target_columns: usize,
     /// RETURNING: table column indexes.
     pub returning: Vec<usize>,
 }

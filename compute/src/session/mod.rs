@@ -74,6 +74,28 @@ pub struct Session {
     pub sequence_values: std::collections::HashMap<u64, i64>,
     /// `lastval`: the sequence and value of the last `nextval`.
     pub last_sequence_value: Option<(u64, i64)>,
+    /// DDL of the open transaction block (see `exec::block_ddl`).
+    pub block_ddl: Vec<BlockDdl>,
+}
+
+/// One entry of a transaction block's DDL record.
+#[derive(Debug)]
+pub enum BlockDdl {
+    /// Run if the block does not commit (DROP of what it created).
+    Undo(Box<datafusion::sql::sqlparser::ast::Statement>),
+    /// Run when the block ends, however it ends (created after a savepoint
+    /// the block rolled back to).
+    UndoAtEnd(Box<datafusion::sql::sqlparser::ast::Statement>),
+    /// Run after the block committed (a DROP inside it).
+    Deferred(Box<datafusion::sql::sqlparser::ast::Statement>),
+    /// A table the block dropped: gone from the catalog, its physical
+    /// tables kept; put back if the block does not commit, dropped for
+    /// good if it does.
+    DroppedTable(Arc<meta::TableDef>),
+    /// A table dropped after a savepoint the block rolled back to: put
+    /// back when the block ends.
+    RestoreAtEnd(Arc<meta::TableDef>),
+    Savepoint(String),
 }
 
 /// Cached plans of simple-protocol statement shapes, by schema and shape.
@@ -130,6 +152,7 @@ impl Session {
             terminated: false,
             sequence_values: std::collections::HashMap::new(),
             last_sequence_value: None,
+            block_ddl: vec![],
         }
     }
 

@@ -189,6 +189,7 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
             parser: parser.clone(),
         });
         tokio::spawn(idle_watchdog(Arc::downgrade(&handlers)));
+        let ended = handlers.clone();
         let factory = Arc::new(Factory {
             handlers,
             router: router.clone(),
@@ -201,6 +202,11 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
                     .await
             {
                 tracing::debug!("connection ended: {e}");
+            }
+            // An open block rolls back and its DDL is undone.
+            let session = ended.session.lock().await.take();
+            if let Some(s) = session {
+                s.close().await;
             }
             open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         });

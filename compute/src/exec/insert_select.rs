@@ -1,0 +1,187 @@
+//! `INSERT ... SELECT`: the query runs first (fast path or DataFusion,
+//! reading what the statement's snapshot sees), its rows are completed
+//! with defaults and sequence values, and written in batches in the
+//! session's transaction or in one implicit transaction, so the statement
+//! is all or nothing. Rows pass through the compute node: at most
+//! [`MAX_ROWS`] per statement (54000 beyond).
+
+use common::{Datum, Error, Result, SqlState};
+use datafusion::sql::sqlparser::ast::{Query, Statement};
+use shard_router::txn::{Branches, ShardAccess};
+
+use crate::exec::dml::RowFiller;
+use crate::plan::{InsertPlan, PlanKind};
+use crate::session::{Output, Session};
+
+/// Rows one INSERT ... SELECT may move through the compute node.
+pub const MAX_ROWS: usize = 2_000_000;
+
+const BATCH_ROWS: usize = 1000;
+
+/// A value of a query's answer: decoded (fast path) or as text (DataFusion).
+pub enum Cell {
+    Datum(Datum),
+    Text(Option<String>),
+}
+
+impl Cell {
+    /// The value as `ty` (text read as PostgreSQL's input of the type).
+    pub fn into_datum(self, ty: &common::SqlType) -> Result<Datum> {
+        match self {
+            Cell::Datum(d) => d.coerce(ty),
+            Cell::Text(None) => Ok(Datum::Null),
+            Cell::Text(Some(s)) => Datum::parse(&s, ty),
+        }
+    }
+}
+
+impl Session {
+    /// Runs a query of this session and returns its rows (at most `limit`;
+    /// 54000 beyond).
+    pub(crate) async fn query_rows(&mut self, q: &Query, limit: usize) -> Result<Vec<Vec<Cell>>> {
+        use futures::TryStreamExt;
+        let too_many = || Error::Sql {
+            state: SqlState("54000"),
+            message: format!("the query of INSERT ... SELECT returned more than {limit} rows"),
+        };
+        let stmt = Statement::Query(Box::new(q.clone()));
+        let plan = crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &[]).await?;
+        match &plan.kind {
+            PlanKind::FastSelect(p) => match self.execute_fast_select(p, &[]).await? {
+                Output::Rows(rows) => {
+                    if rows.len() > limit {
+                        return Err(too_many());
+                    }
+                    Ok(rows
+                        .into_iter()
+                        .map(|r| r.into_iter().map(Cell::Datum).collect())
+                        .collect())
+                }
+                _ => Err(Error::internal("a query answered without rows")),
+            },
+            PlanKind::DataFusion(..) => {
+                let mut stream = self.start_datafusion(&plan, &[]).await?;
+                let mut out = vec![];
+                while let Some(b) = stream
+                    .try_next()
+                    .await
+                    .map_err(crate::errors::map_df_error)?
+                {
+                    if out.len() + b.num_rows() > limit {
+                        return Err(too_many());
+                    }
+                    for r in 0..b.num_rows() {
+                        out.push(
+                            b.columns()
+                                .iter()
+                                .map(|c| Cell::Text(crate::pgtypes::arrow_text(c, r)))
+                                .collect(),
+                        );
+                    }
+                }
+                Ok(out)
+            }
+            _ => Err(Error::unsupported("this query in INSERT ... SELECT")),
+        }
+    }
+
+    pub(crate) async fn execute_insert_select(
+        &mut self,
+        p: &InsertPlan,
+        q: &Query,
+    ) -> Result<Output> {
+        let t = p.table.clone();
+        let source = self.query_rows(q, MAX_ROWS).await?;
+        if let Some(r) = source.first() {
+            if r.len() > p.target_columns {
+                return Err(Error::Syntax {
+                    message: "INSERT has more expressions than target columns".into(),
+                    position: None,
+                });
+            }
+        }
+        let (access, implicit) = match &self.txn {
+            Some(b) => (ShardAccess::Txn(b.clone()), None),
+            None => {
+                let b = std::sync::Arc::new(Branches::new(self.router.node_id, None, false));
+                (ShardAccess::Txn(b.clone()), Some(b))
+            }
+        };
+        let clock = self.clock();
+        let mut count = 0usize;
+        let mut returned: Vec<Vec<Datum>> = vec![];
+        let result = async {
+            let mut source = source.into_iter();
+            loop {
+                let batch: Vec<Vec<Cell>> = source.by_ref().take(BATCH_ROWS).collect();
+                if batch.is_empty() {
+                    break;
+                }
+                // Sequence values of the batch's defaulted columns, in row
+                // order.
+                let mut sequenced = vec![];
+                for (ci, col) in t.columns.iter().enumerate() {
+                    let mut values = std::collections::VecDeque::new();
+                    if let Some(seq) = &col.sequence {
+                        for row in &batch {
+                            if p.column_map[ci].is_none_or(|j| j >= row.len()) {
+                                values.push_back(self.next_source_value(seq).await?);
+                            }
+                        }
+                    }
+                    sequenced.push(values);
+                }
+                let mut filler = RowFiller::new(&t, &clock, sequenced);
+                let mut rows = Vec::with_capacity(batch.len());
+                for row in batch {
+                    let mut cells: Vec<Option<Cell>> = row.into_iter().map(Some).collect();
+                    let mut full = Vec::with_capacity(t.columns.len());
+                    for (ci, col) in t.columns.iter().enumerate() {
+                        let given = match p.column_map[ci].and_then(|j| cells.get_mut(j)) {
+                            Some(c) => match c.take() {
+                                Some(c) => Some(c.into_datum(&col.ty)?),
+                                None => None,
+                            },
+                            None => None,
+                        };
+                        full.push(filler.value(ci, given)?);
+                    }
+                    rows.push(full);
+                }
+                let work = shard_router::render::insert_statements(&t, &rows);
+                shard_router::exec::write_in(&self.router, &access, work).await?;
+                count += rows.len();
+                if !p.returning.is_empty() {
+                    returned.extend(rows.iter().map(|r| {
+                        p.returning
+                            .iter()
+                            .map(|i| r[*i].clone())
+                            .collect::<Vec<_>>()
+                    }));
+                }
+            }
+            Ok::<_, Error>(())
+        }
+        .await;
+        if let Some(b) = implicit {
+            match &result {
+                Ok(()) => {
+                    let _shield =
+                        crate::cancel::Shield::raise(self.pid, self.statement_generation)?;
+                    b.finish_detached(self.router.clone(), true).await?;
+                }
+                Err(_) => {
+                    let _ = b.finish(&self.router, false).await;
+                }
+            }
+        }
+        result?;
+        if p.returning.is_empty() {
+            return Ok(Output::Command {
+                tag: "INSERT 0".into(),
+                rows: Some(count),
+            });
+        }
+        Ok(Output::Rows(returned))
+    }
+}
