@@ -242,6 +242,53 @@ fn plan_error(m: String) -> Error {
     }
 }
 
+/// A shard's foreign-key error in PostgreSQL's words, naming the logical
+/// tables and constraint instead of the physical ones (InnoDB names the
+/// constraint `tsr_fk<id>_p<n>`, see `meta::ForeignKeyDef::physical_name`).
+pub fn foreign_key_error(e: Error, catalog: &meta::Catalog) -> Error {
+    let Error::Shard { code, message } = &e else {
+        return e;
+    };
+    if !matches!(code, 1451 | 1452) {
+        return e;
+    }
+    let Some(id) = message
+        .split("tsr_fk")
+        .nth(1)
+        .and_then(|rest| rest.split('_').next())
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return e;
+    };
+    let Some(fk) = catalog.foreign_keys.iter().find(|f| f.id == id) else {
+        return e;
+    };
+    let name = |t| {
+        catalog
+            .table_by_id(t)
+            .map(|t| t.name.clone())
+            .unwrap_or_default()
+    };
+    let message = if *code == 1452 {
+        format!(
+            "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+            name(fk.table),
+            fk.name
+        )
+    } else {
+        format!(
+            "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+            name(fk.ref_table),
+            fk.name,
+            name(fk.table)
+        )
+    };
+    Error::Shard {
+        code: *code,
+        message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,6 +136,32 @@ impl TableDef {
     }
 }
 
+/// A foreign key (ALTER TABLE ... ADD FOREIGN KEY) of table `table`
+/// referencing `ref_table`. `enforced`: InnoDB checks it on each shard (the
+/// tables are co-located); else it is recorded only (see ARCHITECTURE.md,
+/// "Foreign keys").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    pub id: u64,
+    pub table: TableId,
+    pub name: String,
+    pub columns: Vec<String>,
+    pub ref_table: TableId,
+    pub ref_columns: Vec<String>,
+    /// `NO ACTION`, `RESTRICT`, `CASCADE`, `SET NULL`.
+    pub on_delete: String,
+    pub on_update: String,
+    pub enforced: bool,
+}
+
+impl ForeignKeyDef {
+    /// The InnoDB constraint's name on partition `p` (unique in its shard
+    /// database, as InnoDB wants).
+    pub fn physical_name(&self, partition: u32) -> String {
+        format!("tsr_fk{}_p{partition}", self.id)
+    }
+}
+
 /// A sequence (CREATE SEQUENCE): its options as PostgreSQL keeps them.
 /// Its state (last value, whether it was called) lives in meta and is
 /// changed by `nextval`/`setval` outside the catalog.
@@ -197,6 +223,8 @@ pub struct Catalog {
     pub owners: HashMap<TableId, String>,
     /// Sequences by (schema, name).
     pub sequences: HashMap<(String, String), Arc<SequenceDef>>,
+    /// Foreign keys between tables of the catalog.
+    pub foreign_keys: Vec<Arc<ForeignKeyDef>>,
 }
 
 /// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores
@@ -285,6 +313,25 @@ impl Catalog {
 impl Catalog {
     pub fn table(&self, schema: &str, name: &str) -> Option<&Arc<TableDef>> {
         self.tables.get(&(schema.to_string(), name.to_string()))
+    }
+
+    /// Foreign keys of table `t` (`referencing`), or referencing it.
+    pub fn foreign_keys_of(&self, t: TableId, referencing: bool) -> Vec<Arc<ForeignKeyDef>> {
+        self.foreign_keys
+            .iter()
+            .filter(|f| {
+                if referencing {
+                    f.table == t
+                } else {
+                    f.ref_table == t
+                }
+            })
+            .cloned()
+            .collect()
+    }
+
+    pub fn table_by_id(&self, id: TableId) -> Option<&Arc<TableDef>> {
+        self.tables.values().find(|t| t.id == id)
     }
 
     pub fn sequence(&self, schema: &str, name: &str) -> Option<&Arc<SequenceDef>> {

@@ -71,8 +71,10 @@ pub const V4_DROP: &[&str] = &[
 ];
 
 /// Version 5: PostgreSQL sequences (CREATE SEQUENCE): options and state
-/// (`last_value`, `is_called`, as PostgreSQL's sequence relation has them).
+/// (`last_value`, `is_called`, as PostgreSQL's sequence relation has them);
+/// foreign keys.
 pub const V5: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS cat_foreign_keys (fk_id BIGINT AUTO_INCREMENT PRIMARY KEY, table_id BIGINT NOT NULL, fk_name VARCHAR(64) NOT NULL, columns TEXT NOT NULL, ref_table_id BIGINT NOT NULL, ref_columns TEXT NOT NULL, on_delete VARCHAR(16) NOT NULL, on_update VARCHAR(16) NOT NULL, enforced BOOLEAN NOT NULL, UNIQUE KEY (table_id, fk_name))",
     "CREATE TABLE IF NOT EXISTS cat_sequences (seq_id BIGINT AUTO_INCREMENT PRIMARY KEY, schema_name VARCHAR(64) NOT NULL, seq_name VARCHAR(64) NOT NULL, type_name VARCHAR(16) NOT NULL, increment_by BIGINT NOT NULL, min_value BIGINT NOT NULL, max_value BIGINT NOT NULL, start_value BIGINT NOT NULL, cache_size BIGINT NOT NULL, cycle BOOLEAN NOT NULL, owned_table BIGINT NULL, owned_column VARCHAR(64) NULL, last_value BIGINT NOT NULL, is_called BOOLEAN NOT NULL, generation BIGINT NOT NULL DEFAULT 0, UNIQUE KEY (schema_name, seq_name))",
 ];
 

@@ -225,6 +225,7 @@ impl MetaStore {
             grants: Default::default(),
             owners: HashMap::new(),
             sequences: HashMap::new(),
+            foreign_keys: vec![],
         };
         let roles: Vec<(String, bool, bool)> = conn
             .query("SELECT user_name, superuser, can_login FROM users")
@@ -286,6 +287,32 @@ impl MetaStore {
                 generation: col(&mut r, 12)?,
             };
             catalog.sequences.insert((schema, name), Arc::new(def));
+        }
+        type FkRow = (u64, u64, String, String, u64, String, String, String, bool);
+        let fks: Vec<FkRow> = conn
+            .query("SELECT fk_id, table_id, fk_name, columns, ref_table_id, ref_columns, on_delete, on_update, enforced FROM cat_foreign_keys ORDER BY fk_id")
+            .await
+            .map_err(me)?;
+        let table_ids: std::collections::HashSet<u64> = tables.iter().map(|t| t.0).collect();
+        for (id, table, name, cols, ref_table, ref_cols, on_delete, on_update, enforced) in fks {
+            // Of tables in the catalog (a table dropped inside a
+            // transaction block keeps its keys until the block ends).
+            if !table_ids.contains(&table) || !table_ids.contains(&ref_table) {
+                continue;
+            }
+            catalog
+                .foreign_keys
+                .push(Arc::new(crate::catalog::ForeignKeyDef {
+                    id,
+                    table: TableId(table),
+                    name,
+                    columns: parse_list(&cols)?,
+                    ref_table: TableId(ref_table),
+                    ref_columns: parse_list(&ref_cols)?,
+                    on_delete,
+                    on_update,
+                    enforced,
+                }));
         }
         for (tid, schema, name, dist, dist_cols, pk) in tables {
             let partition_shards = parts.remove(&tid).unwrap_or_default();
@@ -843,12 +870,13 @@ impl DdlTxn {
             .await
             .map_err(me)?;
         }
-        conn.exec_drop(
+        for sql in [
             "UPDATE cat_sequences SET owned_table = ? WHERE owned_table = ?",
-            (id, old.0),
-        )
-        .await
-        .map_err(me)?;
+            "UPDATE cat_foreign_keys SET table_id = ? WHERE table_id = ?",
+            "UPDATE cat_foreign_keys SET ref_table_id = ? WHERE ref_table_id = ?",
+        ] {
+            conn.exec_drop(sql, (id, old.0)).await.map_err(me)?;
+        }
         Ok(TableId(id))
     }
 
@@ -919,6 +947,26 @@ impl DdlTxn {
         Ok(())
     }
 
+    /// Records a foreign key; returns its id. `fk.id` is ignored.
+    pub async fn add_foreign_key(&mut self, fk: &crate::catalog::ForeignKeyDef) -> Result<u64> {
+        let conn = self.c()?;
+        conn.exec_drop(
+            "INSERT INTO cat_foreign_keys (table_id, fk_name, columns, ref_table_id, ref_columns, on_delete, on_update, enforced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (fk.table.0, &fk.name, list(&fk.columns), fk.ref_table.0, list(&fk.ref_columns), &fk.on_delete, &fk.on_update, fk.enforced),
+        )
+        .await
+        .map_err(me)?;
+        conn.last_insert_id()
+            .ok_or_else(|| Error::meta("no foreign key id assigned"))
+    }
+
+    pub async fn drop_foreign_key(&mut self, id: u64) -> Result<()> {
+        self.c()?
+            .exec_drop("DELETE FROM cat_foreign_keys WHERE fk_id = ?", (id,))
+            .await
+            .map_err(me)
+    }
+
     pub async fn drop_sequence(&mut self, id: u64) -> Result<()> {
         self.c()?
             .exec_drop("DELETE FROM cat_sequences WHERE seq_id = ?", (id,))
@@ -961,6 +1009,12 @@ impl DdlTxn {
         conn.exec_drop(
             "DELETE FROM cat_sequences WHERE owned_table = ?",
             (def.id.0,),
+        )
+        .await
+        .map_err(me)?;
+        conn.exec_drop(
+            "DELETE FROM cat_foreign_keys WHERE table_id = ? OR ref_table_id = ?",
+            (def.id.0, def.id.0),
         )
         .await
         .map_err(me)?;

@@ -110,8 +110,10 @@ pub async fn create_table(router: &Router, def: &TableDef) -> Result<()> {
 pub async fn drop_physical(router: &Router, tables: &[(ShardId, String, String)]) -> Result<()> {
     let results = join_all(tables.iter().map(|(shard, db, tbl)| async move {
         let mut conn = router.shard(*shard)?.conn().await?;
+        // A table other tables' foreign keys reference goes too (they are
+        // dropped with it or before it, through the catalog).
         conn.query_drop(format!(
-            "DROP TABLE IF EXISTS {}.{}",
+            "SET STATEMENT foreign_key_checks = 0 FOR DROP TABLE IF EXISTS {}.{}",
             quote_ident(db),
             quote_ident(tbl)
         ))
@@ -335,9 +337,16 @@ fn renamed_index(old: &IndexDef, new: &IndexDef, renamed: &[(String, String)]) -
 /// atomic on its shard). If one fails, the ones that succeeded are undone
 /// and the first error is returned.
 pub async fn alter_table(router: &Router, def: &TableDef, sql: &AlterSql) -> Result<()> {
-    if sql.is_empty() {
-        return Ok(());
-    }
+    alter_partitions(router, def, |_| sql.clone()).await
+}
+
+/// [`alter_table`] with each physical table's own clauses (`sql_of` its
+/// partition number).
+pub async fn alter_partitions(
+    router: &Router,
+    def: &TableDef,
+    sql_of: impl Fn(u32) -> AlterSql,
+) -> Result<()> {
     let stmt = |p: u32, clauses: &[String]| {
         format!(
             "ALTER TABLE {} {}",
@@ -345,15 +354,22 @@ pub async fn alter_table(router: &Router, def: &TableDef, sql: &AlterSql) -> Res
             clauses.join(", ")
         )
     };
-    let results = join_all(def.placements().into_iter().map(|(shard, p)| async move {
+    let work: Vec<(ShardId, u32, AlterSql)> = def
+        .placements()
+        .into_iter()
+        .map(|(shard, p)| (shard, p, sql_of(p)))
+        .filter(|(_, _, sql)| !sql.is_empty())
+        .collect();
+    let results = join_all(work.iter().map(|(shard, p, sql)| async move {
+        let shard = *shard;
         let r = async {
             let mut conn = router.shard(shard)?.conn().await?;
-            conn.query_drop(stmt(p, &sql.forward))
+            conn.query_drop(stmt(*p, &sql.forward))
                 .await
                 .map_err(|e| map_error(shard, e))
         }
         .await;
-        (shard, p, r)
+        (shard, *p, r)
     }))
     .await;
     let Some(err) = results
@@ -365,8 +381,9 @@ pub async fn alter_table(router: &Router, def: &TableDef, sql: &AlterSql) -> Res
     };
     let undo: Vec<(ShardId, Vec<String>)> = results
         .iter()
-        .filter(|(_, _, r)| r.is_ok())
-        .map(|(shard, p, _)| (*shard, vec![stmt(*p, &sql.undo)]))
+        .zip(&work)
+        .filter(|((_, _, r), _)| r.is_ok())
+        .map(|((shard, p, _), (_, _, sql))| (*shard, vec![stmt(*p, &sql.undo)]))
         .collect();
     if let Err(e) = run_on_shards(router, undo).await {
         tracing::warn!(
@@ -375,6 +392,60 @@ pub async fn alter_table(router: &Router, def: &TableDef, sql: &AlterSql) -> Res
         );
     }
     Err(err)
+}
+
+/// The physical table of `parent` a partition `p` of `child` references
+/// on its shard (co-located: a hash parent's partition `p`, a mirror
+/// parent's copy, a single parent's table).
+fn parent_physical(parent: &TableDef, p: u32) -> String {
+    let part = if matches!(parent.distribution, meta::Distribution::Hash { .. }) {
+        p
+    } else {
+        0
+    };
+    physical_object(&parent.schema, &parent.physical_name(part))
+}
+
+/// The InnoDB foreign key of each partition of `child` (co-located with
+/// `parent`), added, or dropped (`add` false).
+pub async fn foreign_key(
+    router: &Router,
+    child: &TableDef,
+    parent: &TableDef,
+    fk: &meta::ForeignKeyDef,
+    add: bool,
+) -> Result<()> {
+    let action = |a: &str| match a {
+        "CASCADE" | "SET NULL" | "RESTRICT" => a.to_string(),
+        _ => "NO ACTION".to_string(),
+    };
+    alter_partitions(router, child, |p| {
+        let add_clause = format!(
+            "ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}) ON DELETE {} ON UPDATE {}",
+            quote_ident(&fk.physical_name(p)),
+            cols(&fk.columns),
+            parent_physical(parent, p),
+            cols(&fk.ref_columns),
+            action(&fk.on_delete),
+            action(&fk.on_update)
+        );
+        let drop_clause = format!(
+            "DROP FOREIGN KEY IF EXISTS {}",
+            quote_ident(&fk.physical_name(p))
+        );
+        if add {
+            AlterSql {
+                forward: vec![add_clause],
+                undo: vec![drop_clause],
+            }
+        } else {
+            AlterSql {
+                forward: vec![drop_clause],
+                undo: vec![add_clause],
+            }
+        }
+    })
+    .await
 }
 
 /// Renames every physical table of `old` to its name in `new` (a table

@@ -25,7 +25,18 @@ impl Session {
             Err(e) => return Err(e),
         };
         let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
-        let plan = analyze(at, &table, &catalog, default_hash, &self.clock())?;
+        let unenforced = self
+            .settings
+            .get("tessera.unenforced_foreign_keys")
+            .is_some_and(|v| v == "on");
+        let plan = analyze(
+            at,
+            &table,
+            &catalog,
+            default_hash,
+            &self.clock(),
+            unenforced,
+        )?;
         let checks = match &plan {
             AlterPlan::Change { checks, .. } | AlterPlan::Redistribute { checks, .. } => {
                 checks.clone()
@@ -56,6 +67,28 @@ impl Session {
         }
         match plan {
             AlterPlan::Nothing => return Ok(()),
+            AlterPlan::AddForeignKey { mut fk, parent } => {
+                fk.id = txn.add_foreign_key(&fk).await?;
+                if fk.enforced {
+                    // Existing rows without a referenced row: 23503.
+                    shard_router::ddl::foreign_key(&router, &table, &parent, &fk, true).await?;
+                }
+                if let Err(e) = txn.commit().await {
+                    if fk.enforced {
+                        let _ =
+                            shard_router::ddl::foreign_key(&router, &table, &parent, &fk, false)
+                                .await;
+                    }
+                    return Err(e);
+                }
+            }
+            AlterPlan::DropForeignKey { fk, parent } => {
+                txn.drop_foreign_key(fk.id).await?;
+                if fk.enforced {
+                    shard_router::ddl::foreign_key(&router, &table, &parent, &fk, false).await?;
+                }
+                txn.commit().await?;
+            }
             AlterPlan::Change {
                 new,
                 renamed,

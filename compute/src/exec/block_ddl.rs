@@ -120,8 +120,14 @@ impl Session {
                 object_type: ObjectType::Table,
                 names,
                 if_exists,
+                cascade,
                 ..
             } => {
+                let dropping: Vec<common::TableId> = names
+                    .iter()
+                    .filter_map(|n| resolve_table(&catalog, n, &self.current_schema()).ok())
+                    .map(|t| t.id)
+                    .collect();
                 // Gone from the catalog at once (later statements of the
                 // block, and a CREATE of the same name, see it gone, as in
                 // PostgreSQL); the rows stay until the block commits.
@@ -136,6 +142,23 @@ impl Session {
                         .meta
                         .begin_ddl(self.router.node_id, &stmt.to_string())
                         .await?;
+                    // Keys referencing it from tables that stay: 2BP01 (a
+                    // CASCADE in a block is not undone: refused).
+                    super::ddl::drop_dependent_foreign_keys(
+                        &self.router,
+                        &catalog,
+                        &table,
+                        &dropping,
+                        false,
+                        &mut txn,
+                    )
+                    .await
+                    .map_err(|e| match e {
+                        Error::Sql { .. } if *cascade => Error::unsupported(
+                            "DROP TABLE ... CASCADE of a referenced table inside a transaction block",
+                        ),
+                        e => e,
+                    })?;
                     txn.drop_table_keeping(&table).await?;
                     txn.commit().await?;
                     self.block_ddl.push(BlockDdl::DroppedTable(table));

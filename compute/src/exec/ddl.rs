@@ -137,6 +137,11 @@ impl Session {
             } => {
                 match object_type {
                     ObjectType::Table => {
+                        let dropping: Vec<common::TableId> = names
+                            .iter()
+                            .filter_map(|n| resolve_table(&catalog, n, &schema).ok())
+                            .map(|t| t.id)
+                            .collect();
                         for n in names {
                             let table = match resolve_table(&catalog, n, &schema) {
                                 Ok(t) => t,
@@ -147,6 +152,10 @@ impl Session {
                                 .meta
                                 .begin_ddl(router.node_id, &stmt.to_string())
                                 .await?;
+                            drop_dependent_foreign_keys(
+                                &router, &catalog, &table, &dropping, *cascade, &mut txn,
+                            )
+                            .await?;
                             // The catalog change commits first, with the
                             // physical tables queued; then they are dropped.
                             // A shard that fails keeps its table queued and
@@ -426,4 +435,38 @@ impl Session {
         .await?;
         Ok(())
     }
+}
+
+/// Foreign keys of other tables (not in `dropping`) that reference `t`:
+/// 2BP01 unless `cascade`, when they are dropped with it (on the shards
+/// and in the catalog, in `txn`), as PostgreSQL's DROP ... CASCADE does.
+pub(crate) async fn drop_dependent_foreign_keys(
+    router: &shard_router::Router,
+    catalog: &meta::Catalog,
+    t: &meta::TableDef,
+    dropping: &[common::TableId],
+    cascade: bool,
+    txn: &mut meta::DdlTxn,
+) -> Result<()> {
+    for fk in catalog.foreign_keys_of(t.id, false) {
+        if dropping.contains(&fk.table) {
+            continue;
+        }
+        if !cascade {
+            return Err(Error::Sql {
+                state: SqlState("2BP01"),
+                message: format!(
+                    "cannot drop table {} because other objects depend on it",
+                    t.name
+                ),
+            });
+        }
+        txn.drop_foreign_key(fk.id).await?;
+        if fk.enforced {
+            if let Some(child) = catalog.table_by_id(fk.table) {
+                shard_router::ddl::foreign_key(router, child, t, &fk, false).await?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -107,9 +107,46 @@ impl Session {
     ) -> Result<()> {
         let catalog = self.router.ensure_fresh().await?;
         let schema = self.current_schema();
-        let mut work = vec![];
+        let mut tables = vec![];
         for target in &t.table_names {
-            let table = resolve_table(&catalog, &target.name, &schema)?;
+            tables.push(resolve_table(&catalog, &target.name, &schema)?);
+        }
+        // As PostgreSQL: a table other tables' foreign keys reference is
+        // truncated only with them (0A000), and referencing tables are
+        // emptied first (InnoDB checks the keys row by row).
+        let ids: Vec<common::TableId> = tables.iter().map(|t| t.id).collect();
+        for table in &tables {
+            if let Some(fk) = catalog
+                .foreign_keys_of(table.id, false)
+                .into_iter()
+                .find(|f| !ids.contains(&f.table))
+            {
+                let child = catalog
+                    .table_by_id(fk.table)
+                    .map(|c| c.name.clone())
+                    .unwrap_or_default();
+                return Err(Error::unsupported(format!(
+                    "TRUNCATE of table \"{}\" referenced in a foreign key constraint of \"{child}\" (truncate them together)",
+                    table.name
+                )));
+            }
+        }
+        let mut ordered = vec![];
+        while !tables.is_empty() {
+            // A table no remaining table's key references goes next.
+            let i = tables
+                .iter()
+                .position(|t| {
+                    !catalog
+                        .foreign_keys_of(t.id, false)
+                        .iter()
+                        .any(|f| f.table != t.id && tables.iter().any(|o| o.id == f.table))
+                })
+                .unwrap_or(0);
+            ordered.push(tables.remove(i));
+        }
+        let mut work = vec![];
+        for table in ordered {
             for (shard, p) in table.placements() {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("DELETE FROM ")

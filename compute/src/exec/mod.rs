@@ -40,7 +40,7 @@ impl Session {
         ) && self.arm_statement();
         let res = self.execute_inner(plan, params).await;
         self.statement_ended(armed, res.is_ok());
-        res
+        res.map_err(|e| crate::errors::foreign_key_error(e, &self.router.catalog()))
     }
 
     async fn execute_inner(&mut self, plan: &Plan, params: &[Datum]) -> Result<Output> {

@@ -184,6 +184,17 @@ impl Planner<'_> {
             _ => return Err(Error::internal("not a write")),
         };
         let table = resolve_table(self.catalog, &name, self.schema)?;
+        // A subquery would reach the shard naming logical tables.
+        if datafusion::sql::sqlparser::ast::visit_expressions(&stmt, |e| match e {
+            Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                std::ops::ControlFlow::Break(())
+            }
+            _ => std::ops::ControlFlow::Continue(()),
+        })
+        .is_break()
+        {
+            return Err(Error::unsupported("subqueries in UPDATE or DELETE"));
+        }
         // Literals meeting a column take its type before MariaDB sees them.
         let mut stmt = stmt;
         let mut selection = selection;

@@ -31,6 +31,8 @@ pub fn default_settings() -> BTreeMap<String, String> {
         // Off: every shard scan is a plain table scan, all else DataFusion.
         ("tessera.pushdown", "on"),
         ("lock_timeout", "0"),
+        // Off: a foreign key the shards cannot check is refused (0A000).
+        ("tessera.unenforced_foreign_keys", "off"),
     ] {
         m.insert(k.to_string(), v.to_string());
     }
@@ -126,6 +128,19 @@ impl Session {
             let zone = common::tz::Zone::parse(value)?;
             common::tz::set_session_zone(zone);
             zone.name()
+        } else {
+            value.clone()
+        };
+        let value = &if key == "tessera.unenforced_foreign_keys" {
+            match value.to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" | "yes" => "on".to_string(),
+                "off" | "false" | "0" | "no" => "off".to_string(),
+                _ => {
+                    return Err(Error::InvalidParameter {
+                        message: format!("parameter \"{key}\" requires a Boolean value"),
+                    })
+                }
+            }
         } else {
             value.clone()
         };
