@@ -50,6 +50,8 @@ impl Session {
                 column_map: p.column_map.clone(),
                 rows,
                 sequence_calls: false,
+                on_conflict: p.on_conflict.clone(),
+                conflict_key: p.conflict_key.clone(),
                 source: None,
                 target_columns: p.target_columns,
                 returning: p.returning.clone(),
@@ -77,14 +79,15 @@ impl Session {
         let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
             let clock = self.clock();
             let rows = insert_rows(p, params, sequenced, &clock)?;
-            let work = shard_router::render::insert_statements(t, &rows);
+            let on = crate::plan::conflict::bind(p, &rows, params)?;
+            let work = shard_router::render::insert_statements_on(t, &rows, &on);
             Ok((rows, work))
         })?;
-        self.run_writes(work).await?;
+        let written = self.run_writes(work).await?;
         if p.returning.is_empty() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
-                rows: Some(rows.len()),
+                rows: Some(crate::plan::conflict::inserted(p, rows.len(), written)),
             });
         }
         Ok(Output::Rows(

@@ -148,9 +148,10 @@ impl Session {
                     }
                     rows.push(full);
                 }
-                let work = shard_router::render::insert_statements(&t, &rows);
-                shard_router::exec::write_in(&self.router, &access, work).await?;
-                count += rows.len();
+                let on = crate::plan::conflict::bind(p, &rows, &[])?;
+                let work = shard_router::render::insert_statements_on(&t, &rows, &on);
+                let written = shard_router::exec::write_in(&self.router, &access, work).await?;
+                count += crate::plan::conflict::inserted(p, rows.len(), written);
                 if !p.returning.is_empty() {
                     returned.extend(rows.iter().map(|r| {
                         p.returning

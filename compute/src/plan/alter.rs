@@ -12,8 +12,8 @@ use meta::{Catalog, Distribution, ForeignKeyDef, IndexDef, TableDef};
 use shard_router::route::{eval_value, normalize_ident, Clock};
 
 use crate::plan::ddl::{
-    check_unique_includes_key, column_def, hash_shards, single_shard, table_options, ColumnKey,
-    TableOptions,
+    check_unique_includes_key, column_def, hash_shards, missing_column, single_shard,
+    table_options, ColumnKey, TableOptions,
 };
 use crate::plan::object_parts;
 
@@ -63,76 +63,10 @@ pub enum AlterPlan {
     },
 }
 
-/// Why `child`'s foreign key `cols` -> `parent` (`ref_cols`) cannot be
-/// checked by InnoDB on each shard, if it cannot: the referenced rows of
-/// every child row must live on the child row's shard, in a physical table
-/// InnoDB can reference.
-pub fn not_co_located(
-    child: &TableDef,
-    parent: &TableDef,
-    cols: &[String],
-    ref_cols: &[String],
-) -> Option<String> {
-    for (c, r) in cols.iter().zip(ref_cols) {
-        let (ct, rt) = (child.column(c).ok()?.ty, parent.column(r).ok()?.ty);
-        let same = match (ct, rt) {
-            (SqlType::Varchar(Some(_)), SqlType::Varchar(Some(_))) => true,
-            (SqlType::Text | SqlType::Varchar(None) | SqlType::Bytea, _) => false,
-            (a, b) => a == b,
-        };
-        if !same {
-            return Some(format!(
-                "column \"{c}\" ({ct}) and referenced column \"{r}\" ({rt}) are not of one type the shards can index alike"
-            ));
-        }
-    }
-    match (&child.distribution, &parent.distribution) {
-        (_, Distribution::Mirror) => None,
-        (Distribution::Single, Distribution::Single)
-            if child.partition_shards == parent.partition_shards =>
-        {
-            None
-        }
-        (Distribution::Hash { columns: ck, .. }, Distribution::Hash { columns: pk, .. }) => {
-            if child.partition_shards != parent.partition_shards {
-                return Some("the tables' partitions are not on the same shards".into());
-            }
-            let maps = ck.len() == pk.len()
-                && pk.iter().zip(ck).all(|(p, c)| {
-                    ref_cols
-                        .iter()
-                        .position(|r| r == p)
-                        .is_some_and(|j| &cols[j] == c)
-                });
-            if maps {
-                None
-            } else {
-                Some(format!(
-                    "the key does not map the partition key ({}) to the referenced table's ({})",
-                    ck.join(", "),
-                    pk.join(", ")
-                ))
-            }
-        }
-        _ => Some(format!(
-            "the tables are distributed differently ({} and {})",
-            child.distribution.kind(),
-            parent.distribution.kind()
-        )),
-    }
-}
-
 fn duplicate_column(c: &str, t: &str) -> Error {
     Error::Sql {
         state: SqlState("42701"),
         message: format!("column \"{c}\" of relation \"{t}\" already exists"),
-    }
-}
-
-fn missing_column(c: &str, t: &str) -> Error {
-    Error::Sql {
-        state: SqlState::UNDEFINED_COLUMN,
-        message: format!("column \"{c}\" of relation \"{t}\" does not exist"),
     }
 }
 
@@ -447,7 +381,13 @@ pub fn analyze(
             AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
                 TableConstraint::ForeignKey(f) => {
                     only("ADD FOREIGN KEY")?;
-                    return foreign_key(f, table, catalog, unenforced_foreign_keys);
+                    let (fk, parent) = crate::plan::foreign_key::foreign_key(
+                        f,
+                        table,
+                        catalog,
+                        unenforced_foreign_keys,
+                    )?;
+                    return Ok(AlterPlan::AddForeignKey { fk, parent });
                 }
                 TableConstraint::PrimaryKey(pk) => {
                     let cols = index_columns(&pk.columns, &new)?;
@@ -640,107 +580,5 @@ pub fn analyze(
         fill,
         new_sequences,
         checks,
-    })
-}
-
-/// `ADD [CONSTRAINT name] FOREIGN KEY (cols) REFERENCES parent (cols)`:
-/// PostgreSQL's checks (42830 without a unique key on the referenced
-/// columns), then enforced if the tables are co-located, else recorded
-/// unenforced when the session allows it (`tessera.unenforced_foreign_keys`),
-/// else 0A000 naming why.
-fn foreign_key(
-    f: &datafusion::sql::sqlparser::ast::ForeignKeyConstraint,
-    table: &TableDef,
-    catalog: &Catalog,
-    unenforced_allowed: bool,
-) -> Result<AlterPlan> {
-    use datafusion::sql::sqlparser::ast::ReferentialAction as A;
-    let parent = crate::plan::resolve_table(catalog, &f.foreign_table, &table.schema)?;
-    let cols: Vec<String> = f.columns.iter().map(normalize_ident).collect();
-    for c in &cols {
-        table
-            .column(c)
-            .map_err(|_| missing_column(c, &table.name))?;
-    }
-    let ref_cols: Vec<String> = if f.referred_columns.is_empty() {
-        parent.primary_key.clone()
-    } else {
-        f.referred_columns.iter().map(normalize_ident).collect()
-    };
-    for c in &ref_cols {
-        parent
-            .column(c)
-            .map_err(|_| missing_column(c, &parent.name))?;
-    }
-    if cols.len() != ref_cols.len() {
-        return Err(Error::Sql {
-            state: SqlState("42830"),
-            message: "number of referencing and referenced columns for foreign key disagree".into(),
-        });
-    }
-    let same_set =
-        |k: &[String]| k.len() == ref_cols.len() && k.iter().all(|c| ref_cols.contains(c));
-    if !same_set(&parent.primary_key)
-        && !parent
-            .indexes
-            .iter()
-            .any(|i| i.unique && same_set(&i.columns))
-    {
-        return Err(Error::Sql {
-            state: SqlState("42830"),
-            message: format!(
-                "there is no unique constraint matching given keys for referenced table \"{}\"",
-                parent.name
-            ),
-        });
-    }
-    let name = match &f.name {
-        Some(n) => normalize_ident(n),
-        None => format!("{}_{}_fkey", table.name, cols.join("_")),
-    };
-    if catalog
-        .foreign_keys_of(table.id, true)
-        .iter()
-        .any(|k| k.name == name)
-    {
-        return Err(Error::Sql {
-            state: SqlState::DUPLICATE_OBJECT,
-            message: format!(
-                "constraint \"{name}\" for relation \"{}\" already exists",
-                table.name
-            ),
-        });
-    }
-    let action = |a: &Option<A>| -> Result<String> {
-        Ok(match a {
-            None | Some(A::NoAction) => "NO ACTION".into(),
-            Some(A::Restrict) => "RESTRICT".into(),
-            Some(A::Cascade) => "CASCADE".into(),
-            Some(A::SetNull) => "SET NULL".into(),
-            Some(A::SetDefault) => return Err(Error::unsupported("ON DELETE/UPDATE SET DEFAULT")),
-        })
-    };
-    let why = not_co_located(table, &parent, &cols, &ref_cols);
-    if let Some(why) = &why {
-        if !unenforced_allowed {
-            return Err(Error::unsupported(format!(
-                "foreign key \"{name}\" between tables the shards cannot check it on: {why} (co-locate them, make \"{}\" a mirror table, or SET tessera.unenforced_foreign_keys = on to record it without enforcing it)",
-                parent.name
-            )));
-        }
-    }
-    Ok(AlterPlan::AddForeignKey {
-        fk: ForeignKeyDef {
-            id: 0,
-            table: table.id,
-            name,
-            columns: cols,
-            ref_table: parent.id,
-            ref_columns: ref_cols,
-            on_delete: action(&f.on_delete)?,
-            on_update: action(&f.on_update)?,
-            enforced: why.is_none(),
-        },
-        parent,
     })
 }

@@ -327,6 +327,14 @@ pub fn single_shard(catalog: &meta::Catalog, shards: &[ShardId]) -> ShardId {
         .unwrap_or(shards[0])
 }
 
+/// 42703 for a column a DDL statement names on a table.
+pub fn missing_column(c: &str, t: &str) -> Error {
+    Error::Sql {
+        state: SqlState::UNDEFINED_COLUMN,
+        message: format!("column \"{c}\" of relation \"{t}\" does not exist"),
+    }
+}
+
 pub fn check_unique_includes_key(t: &TableDef, cols: &[String]) -> Result<()> {
     if let Distribution::Hash { columns, .. } = &t.distribution {
         if !columns.iter().all(|k| cols.contains(k)) {

@@ -27,9 +27,20 @@ impl Planner<'_> {
             return Err(Error::unsupported("INSERT into a table function"));
         };
         let table = resolve_table(self.catalog, name, self.schema)?;
-        if ins.on.is_some() {
-            return Err(Error::unsupported("INSERT ... ON CONFLICT"));
-        }
+        let (on_conflict, conflict_key) = match &ins.on {
+            None => (shard_router::render::OnConflict::Error, vec![]),
+            Some(on) => {
+                if ins.returning.is_some() {
+                    return Err(Error::unsupported("INSERT ... ON CONFLICT ... RETURNING"));
+                }
+                let alias = ins
+                    .table_alias
+                    .as_ref()
+                    .map(|a| normalize_ident(&a.alias))
+                    .unwrap_or_else(|| table.name.clone());
+                crate::plan::conflict::on_conflict(on, &table, self.catalog, &alias)?
+            }
+        };
         let Some(source) = &ins.source else {
             return Err(Error::unsupported("INSERT without VALUES"));
         };
@@ -87,6 +98,8 @@ impl Planner<'_> {
                     column_map,
                     rows: vec![],
                     sequence_calls: false,
+                    on_conflict,
+                    conflict_key,
                     source: Some(source.clone()),
                     target_columns: cols.len(),
                     returning,
@@ -133,6 +146,8 @@ impl Planner<'_> {
                 column_map,
                 rows: values.rows.iter().map(|r| r.content.clone()).collect(),
                 sequence_calls: crate::plan::sequence::calls_sequence_function(&values.rows),
+                on_conflict,
+                conflict_key,
                 source: None,
                 target_columns: cols.len(),
                 returning,

@@ -7,10 +7,12 @@
 
 pub mod alter;
 pub mod colnames;
+pub mod conflict;
 pub mod copy;
 pub mod ddl;
 pub mod df;
 pub mod dml;
+pub mod foreign_key;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]
@@ -107,6 +109,11 @@ pub struct InsertPlan {
     /// Whether a value calls a sequence function (`nextval('s')`),
     /// evaluated before the rows.
     pub sequence_calls: bool,
+    /// What a row whose key exists does (`ON CONFLICT`).
+    pub on_conflict: shard_router::render::OnConflict,
+    /// `ON CONFLICT DO UPDATE`: the arbiter key's column indexes (two rows
+    /// of one statement with one key are 21000, as in PostgreSQL).
+    pub conflict_key: Vec<usize>,
     /// INSERT ... SELECT: the query whose rows are inserted (`rows` is
     /// empty), each row's values mapped by `column_map`.
     pub source: Option<Box<datafusion::sql::sqlparser::ast::Query>>,
