@@ -67,7 +67,9 @@ async fn checksum_of(
     let cols = def
         .columns
         .iter()
-        .map(|c| format!("QUOTE({})", quote_ident(&c.name)))
+        // As bytes: columns of different collations (char's PAD SPACE,
+        // the rest NO PAD) cannot be concatenated as text.
+        .map(|c| format!("CAST(QUOTE({}) AS BINARY)", quote_ident(&c.name)))
         .collect::<Vec<_>>()
         .join(", ");
     let row: Option<(u64, Option<String>, Option<u64>)> = conn

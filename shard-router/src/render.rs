@@ -69,6 +69,9 @@ pub fn is_safe_expr(e: &Expr) -> bool {
         }
         Expr::IsNull(x) | Expr::IsNotNull(x) | Expr::Nested(x) => is_safe_expr(x),
         Expr::InList { expr, list, .. } => is_safe_expr(expr) && list.iter().all(is_safe_expr),
+        // Row values: `(a, b) IN ((1, 2), (3, 4))` (MariaDB compares rows
+        // as PostgreSQL does, NULLs included).
+        Expr::Tuple(items) => !items.is_empty() && items.iter().all(is_safe_expr),
         Expr::Between {
             expr, low, high, ..
         } => is_safe_expr(expr) && is_safe_expr(low) && is_safe_expr(high),

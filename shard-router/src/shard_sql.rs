@@ -487,6 +487,16 @@ pub fn render_expr(out: &mut ShardSql, e: &Expr) -> Result<()> {
             out.keyword(" IS NOT NULL)");
         }
         Expr::Nested(x) => render_expr(out, x)?,
+        Expr::Tuple(items) => {
+            out.keyword("(");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.keyword(", ");
+                }
+                render_expr(out, item)?;
+            }
+            out.keyword(")");
+        }
         Expr::InList {
             expr,
             list,

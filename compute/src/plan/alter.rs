@@ -528,11 +528,16 @@ pub fn analyze(
         });
     }
     if let Some(d) = redistribute {
-        if !catalog.foreign_keys_of(table.id, true).is_empty()
-            || !catalog.foreign_keys_of(table.id, false).is_empty()
-        {
+        // Unenforced keys have no InnoDB constraint to break.
+        let enforced = |referencing| {
+            catalog
+                .foreign_keys_of(table.id, referencing)
+                .iter()
+                .any(|f| f.enforced)
+        };
+        if enforced(true) || enforced(false) {
             return Err(Error::unsupported(format!(
-                "changing the distribution of \"{}\" while foreign keys reference it or it references others (drop them first)",
+                "changing the distribution of \"{}\" while enforced foreign keys reference it or it references others (drop them first)",
                 table.name
             )));
         }

@@ -320,7 +320,14 @@ pub(crate) fn infer_params(e: &Expr, table: &TableDef, out: &mut Vec<Option<SqlT
         }
         Expr::InList { expr, list, .. } => {
             for i in list {
-                set(i, col_ty(expr));
+                match (expr.as_ref(), i) {
+                    (Expr::Tuple(cols), Expr::Tuple(vals)) => {
+                        for (c, v) in cols.iter().zip(vals) {
+                            set(v, col_ty(c));
+                        }
+                    }
+                    _ => set(i, col_ty(expr)),
+                }
             }
         }
         Expr::Between {
