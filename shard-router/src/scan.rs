@@ -116,6 +116,7 @@ impl SchemaProvider for TesseraSchema {
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>, DataFusionError> {
         Ok(self.catalog.table(&self.name, name).map(|t| {
             Arc::new(ShardTableProvider {
+                constraints: primary_key_constraint(t),
                 schema: table_schema(t),
                 table: t.clone(),
                 router: self.router.clone(),
@@ -131,6 +132,10 @@ impl SchemaProvider for TesseraSchema {
 /// One logical table, scanned partition by partition on the shards.
 pub struct ShardTableProvider {
     pub(crate) table: Arc<TableDef>,
+    /// The primary key, so the planner knows what PostgreSQL knows: the
+    /// other columns of a table grouped by its key depend on it (`GROUP BY
+    /// w_id` may select `w_ytd`).
+    pub(crate) constraints: datafusion::common::Constraints,
     pub(crate) schema: SchemaRef,
     pub(crate) router: Arc<Router>,
     pub(crate) lock: Option<&'static str>,
@@ -252,10 +257,24 @@ impl ShardTableProvider {
     }
 }
 
+/// A table's primary key as DataFusion's constraint (none without one).
+fn primary_key_constraint(t: &TableDef) -> datafusion::common::Constraints {
+    let idx: Option<Vec<usize>> = t.primary_key.iter().map(|c| t.column_index(c)).collect();
+    match idx {
+        Some(i) if !i.is_empty() => datafusion::common::Constraints::new_unverified(vec![
+            datafusion::common::Constraint::PrimaryKey(i),
+        ]),
+        _ => datafusion::common::Constraints::default(),
+    }
+}
+
 #[async_trait]
 impl TableProvider for ShardTableProvider {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+    fn constraints(&self) -> Option<&datafusion::common::Constraints> {
+        Some(&self.constraints)
     }
     fn table_type(&self) -> TableType {
         TableType::Base

@@ -180,6 +180,18 @@ impl Session {
             Route::Partitions(v) => v,
             Route::Scatter | Route::Mirror => (0..t.partition_count()).collect(),
         };
+        let with_clock;
+        let params = if p.clock_values.is_empty() {
+            params
+        } else {
+            let clock = self.clock();
+            let mut all = params.to_vec();
+            for (e, ty) in &p.clock_values {
+                all.push(eval_value(e, &[], Some(&clock))?.coerce(ty)?);
+            }
+            with_clock = all;
+            &with_clock[..]
+        };
         let mut work = vec![];
         for part in parts {
             let (sql, order) = &p.sql[part as usize];

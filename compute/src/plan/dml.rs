@@ -232,6 +232,11 @@ impl Planner<'_> {
             }
             infer_params(sel, &table, &mut inferred);
         }
+        // The client's parameters; current-time values assigned by SET
+        // become parameters after them, bound at execution with the
+        // transaction's clock (`WritePlan::clock_values`).
+        let client_params = count_params(&stmt);
+        let mut clock_values: Vec<(Expr, SqlType)> = vec![];
         if let Statement::Update(u) = &mut stmt {
             let keys = match &table.distribution {
                 Distribution::Hash { columns, .. } => columns.clone(),
@@ -249,6 +254,15 @@ impl Planner<'_> {
                     return Err(Error::unsupported(format!(
                         "UPDATE of partition key column \"{col}\" (delete and re-insert the row instead)"
                     )));
+                }
+                if is_clock_value(&a.value) {
+                    let n = client_params + clock_values.len() + 1;
+                    let value = std::mem::replace(
+                        &mut a.value,
+                        Expr::value(Value::Placeholder(format!("${n}"))),
+                    );
+                    clock_values.push((value, cdef.ty));
+                    continue;
                 }
                 if !is_safe_expr(&a.value) {
                     return Err(Error::unsupported(format!(
@@ -275,9 +289,15 @@ impl Planner<'_> {
         let n = sql
             .first()
             .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(client_params.max(n_placeholders(&sql, clock_values.len())));
         Ok(Plan {
-            kind: PlanKind::Write(Arc::new(WritePlan { table, route, sql })),
+            kind: PlanKind::Write(Arc::new(WritePlan {
+                table,
+                route,
+                sql,
+                clock_values,
+            })),
             param_types: param_types(n, &inferred, self.client_types),
             fields: vec![],
             tag: if is_delete { "DELETE" } else { "UPDATE" },
@@ -285,6 +305,27 @@ impl Planner<'_> {
             logical: None,
         })
     }
+}
+
+/// Whether an assigned value is one of the current-time functions (its
+/// value is the statement's or transaction's clock, not a constant).
+fn is_clock_value(e: &Expr) -> bool {
+    let now = chrono::Utc::now();
+    let clock = shard_router::route::Clock {
+        transaction: now,
+        statement: now,
+    };
+    shard_router::route::eval_value(e, &[], None).is_err()
+        && shard_router::route::eval_value(e, &[], Some(&clock)).is_ok()
+}
+
+/// The client's parameter count of rendered SQL with `clock` appended
+/// parameters.
+fn n_placeholders(sql: &[(String, Vec<usize>)], clock: usize) -> usize {
+    sql.first()
+        .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
+        .unwrap_or(0)
+        .saturating_sub(clock)
 }
 
 /// Parameter types implied by comparisons and assignments with columns.

@@ -129,6 +129,9 @@ pub struct WritePlan {
     pub route: RoutePlan,
     /// MySQL SQL per partition and the client parameter order for its `?`s.
     pub sql: Vec<(String, Vec<usize>)>,
+    /// `SET c = now()` and the like: values of the parameters after the
+    /// client's, from the transaction's clock, typed as their column.
+    pub clock_values: Vec<(Expr, SqlType)>,
 }
 
 #[derive(Debug)]
