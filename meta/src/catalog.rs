@@ -180,7 +180,7 @@ pub struct SequenceDef {
     pub cycle: bool,
     /// `OWNED BY table.column`: dropped with the table.
     pub owned_by: Option<(TableId, String)>,
-    /// Moved by `setval` and ALTER: nodes drop their cached ranges of a
+    /// Moved by `setval`: nodes drop their cached ranges of a
     /// sequence whose generation changed.
     pub generation: u64,
 }

@@ -697,78 +697,31 @@ impl DdlTxn {
 
     /// Records a new table; returns its id. `def.id` is ignored.
     pub async fn create_table(&mut self, def: &TableDef) -> Result<TableId> {
-        let dist_cols = match &def.distribution {
-            Distribution::Hash { columns, .. } => columns.clone(),
-            _ => vec![],
-        };
         let conn = self.c()?;
-        conn.exec_drop(
-            "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES (?, ?, ?, ?, ?)",
-            (&def.schema, &def.name, def.distribution.kind(), list(&dist_cols), list(&def.primary_key)),
+        conn.query_drop(
+            "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES ('', '', 'single', '[]', '[]')",
         )
         .await
         .map_err(me)?;
         let id = conn
             .last_insert_id()
             .ok_or_else(|| Error::meta("no table id assigned"))?;
-        let map_version: Option<i64> = conn
-            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
-            .await
-            .map_err(me)?;
-        for (i, c) in def.columns.iter().enumerate() {
-            // The sequence name carries the table id: a table created again
-            // under a dropped one's name gets a new sequence, so no node's
-            // cached range of the old one can hand out a value twice.
-            // A `DEFAULT nextval('s')` names a user sequence as it is.
-            let sequence = c.sequence.as_ref().map(|s| {
-                if s.starts_with(crate::catalog::SEQUENCE_SOURCE_PREFIX) {
-                    s.clone()
-                } else {
-                    format!("{s}#{id}")
+        // The sequence name carries the table id: a table created again
+        // under a dropped one's name gets a new sequence, so no node's
+        // cached range of the old one can hand out a value twice. A
+        // `DEFAULT nextval('s')` names a user sequence as it is.
+        let mut def = def.clone();
+        def.id = TableId(id);
+        let mut counters = vec![];
+        for c in &mut def.columns {
+            if let Some(s) = &mut c.sequence {
+                if !s.starts_with(crate::catalog::SEQUENCE_SOURCE_PREFIX) {
+                    s.push_str(&format!("#{id}"));
+                    counters.push(s.clone());
                 }
-            });
-            conn.exec_drop(
-                "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    id,
-                    i as u32,
-                    &c.name,
-                    c.ty.to_string(),
-                    c.not_null,
-                    &c.default,
-                    &sequence,
-                ),
-            )
-            .await
-            .map_err(me)?;
-            if let Some(seq) = sequence
-                .as_ref()
-                .filter(|s| !s.starts_with(crate::catalog::SEQUENCE_SOURCE_PREFIX))
-            {
-                conn.exec_drop(
-                    "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1)",
-                    (seq,),
-                )
-                .await
-                .map_err(me)?;
             }
         }
-        for (i, s) in def.partition_shards.iter().enumerate() {
-            conn.exec_drop(
-                "INSERT INTO cat_partitions VALUES (?, ?, ?, ?)",
-                (id, i as u32, s.0, map_version.unwrap_or(1)),
-            )
-            .await
-            .map_err(me)?;
-        }
-        for ix in &def.indexes {
-            conn.exec_drop(
-                "INSERT INTO cat_indexes VALUES (?, ?, ?, ?)",
-                (id, &ix.name, list(&ix.columns), ix.unique),
-            )
-            .await
-            .map_err(me)?;
-        }
+        self.update_table(&def, &counters).await?;
         Ok(TableId(id))
     }
 
@@ -909,42 +862,6 @@ impl DdlTxn {
         .map_err(me)?;
         conn.last_insert_id()
             .ok_or_else(|| Error::meta("no sequence id assigned"))
-    }
-
-    /// Changes a sequence's options; `restart`: its state set to that value,
-    /// not yet called (ALTER SEQUENCE ... RESTART).
-    pub async fn alter_sequence(&mut self, def: &SequenceDef, restart: Option<i64>) -> Result<()> {
-        let conn = self.c()?;
-        let (owned_table, owned_column) = match &def.owned_by {
-            Some((t, c)) => (Some(t.0), Some(c.clone())),
-            None => (None, None),
-        };
-        conn.exec_drop(
-            "UPDATE cat_sequences SET type_name = ?, increment_by = ?, min_value = ?, max_value = ?, start_value = ?, cache_size = ?, cycle = ?, owned_table = ?, owned_column = ? WHERE seq_id = ?",
-            mysql_async::Params::Positional(vec![
-                def.ty.to_string().into(),
-                def.increment.into(),
-                def.min.into(),
-                def.max.into(),
-                def.start.into(),
-                def.cache.into(),
-                def.cycle.into(),
-                owned_table.into(),
-                owned_column.into(),
-                def.id.into(),
-            ]),
-        )
-        .await
-        .map_err(me)?;
-        if let Some(v) = restart {
-            conn.exec_drop(
-                "UPDATE cat_sequences SET last_value = ?, is_called = FALSE, generation = generation + 1 WHERE seq_id = ?",
-                (v, def.id),
-            )
-            .await
-            .map_err(me)?;
-        }
-        Ok(())
     }
 
     /// Records a foreign key; returns its id. `fk.id` is ignored.
