@@ -229,6 +229,32 @@ impl Watched {
     }
 }
 
+/// `KILL QUERY`s spawned and not yet run (see [`kills_settled`]).
+static KILLS_IN_FLIGHT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn kills_done() -> &'static tokio::sync::Notify {
+    static DONE: std::sync::OnceLock<tokio::sync::Notify> = std::sync::OnceLock::new();
+    DONE.get_or_init(tokio::sync::Notify::new)
+}
+
+/// Waits (at most `max`) until every abandoned statement's `KILL QUERY`
+/// has run: a statement that timed out is answered 57014 only once its
+/// write can no longer be applied (a lock freed between the answer and
+/// the kill let it commit).
+pub async fn kills_settled(max: std::time::Duration) {
+    use std::sync::atomic::Ordering;
+    let _ = tokio::time::timeout(max, async {
+        loop {
+            let notified = kills_done().notified();
+            if KILLS_IN_FLIGHT.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    })
+    .await;
+}
+
 impl Drop for Watched {
     fn drop(&mut self) {
         let Some(lease) = self.lease.take() else {
@@ -239,6 +265,7 @@ impl Drop for Watched {
         };
         let client = self.client.clone();
         let id = self.conn_id;
+        KILLS_IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         rt.spawn(async move {
             match client.conn().await {
                 Ok(mut c) => {
@@ -248,6 +275,8 @@ impl Drop for Watched {
                 }
                 Err(e) => tracing::debug!("no connection to kill query {id}: {e}"),
             }
+            KILLS_IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            kills_done().notify_waiters();
             drop(lease);
         });
     }

@@ -128,8 +128,12 @@ impl Session {
                 match tokio::time::timeout(d, self.run_planned(prepared, params)).await {
                     Ok(r) => r,
                     // Dropped mid-way: the statement's transaction, if any,
-                    // is failed (`Session::arm_statement`).
-                    Err(_) => Err(Error::StatementTimeout),
+                    // is failed (`Session::arm_statement`); answered once
+                    // its shard statements are killed.
+                    Err(_) => {
+                        shard_router::exec::kills_settled(std::time::Duration::from_secs(2)).await;
+                        Err(Error::StatementTimeout)
+                    }
                 }
             }
             _ => self.run_planned(prepared, params).await,
