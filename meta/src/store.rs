@@ -695,17 +695,22 @@ impl DdlTxn {
             .map_err(me)
     }
 
-    /// Records a new table; returns its id. `def.id` is ignored.
-    pub async fn create_table(&mut self, def: &TableDef) -> Result<TableId> {
+    /// A table id never used before: a placeholder row whose name
+    /// `update_table` (or the caller) sets under the DDL lock.
+    async fn new_table_id(&mut self) -> Result<u64> {
         let conn = self.c()?;
         conn.query_drop(
             "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES ('', '', 'single', '[]', '[]')",
         )
         .await
         .map_err(me)?;
-        let id = conn
-            .last_insert_id()
-            .ok_or_else(|| Error::meta("no table id assigned"))?;
+        conn.last_insert_id()
+            .ok_or_else(|| Error::meta("no table id assigned"))
+    }
+
+    /// Records a new table; returns its id. `def.id` is ignored.
+    pub async fn create_table(&mut self, def: &TableDef) -> Result<TableId> {
+        let id = self.new_table_id().await?;
         // The sequence name carries the table id: a table created again
         // under a dropped one's name gets a new sequence, so no node's
         // cached range of the old one can hand out a value twice. A
@@ -797,15 +802,8 @@ impl DdlTxn {
     /// redistributed table's physical tables carry the new id, so they
     /// never share a name with the old layout's.
     pub async fn renumber_table(&mut self, old: TableId) -> Result<TableId> {
+        let id = self.new_table_id().await?;
         let conn = self.c()?;
-        conn.query_drop(
-            "INSERT INTO cat_tables (schema_name, table_name, distribution, dist_columns, primary_key) VALUES ('', '', 'single', '[]', '[]')",
-        )
-        .await
-        .map_err(me)?;
-        let id = conn
-            .last_insert_id()
-            .ok_or_else(|| Error::meta("no table id assigned"))?;
         conn.exec_drop("DELETE FROM cat_tables WHERE table_id = ?", (id,))
             .await
             .map_err(me)?;
