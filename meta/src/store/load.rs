@@ -1,0 +1,213 @@
+//! Reading one consistent snapshot of the whole catalog.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result, ShardId, SqlType, TableId};
+use mysql_async::prelude::*;
+
+use crate::catalog::{
+    Catalog, ColumnDef, Distribution, IndexDef, SequenceDef, ShardInfo, TableDef,
+};
+
+use super::{me, parse_list, MetaStore};
+
+type TableRow = (u64, String, String, String, String, String);
+type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
+
+impl MetaStore {
+    /// Reads one consistent snapshot of the whole catalog.
+    pub async fn load_catalog(&self) -> Result<Catalog> {
+        let mut conn = self.conn().await?;
+        conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+            .await
+            .map_err(me)?;
+        let version: Option<u64> = conn
+            .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let shards: Vec<(u32, String, u16, String)> = conn
+            .query("SELECT shard_id, host, port, user FROM shards ORDER BY shard_id")
+            .await
+            .map_err(me)?;
+        let schemas: Vec<String> = conn
+            .query("SELECT schema_name FROM cat_schemas")
+            .await
+            .map_err(me)?;
+        let tables: Vec<TableRow> = conn
+            .query("SELECT table_id, schema_name, table_name, distribution, dist_columns, primary_key FROM cat_tables")
+            .await
+            .map_err(me)?;
+        let columns: Vec<ColumnRow> = conn
+            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name FROM cat_columns ORDER BY table_id, ordinal")
+            .await
+            .map_err(me)?;
+        let indexes: Vec<(u64, String, String, bool)> = conn
+            .query("SELECT table_id, index_name, columns, is_unique FROM cat_indexes ORDER BY table_id, index_name")
+            .await
+            .map_err(me)?;
+        let partitions: Vec<(u64, u32, u32)> = conn
+            .query("SELECT table_id, partition_no, shard_id FROM cat_partitions ORDER BY table_id, partition_no")
+            .await
+            .map_err(me)?;
+        conn.query_drop("COMMIT").await.map_err(me)?;
+
+        let mut cols: HashMap<u64, Vec<ColumnDef>> = HashMap::new();
+        for (tid, name, ty, not_null, default, sequence) in columns {
+            cols.entry(tid).or_default().push(ColumnDef {
+                name,
+                ty: SqlType::parse(&ty)?,
+                not_null,
+                default,
+                sequence,
+            });
+        }
+        let mut idx: HashMap<u64, Vec<IndexDef>> = HashMap::new();
+        for (tid, name, columns, unique) in indexes {
+            idx.entry(tid).or_default().push(IndexDef {
+                name,
+                columns: parse_list(&columns)?,
+                unique,
+            });
+        }
+        let mut parts: HashMap<u64, Vec<ShardId>> = HashMap::new();
+        for (tid, _, shard) in partitions {
+            parts.entry(tid).or_default().push(ShardId(shard));
+        }
+        let mut catalog = Catalog {
+            version: version.unwrap_or(0),
+            shards: shards
+                .into_iter()
+                .map(|(id, host, port, user)| ShardInfo {
+                    id: ShardId(id),
+                    // The password is not in meta: each compute node's
+                    // config has it (`shard_password`).
+                    endpoint: MysqlEndpoint {
+                        host,
+                        port,
+                        user,
+                        password: String::new(),
+                    },
+                })
+                .collect(),
+            schemas: schemas.into_iter().collect::<BTreeSet<_>>(),
+            tables: HashMap::new(),
+            roles: HashMap::new(),
+            grants: Default::default(),
+            owners: HashMap::new(),
+            sequences: HashMap::new(),
+            foreign_keys: vec![],
+        };
+        let roles: Vec<(String, bool, bool)> = conn
+            .query("SELECT user_name, superuser, can_login FROM users")
+            .await
+            .map_err(me)?;
+        for (name, superuser, login) in roles {
+            catalog
+                .roles
+                .insert(name, crate::catalog::Role { superuser, login });
+        }
+        let grants: Vec<(String, String, String, String, String)> = conn
+            .query("SELECT grantee, kind, schema_name, object_name, privilege FROM grants")
+            .await
+            .map_err(me)?;
+        for (grantee, kind, schema, object, privilege) in grants {
+            catalog.grants.insert(crate::catalog::Privilege {
+                grantee,
+                kind,
+                schema,
+                object,
+                privilege,
+            });
+        }
+        let owners: Vec<(u64, String)> = conn
+            .query("SELECT table_id, owner FROM table_owners")
+            .await
+            .map_err(me)?;
+        for (tid, owner) in owners {
+            catalog.owners.insert(TableId(tid), owner);
+        }
+        let sequences: Vec<mysql_async::Row> = conn
+            .query("SELECT seq_id, schema_name, seq_name, type_name, increment_by, min_value, max_value, start_value, cache_size, cycle, owned_table, owned_column, generation FROM cat_sequences")
+            .await
+            .map_err(me)?;
+        for mut r in sequences {
+            fn col<T: mysql_async::prelude::FromValue>(
+                r: &mut mysql_async::Row,
+                i: usize,
+            ) -> Result<T> {
+                r.take_opt(i)
+                    .ok_or_else(|| Error::meta(format!("cat_sequences: no column {i}")))?
+                    .map_err(|e| Error::meta(format!("cat_sequences column {i}: {e}")))
+            }
+            let (schema, name): (String, String) = (col(&mut r, 1)?, col(&mut r, 2)?);
+            let owned_table: Option<u64> = col(&mut r, 10)?;
+            let owned_column: Option<String> = col(&mut r, 11)?;
+            let def = SequenceDef {
+                id: col(&mut r, 0)?,
+                schema: schema.clone(),
+                name: name.clone(),
+                ty: SqlType::parse(&col::<String>(&mut r, 3)?)?,
+                increment: col(&mut r, 4)?,
+                min: col(&mut r, 5)?,
+                max: col(&mut r, 6)?,
+                start: col(&mut r, 7)?,
+                cache: col(&mut r, 8)?,
+                cycle: col(&mut r, 9)?,
+                owned_by: owned_table.zip(owned_column).map(|(t, c)| (TableId(t), c)),
+                generation: col(&mut r, 12)?,
+            };
+            catalog.sequences.insert((schema, name), Arc::new(def));
+        }
+        type FkRow = (u64, u64, String, String, u64, String, String, String, bool);
+        let fks: Vec<FkRow> = conn
+            .query("SELECT fk_id, table_id, fk_name, columns, ref_table_id, ref_columns, on_delete, on_update, enforced FROM cat_foreign_keys ORDER BY fk_id")
+            .await
+            .map_err(me)?;
+        let table_ids: std::collections::HashSet<u64> = tables.iter().map(|t| t.0).collect();
+        for (id, table, name, cols, ref_table, ref_cols, on_delete, on_update, enforced) in fks {
+            // Of tables in the catalog (a table dropped inside a
+            // transaction block keeps its keys until the block ends).
+            if !table_ids.contains(&table) || !table_ids.contains(&ref_table) {
+                continue;
+            }
+            catalog
+                .foreign_keys
+                .push(Arc::new(crate::catalog::ForeignKeyDef {
+                    id,
+                    table: TableId(table),
+                    name,
+                    columns: parse_list(&cols)?,
+                    ref_table: TableId(ref_table),
+                    ref_columns: parse_list(&ref_cols)?,
+                    on_delete,
+                    on_update,
+                    enforced,
+                }));
+        }
+        for (tid, schema, name, dist, dist_cols, pk) in tables {
+            let partition_shards = parts.remove(&tid).unwrap_or_default();
+            let distribution = match dist.as_str() {
+                "hash" => Distribution::Hash {
+                    columns: parse_list(&dist_cols)?,
+                    partitions: partition_shards.len() as u32,
+                },
+                "mirror" => Distribution::Mirror,
+                _ => Distribution::Single,
+            };
+            let def = TableDef {
+                id: TableId(tid),
+                schema: schema.clone(),
+                name: name.clone(),
+                columns: cols.remove(&tid).unwrap_or_default(),
+                primary_key: parse_list(&pk)?,
+                distribution,
+                partition_shards,
+                indexes: idx.remove(&tid).unwrap_or_default(),
+            };
+            catalog.tables.insert((schema, name), Arc::new(def));
+        }
+        Ok(catalog)
+    }
+}

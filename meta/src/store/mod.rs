@@ -1,0 +1,200 @@
+//! `MetaStore`: the handle a compute node (or `tessera cluster up`) uses to
+//! read and change the metadata MariaDB. One file per concern: `load`
+//! reads the catalog, `ddl` holds the DDL lock and the catalog changes,
+//! `queue` the physical tables to drop and orphan recovery, `sequences`
+//! reservations and setval; this file the pool, bootstrap, the node
+//! registry and users.
+
+mod ddl;
+mod load;
+mod queue;
+mod sequences;
+
+pub use ddl::DdlTxn;
+pub use queue::OrphanClaim;
+pub use sequences::SequenceRange;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result};
+use mysql_async::prelude::*;
+use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+
+use crate::catalog::{ScramVerifier, ShardInfo};
+use crate::schema;
+
+fn me(e: mysql_async::Error) -> Error {
+    Error::meta(e)
+}
+
+#[derive(Clone)]
+pub struct MetaStore {
+    pool: Pool,
+}
+
+impl MetaStore {
+    pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
+        let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(Error::meta)?;
+        // Idle connections must stay pooled: with mysql_async's default
+        // `inactive_connection_ttl` of 0 the pool keeps only `min` idle
+        // connections and closes every other one on return, so a compute
+        // node opened (and the meta server accepted) a new connection for
+        // every catalog poll, heartbeat and client authentication, dozens
+        // per second, and bursts of them were reset by the server.
+        let constraints = PoolConstraints::new(1, 16).unwrap_or_default();
+        let pool_opts = PoolOpts::default()
+            .with_constraints(constraints)
+            .with_inactive_connection_ttl(std::time::Duration::from_secs(60));
+        let opts = OptsBuilder::from_opts(opts)
+            .pool_opts(pool_opts)
+            .prefer_socket(false)
+            .init(vec![
+                "SET SESSION sql_mode='STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES'",
+            ]);
+        Ok(MetaStore {
+            pool: Pool::new(opts),
+        })
+    }
+
+    /// A pooled meta connection. A connection attempt reset by the server
+    /// (seen under bursts of 256 sysbench clients connecting at once) is
+    /// retried twice before it is reported.
+    pub async fn conn(&self) -> Result<Conn> {
+        let mut attempt = 0;
+        loop {
+            match self.pool.get_conn().await {
+                Err(mysql_async::Error::Io(e)) if attempt < 2 => {
+                    attempt += 1;
+                    tracing::debug!("meta connection failed ({e}), retrying");
+                    tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+                }
+                other => return other.map_err(me),
+            }
+        }
+    }
+
+    /// Creates (or upgrades) the metadata schema on a fresh meta server and
+    /// records the shards. Idempotent.
+    pub async fn bootstrap(
+        endpoint: &MysqlEndpoint,
+        database: &str,
+        cluster_id: &str,
+        shards: &[ShardInfo],
+    ) -> Result<()> {
+        let opts = Opts::from_url(&endpoint.url(None)).map_err(Error::meta)?;
+        let mut conn = Conn::new(OptsBuilder::from_opts(opts).prefer_socket(false))
+            .await
+            .map_err(me)?;
+        conn.query_drop(format!(
+            "CREATE DATABASE IF NOT EXISTS `{database}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+        ))
+        .await
+        .map_err(me)?;
+        conn.query_drop(format!("USE `{database}`"))
+            .await
+            .map_err(me)?;
+        schema::upgrade(&mut conn).await?;
+        let existing: Option<String> = conn
+            .query_first("SELECT cluster_id FROM cluster WHERE id = 1")
+            .await
+            .map_err(me)?;
+        match existing {
+            Some(id) if id != cluster_id => {
+                return Err(Error::meta(format!(
+                    "the metadata store belongs to cluster {id}, not {cluster_id}"
+                )))
+            }
+            Some(_) => {}
+            None => {
+                conn.exec_drop(
+                    "INSERT INTO cluster (id, cluster_id) VALUES (1, ?)",
+                    (cluster_id,),
+                )
+                .await
+                .map_err(me)?;
+            }
+        }
+        for s in shards {
+            conn.exec_drop(
+                "REPLACE INTO shards (shard_id, host, port, user) VALUES (?, ?, ?, ?)",
+                (s.id.0, &s.endpoint.host, s.endpoint.port, &s.endpoint.user),
+            )
+            .await
+            .map_err(me)?;
+        }
+        conn.disconnect().await.map_err(me)?;
+        Ok(())
+    }
+
+    pub async fn catalog_version(&self) -> Result<u64> {
+        let mut conn = self.conn().await?;
+        let v: Option<u64> = conn
+            .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        Ok(v.unwrap_or(0))
+    }
+
+    pub async fn register_node(&self, node_id: u32, host: &str, port: u16, pid: u32) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "REPLACE INTO compute_nodes (node_id, host, port, pid, heartbeat_at) VALUES (?, ?, ?, ?, NOW())",
+            (node_id, host, port, pid),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn heartbeat(&self, node_id: u32) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "UPDATE compute_nodes SET heartbeat_at = NOW() WHERE node_id = ?",
+            (node_id,),
+        )
+        .await
+        .map_err(me)
+    }
+
+    /// A login role's SCRAM verifier; `None` for an unknown role, a role
+    /// without a password or one that may not log in.
+    pub async fn user_credentials(&self, user: &str) -> Result<Option<ScramVerifier>> {
+        let mut conn = self.conn().await?;
+        type VerifierRow = (Vec<u8>, u32, Vec<u8>, Vec<u8>);
+        let row: Option<VerifierRow> = conn.exec_first(
+            "SELECT salt, iterations, stored_key, server_key FROM users WHERE user_name = ? AND can_login AND salt IS NOT NULL AND stored_key IS NOT NULL AND server_key IS NOT NULL",
+            (user,),
+        )
+        .await
+        .map_err(me)?;
+        Ok(
+            row.map(|(salt, iterations, stored_key, server_key)| ScramVerifier {
+                salt,
+                iterations,
+                stored_key,
+                server_key,
+            }),
+        )
+    }
+
+    /// Creates (or replaces) a superuser that can log in.
+    pub async fn put_user(&self, user: &str, v: &ScramVerifier) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "REPLACE INTO users (user_name, salt, iterations, stored_key, server_key, superuser, can_login) VALUES (?, ?, ?, ?, ?, TRUE, TRUE)",
+            (user, &v.salt, v.iterations, &v.stored_key, &v.server_key),
+        )
+        .await
+        .map_err(me)
+    }
+
+    pub async fn disconnect(self) {
+        let _ = self.pool.disconnect().await;
+    }
+}
+
+fn parse_list(s: &str) -> Result<Vec<String>> {
+    serde_json::from_str(s).map_err(|e| Error::meta(format!("bad list in catalog: {e}")))
+}
+
+fn list(v: &[String]) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
