@@ -1,6 +1,7 @@
 //! The checks PostgreSQL applies to a value before storing it in a column:
 //! NOT NULL (23502) and the length of `varchar(n)` / `char(n)` (22001,
-//! trailing blanks not counted). INSERT and COPY both check rows here.
+//! trailing blanks not counted). INSERT and COPY both check rows here, and
+//! complete them with defaults and sequence values ([`RowFiller`]).
 
 use common::{Datum, Error, Result, SqlType};
 use meta::{ColumnDef, TableDef};
@@ -21,6 +22,63 @@ pub fn check_value(table: &TableDef, col: &ColumnDef, v: &Datum) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Completes rows of a table: a column's given value coerced to its type,
+/// else its sequence's next value (taken from `sequenced`, reserved in row
+/// order), else its default (evaluated once, at the statement's clock);
+/// NOT NULL and length limits checked as PostgreSQL checks them.
+pub(crate) struct RowFiller<'a> {
+    table: &'a meta::TableDef,
+    clock: &'a shard_router::route::Clock,
+    defaults: Vec<Option<Datum>>,
+    pub sequenced: Vec<std::collections::VecDeque<i64>>,
+}
+
+impl<'a> RowFiller<'a> {
+    pub(crate) fn new(
+        table: &'a meta::TableDef,
+        clock: &'a shard_router::route::Clock,
+        sequenced: Vec<std::collections::VecDeque<i64>>,
+    ) -> Self {
+        RowFiller {
+            table,
+            clock,
+            defaults: vec![None; table.columns.len()],
+            sequenced,
+        }
+    }
+
+    /// Column `ci`'s value: `given` (`None`: its default).
+    pub(crate) fn value(&mut self, ci: usize, given: Option<Datum>) -> Result<Datum> {
+        let col = &self.table.columns[ci];
+        let v = match given {
+            Some(v) => v.coerce(&col.ty)?,
+            None if col.sequence.is_some() => {
+                let next = self.sequenced[ci]
+                    .pop_front()
+                    .ok_or_else(|| Error::internal("sequence values ran out"))?;
+                Datum::Int(next).coerce(&col.ty)?
+            }
+            None => match &self.defaults[ci] {
+                Some(d) => d.clone(),
+                None => {
+                    let d = match &col.default {
+                        Some(d) => {
+                            let e = crate::parse::parse_stored_expr(d)?;
+                            shard_router::route::eval_value(&e, &[], Some(self.clock))?
+                                .coerce(&col.ty)?
+                        }
+                        None => Datum::Null,
+                    };
+                    self.defaults[ci] = Some(d.clone());
+                    d
+                }
+            },
+        };
+        check_value(self.table, col, &v)?;
+        Ok(v)
+    }
 }
 
 #[cfg(test)]

@@ -220,62 +220,6 @@ fn is_default_expr(given: Option<&Expr>) -> bool {
     }
 }
 
-/// Completes rows of a table: a column's given value coerced to its type,
-/// else its sequence's next value (taken from `sequenced`, reserved in row
-/// order), else its default (evaluated once, at the statement's clock);
-/// NOT NULL and length limits checked as PostgreSQL checks them.
-pub(crate) struct RowFiller<'a> {
-    table: &'a meta::TableDef,
-    clock: &'a shard_router::route::Clock,
-    defaults: Vec<Option<Datum>>,
-    pub sequenced: Vec<std::collections::VecDeque<i64>>,
-}
-
-impl<'a> RowFiller<'a> {
-    pub(crate) fn new(
-        table: &'a meta::TableDef,
-        clock: &'a shard_router::route::Clock,
-        sequenced: Vec<std::collections::VecDeque<i64>>,
-    ) -> Self {
-        RowFiller {
-            table,
-            clock,
-            defaults: vec![None; table.columns.len()],
-            sequenced,
-        }
-    }
-
-    /// Column `ci`'s value: `given` (`None`: its default).
-    pub(crate) fn value(&mut self, ci: usize, given: Option<Datum>) -> Result<Datum> {
-        let col = &self.table.columns[ci];
-        let v = match given {
-            Some(v) => v.coerce(&col.ty)?,
-            None if col.sequence.is_some() => {
-                let next = self.sequenced[ci]
-                    .pop_front()
-                    .ok_or_else(|| Error::internal("sequence values ran out"))?;
-                Datum::Int(next).coerce(&col.ty)?
-            }
-            None => match &self.defaults[ci] {
-                Some(d) => d.clone(),
-                None => {
-                    let d = match &col.default {
-                        Some(d) => {
-                            let e = crate::parse::parse_stored_expr(d)?;
-                            eval_value(&e, &[], Some(self.clock))?.coerce(&col.ty)?
-                        }
-                        None => Datum::Null,
-                    };
-                    self.defaults[ci] = Some(d.clone());
-                    d
-                }
-            },
-        };
-        crate::rows::check_value(self.table, col, &v)?;
-        Ok(v)
-    }
-}
-
 /// The full rows (in column order) an INSERT plan stores (see
 /// [`RowFiller`]).
 fn insert_rows(
@@ -285,7 +229,7 @@ fn insert_rows(
     clock: &shard_router::route::Clock,
 ) -> Result<Vec<Vec<Datum>>> {
     let t = &p.table;
-    let mut filler = RowFiller::new(t, clock, sequenced);
+    let mut filler = crate::rows::RowFiller::new(t, clock, sequenced);
     let mut rows: Vec<Vec<Datum>> = Vec::with_capacity(p.rows.len());
     for exprs in &p.rows {
         let mut row = Vec::with_capacity(t.columns.len());

@@ -9,8 +9,8 @@ use common::{Datum, Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{Query, Statement};
 use shard_router::txn::{Branches, ShardAccess};
 
-use crate::exec::dml::RowFiller;
 use crate::plan::{InsertPlan, PlanKind};
+use crate::rows::RowFiller;
 use crate::session::{Output, Session};
 
 /// Rows one INSERT ... SELECT may move through the compute node.

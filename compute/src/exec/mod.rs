@@ -123,6 +123,7 @@ impl Session {
                     p.clone(),
                     self.txn.clone(),
                     self.router.node_id,
+                    self.clock(),
                 ));
                 Ok(Output::CopyIn(p.fields))
             }

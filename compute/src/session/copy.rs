@@ -20,7 +20,9 @@ use crate::plan::copy::CopyInPlan;
 pub struct CopyIn {
     plan: Arc<CopyInPlan>,
     pending: Vec<u8>,
-    rows: Vec<Vec<Datum>>,
+    /// Parsed rows in column order; `None`: the column's default.
+    rows: Vec<Vec<Option<Datum>>>,
+    clock: shard_router::route::Clock,
     line: usize,
     count: u64,
     header_skipped: bool,
@@ -33,7 +35,12 @@ pub struct CopyIn {
 const BATCH_ROWS: usize = 5000;
 
 impl CopyIn {
-    pub fn new(plan: Arc<CopyInPlan>, session_txn: Option<Arc<Branches>>, node_id: u32) -> CopyIn {
+    pub fn new(
+        plan: Arc<CopyInPlan>,
+        session_txn: Option<Arc<Branches>>,
+        node_id: u32,
+        clock: shard_router::route::Clock,
+    ) -> CopyIn {
         let (access, implicit) = match session_txn {
             Some(t) => (ShardAccess::Txn(t), None),
             None => {
@@ -45,6 +52,7 @@ impl CopyIn {
             plan,
             pending: vec![],
             rows: vec![],
+            clock,
             line: 0,
             count: 0,
             header_skipped: false,
@@ -62,8 +70,7 @@ impl CopyIn {
         }
         self.pending.extend_from_slice(bytes);
         let mut start = 0;
-        while let Some(pos) = self.pending[start..].iter().position(|b| *b == b'\n') {
-            let end = start + pos;
+        while let Some(end) = self.record_end(start) {
             let line = self.pending[start..end].to_vec();
             start = end + 1;
             if let Err(e) = self.line(&line) {
@@ -80,6 +87,36 @@ impl CopyIn {
                 self.error = Some(e);
             }
         }
+    }
+
+    /// Where the record starting at `start` of the pending bytes ends (its
+    /// newline), once it is all there: a CSV quoted field may hold
+    /// newlines.
+    fn record_end(&self, start: usize) -> Option<usize> {
+        let bytes = &self.pending[start..];
+        let f = &self.plan.format;
+        if !f.csv || !f.quote.is_ascii() || !f.escape.is_ascii() {
+            return bytes.iter().position(|b| *b == b'\n').map(|p| start + p);
+        }
+        let (quote, escape) = (f.quote as u8, f.escape as u8);
+        let mut in_quotes = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if in_quotes {
+                if b == escape && escape != quote && bytes.get(i + 1) == Some(&quote) {
+                    i += 1;
+                } else if b == quote {
+                    in_quotes = false;
+                }
+            } else if b == quote {
+                in_quotes = true;
+            } else if b == b'\n' {
+                return Some(start + i);
+            }
+            i += 1;
+        }
+        None
     }
 
     fn bad_line(&self, msg: impl std::fmt::Display) -> Error {
@@ -114,21 +151,52 @@ impl CopyIn {
         let t = &self.plan.table;
         let mut row = Vec::with_capacity(t.columns.len());
         for (ci, col) in t.columns.iter().enumerate() {
-            let v = match self.plan.column_map[ci].and_then(|j| fields[j].as_deref()) {
-                Some(s) => Datum::parse(s, &col.ty)
-                    .map_err(|e| self.bad_line(format!("column {}: {e}", col.name)))?,
-                None if self.plan.column_map[ci].is_none() && col.sequence.is_some() => {
-                    return Err(Error::unsupported(
-                        "COPY into a table leaving a SERIAL column out",
-                    ));
-                }
-                None => Datum::Null,
+            // A column the COPY leaves out takes its default (`None`); a
+            // NULL field is NULL.
+            let v = match self.plan.column_map[ci] {
+                None => None,
+                Some(j) => Some(match fields[j].as_deref() {
+                    Some(s) => Datum::parse(s, &col.ty)
+                        .map_err(|e| self.bad_line(format!("column {}: {e}", col.name)))?,
+                    None => Datum::Null,
+                }),
             };
-            crate::rows::check_value(t, col, &v)?;
+            if let Some(v) = &v {
+                crate::rows::check_value(t, col, v)?;
+            }
             row.push(v);
         }
         self.rows.push(row);
         Ok(())
+    }
+
+    /// The buffered rows completed: defaults and sequence values (reserved
+    /// now, in row order) for the columns the COPY leaves out.
+    async fn complete(
+        &self,
+        router: &Router,
+        rows: Vec<Vec<Option<Datum>>>,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let t = &self.plan.table;
+        let mut sequenced = vec![];
+        for (ci, col) in t.columns.iter().enumerate() {
+            let mut values = std::collections::VecDeque::new();
+            if let (Some(seq), None) = (&col.sequence, self.plan.column_map[ci]) {
+                for _ in 0..rows.len() {
+                    values.push_back(router.next_sequence_value(seq).await?);
+                }
+            }
+            sequenced.push(values);
+        }
+        let mut filler = crate::rows::RowFiller::new(t, &self.clock, sequenced);
+        rows.into_iter()
+            .map(|row| {
+                row.into_iter()
+                    .enumerate()
+                    .map(|(ci, v)| filler.value(ci, v))
+                    .collect()
+            })
+            .collect()
     }
 
     /// Writes buffered rows: grouped by partition, shards in parallel.
@@ -137,6 +205,7 @@ impl CopyIn {
             return Ok(());
         }
         let rows = std::mem::take(&mut self.rows);
+        let rows = self.complete(router, rows).await?;
         let work = shard_router::render::insert_statements(&self.plan.table, &rows);
         shard_router::exec::write_in(router, &self.access, work).await?;
         self.count += rows.len() as u64;

@@ -82,6 +82,7 @@ async fn cluster_suite() {
     assert_eq!(before, after, "shard databases changed behind the catalog");
     step!("least_privilege", least_privilege(&cluster).await);
     step!("pgbench", pgbench(&cluster).await);
+    step!("psql_copy", psql_copy(&cluster).await);
     step!(
         "ddl_with_a_shard_down",
         ddl_with_a_shard_down(&cluster).await
