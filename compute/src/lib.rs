@@ -9,6 +9,7 @@
 //! `ARCHITECTURE.md`.
 
 pub mod cancel;
+pub mod decorrelation;
 pub mod dialect;
 pub mod dscale;
 pub mod errors;
@@ -19,6 +20,7 @@ pub mod numeric;
 pub mod onerow;
 pub mod parse;
 pub mod pgcasts;
+pub mod pgcatalog;
 pub mod pgfuncs;
 pub mod pgresult;
 pub mod pgtext;

@@ -38,6 +38,7 @@ pub fn context(session: &Session) -> Result<SessionContext> {
         }),
     )?;
     // (PostgreSQL's semantics are analyzer rules of every context.)
+    ctx.add_optimizer_rule(Arc::new(crate::decorrelation::SameNameCorrelation));
     // After DataFusion's own rules: hand whole fragments to the shards.
     if session.pushdown() {
         ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));

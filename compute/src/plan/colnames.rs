@@ -54,6 +54,12 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     let Statement::Query(q) = stmt else {
         return None;
     };
+    if !matches!(q.body.as_ref(), SetExpr::Select(_)) {
+        // A set operation takes its names from its first branch; the
+        // others only need names DataFusion finds unique.
+        let mut q = q.clone();
+        return alias_later_branches(&mut q.body, false).then_some(Statement::Query(q));
+    }
     let names = query_names(q)?;
     // DataFusion's own names can collide where PostgreSQL's do not
     // (`NULL::int, NULL::text` are both "NULL" to it): with more than one
@@ -86,6 +92,38 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
         }
     }
     Some(Statement::Query(q))
+}
+
+/// Aliases the unnamed expressions of every SELECT of a set operation
+/// but its first (`first`: `body` is the leftmost branch). Whether any
+/// changed.
+fn alias_later_branches(body: &mut SetExpr, first: bool) -> bool {
+    match body {
+        SetExpr::SetOperation { left, right, .. } => {
+            let l = alias_later_branches(left, first);
+            alias_later_branches(right, false) || l
+        }
+        SetExpr::Select(sel) if !first => {
+            let mut changed = false;
+            for (i, item) in sel.projection.iter_mut().enumerate() {
+                if let SelectItem::UnnamedExpr(e) = item {
+                    if !matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                        *item = SelectItem::ExprWithAlias {
+                            expr: e.clone(),
+                            alias: datafusion::sql::sqlparser::ast::Ident::with_quote(
+                                '"',
+                                format!("?column {}?", i + 1),
+                            ),
+                        };
+                        changed = true;
+                    }
+                }
+            }
+            changed
+        }
+        SetExpr::Query(q) => alias_later_branches(&mut q.body, first),
+        _ => false,
+    }
 }
 
 /// Set-returning functions in FROM named as PostgreSQL names them: the

@@ -108,14 +108,27 @@ pub fn context_for(
         .with_analyzer_rules(rules)
         .build();
     let ctx = SessionContext::new_with_state(state);
+    // One catalog snapshot for the user tables, the system catalogs and
+    // the catalog functions of the statement.
+    let catalog = router.catalog();
+    let snapshot = Arc::new(crate::pgcatalog::Snapshot {
+        catalog: catalog.clone(),
+        schema: scope.schema.clone(),
+        user: scope.user.clone(),
+        database: scope.database.clone(),
+    });
     ctx.register_catalog(
         CATALOG_NAME,
-        Arc::new(TesseraCatalog {
-            catalog: router.catalog(),
-            router: router.clone(),
-            lock,
+        Arc::new(crate::pgcatalog::WithSystemSchemas {
+            inner: Arc::new(TesseraCatalog {
+                catalog,
+                router: router.clone(),
+                lock,
+            }),
+            snapshot: snapshot.clone(),
         }),
     );
+    crate::pgcatalog::funcs::register(&ctx, &snapshot);
     // PostgreSQL's avg: numeric for integers and numerics.
     ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
         crate::numeric::PgAvg::default(),

@@ -157,3 +157,54 @@ pub(crate) async fn psql_copy(cluster: &TestCluster) {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// psql's meta-commands read `pg_catalog` as they do on PostgreSQL: `\dt`,
+/// `\d t` (types with modifiers, NOT NULL, defaults, the primary key and
+/// indexes), `\di`, `\dn`, `\l`, `\du`, `\df`. The expected text is
+/// PostgreSQL 15's for the same schema (run by hand; only the owner's name
+/// differs there).
+pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
+    let n = &cluster.role("compute")[0];
+    assert_eq!(n.user, "tessera", "the expected text has the owner's width");
+    let out = psql(
+        cluster,
+        "CREATE SCHEMA metacmd;\n\
+         SET search_path = metacmd;\n\
+         CREATE TABLE acct (id int PRIMARY KEY, name varchar(40) NOT NULL, \
+           bal numeric(12,2) DEFAULT 0, note text);\n\
+         CREATE INDEX acct_name ON acct (name);\n\
+         \\dt\n\\d acct\n\\di\n\\dn metacmd\n\\df\n\\l\n\\du\n\
+         DROP SCHEMA metacmd CASCADE;\n",
+    );
+    for expected in [
+        "        List of relations\n\
+         \x20Schema  | Name | Type  |  Owner  \n\
+         ---------+------+-------+---------\n\
+         \x20metacmd | acct | table | tessera\n\
+         (1 row)\n",
+        "                      Table \"metacmd.acct\"\n\
+         \x20Column |         Type          | Collation | Nullable | Default \n\
+         --------+-----------------------+-----------+----------+---------\n\
+         \x20id     | integer               |           | not null | \n\
+         \x20name   | character varying(40) |           | not null | \n\
+         \x20bal    | numeric(12,2)         |           |          | 0\n\
+         \x20note   | text                  |           |          | \n\
+         Indexes:\n\
+         \x20   \"acct_pkey\" PRIMARY KEY, btree (id)\n\
+         \x20   \"acct_name\" btree (name)\n",
+        "               List of relations\n\
+         \x20Schema  |   Name    | Type  |  Owner  | Table \n\
+         ---------+-----------+-------+---------+-------\n\
+         \x20metacmd | acct_name | index | tessera | acct\n\
+         \x20metacmd | acct_pkey | index | tessera | acct\n\
+         (2 rows)\n",
+        " metacmd | tessera\n",
+        " Schema | Name | Result data type | Argument data types | Type \n\
+         --------+------+------------------+---------------------+------\n\
+         (0 rows)\n",
+        " tessera | tessera | UTF8     |",
+        " tessera   | Superuser",
+    ] {
+        assert!(out.contains(expected), "expected\n{expected}\nin\n{out}");
+    }
+}

@@ -83,6 +83,7 @@ async fn cluster_suite() {
     step!("least_privilege", least_privilege(&cluster).await);
     step!("pgbench", pgbench(&cluster).await);
     step!("psql_copy", psql_copy(&cluster).await);
+    step!("psql_meta_commands", psql_meta_commands(&cluster).await);
     step!(
         "ddl_with_a_shard_down",
         ddl_with_a_shard_down(&cluster).await

@@ -14,13 +14,19 @@
 //! * USING columns in WHERE are qualified (DataFusion finds them ambiguous);
 //! * a scalar subquery that does not aggregate gets `pg_one_row`;
 //! * result columns and set-returning functions in FROM get the names
-//!   PostgreSQL gives them (`colnames`).
+//!   PostgreSQL gives them (`colnames`);
+//! * correlated scalar subqueries DataFusion cannot decorrelate, in
+//!   equivalent shapes it can ([`subquery`]);
+//! * catalog queries' spellings ([`catalog`]): `pg_catalog.f()`,
+//!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, `::regclass`.
 //!
 //! [`check`] runs first, on the client's statement: PostgreSQL's errors
 //! and Tessera's refusals before anything is planned.
 
+mod catalog;
 mod check;
 mod pieces;
+mod subquery;
 
 pub use check::check;
 pub use pieces::similar_to_regex;
@@ -57,6 +63,11 @@ struct Rewriter(bool, Vec<*const Query>);
 
 impl VisitorMut for Rewriter {
     type Break = ();
+
+    fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+        self.0 |= subquery::over_empty_catalog(q);
+        ControlFlow::Continue(())
+    }
 
     fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(sel) = q.body.as_mut() {
@@ -101,6 +112,12 @@ impl VisitorMut for Rewriter {
     }
 
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        self.0 |= catalog::rewrite(e);
+        if let Expr::Subquery(q) = e {
+            if !self.1.contains(&(q.as_ref() as *const Query)) {
+                self.0 |= subquery::rewrite(e);
+            }
+        }
         match e {
             Expr::Subquery(q) if !self.1.contains(&(q.as_ref() as *const Query)) => {
                 if let Some(item) = unaggregated_item(q) {

@@ -1,0 +1,731 @@
+//! The functions catalog queries call (`format_type`, `pg_get_indexdef`,
+//! `pg_table_is_visible`, the `reg*` conversions, ...), answered from the
+//! same snapshot as the catalog tables.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::prelude::SessionContext;
+use meta::ColumnDef;
+
+use super::oids;
+use super::tables::{indexes, Index};
+use super::Snapshot;
+
+type Body = Arc<dyn Fn(&Snapshot, &[ScalarValue]) -> Result<ScalarValue> + Send + Sync>;
+
+/// A catalog function: evaluated row by row on scalar arguments.
+struct CatalogFn {
+    name: &'static str,
+    ret: DataType,
+    signature: Signature,
+    snapshot: Arc<Snapshot>,
+    body: Body,
+}
+
+impl std::fmt::Debug for CatalogFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CatalogFn({})", self.name)
+    }
+}
+impl PartialEq for CatalogFn {
+    fn eq(&self, o: &Self) -> bool {
+        self.name == o.name && Arc::ptr_eq(&self.snapshot, &o.snapshot)
+    }
+}
+impl Eq for CatalogFn {}
+impl std::hash::Hash for CatalogFn {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name.hash(h)
+    }
+}
+
+impl ScalarUDFImpl for CatalogFn {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(self.ret.clone())
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = args.number_rows;
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let rows = if scalar { 1 } else { n };
+        let mut out = Vec::with_capacity(rows);
+        for i in 0..rows {
+            let vals = arrays
+                .iter()
+                .map(|a| ScalarValue::try_from_array(a, i))
+                .collect::<Result<Vec<_>>>()?;
+            let v = (self.body)(&self.snapshot, &vals)?;
+            out.push(if v.is_null() {
+                ScalarValue::try_from(&self.ret)?
+            } else {
+                v
+            });
+        }
+        if scalar {
+            Ok(ColumnarValue::Scalar(
+                out.pop().unwrap_or(ScalarValue::try_from(&self.ret)?),
+            ))
+        } else if out.is_empty() {
+            Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_empty_array(&self.ret),
+            ))
+        } else {
+            Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+        }
+    }
+}
+
+fn int(v: Option<&ScalarValue>) -> Option<i64> {
+    let v = v?;
+    if v.is_null() {
+        return None;
+    }
+    match v {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => s.trim().parse().ok(),
+        other => other.cast_to(&DataType::Int64).ok().and_then(|x| match x {
+            ScalarValue::Int64(i) => i,
+            _ => None,
+        }),
+    }
+}
+
+fn text(v: Option<&ScalarValue>) -> Option<String> {
+    let v = v?;
+    if v.is_null() {
+        return None;
+    }
+    match v {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn flag(v: Option<&ScalarValue>) -> bool {
+    matches!(v, Some(ScalarValue::Boolean(Some(true))))
+}
+
+fn s(v: Option<String>) -> ScalarValue {
+    ScalarValue::Utf8(v)
+}
+
+fn undefined(kind: &str, name: &str) -> DataFusionError {
+    let (state, what) = if kind == "type" {
+        ("42704", "type")
+    } else {
+        ("42P01", "relation")
+    };
+    DataFusionError::External(Box::new(common::Error::Sql {
+        state: common::SqlState(state),
+        message: format!("{what} \"{name}\" does not exist"),
+    }))
+}
+
+/// A column's default as `pg_attrdef.adbin` and `information_schema`
+/// show it: its sequence's `nextval(...)`, else its expression.
+pub fn default_text(t: &meta::TableDef, c: &ColumnDef) -> Option<String> {
+    if let Some(seq) = &c.sequence {
+        // A SERIAL column's counter is shown under the name PostgreSQL
+        // gives its sequence.
+        let name = seq
+            .strip_prefix(meta::SEQUENCE_SOURCE_PREFIX)
+            .map(|q| match q.split_once('.') {
+                Some(("public", n)) => n.to_string(),
+                _ => q.to_string(),
+            })
+            .unwrap_or_else(|| format!("{}_{}_seq", t.name, c.name));
+        return Some(format!("nextval('{}'::regclass)", name.replace('\'', "''")));
+    }
+    c.default.clone()
+}
+
+fn quote(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
+    if plain && !is_reserved(name) {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+fn is_reserved(w: &str) -> bool {
+    matches!(
+        w,
+        "all"
+            | "analyse"
+            | "analyze"
+            | "and"
+            | "any"
+            | "array"
+            | "as"
+            | "asc"
+            | "asymmetric"
+            | "both"
+            | "case"
+            | "cast"
+            | "check"
+            | "collate"
+            | "column"
+            | "constraint"
+            | "create"
+            | "current_catalog"
+            | "current_date"
+            | "current_role"
+            | "current_time"
+            | "current_timestamp"
+            | "current_user"
+            | "default"
+            | "deferrable"
+            | "desc"
+            | "distinct"
+            | "do"
+            | "else"
+            | "end"
+            | "except"
+            | "false"
+            | "fetch"
+            | "for"
+            | "foreign"
+            | "from"
+            | "grant"
+            | "group"
+            | "having"
+            | "in"
+            | "initially"
+            | "intersect"
+            | "into"
+            | "lateral"
+            | "leading"
+            | "limit"
+            | "localtime"
+            | "localtimestamp"
+            | "not"
+            | "null"
+            | "offset"
+            | "on"
+            | "only"
+            | "or"
+            | "order"
+            | "placing"
+            | "primary"
+            | "references"
+            | "returning"
+            | "select"
+            | "session_user"
+            | "some"
+            | "symmetric"
+            | "table"
+            | "then"
+            | "to"
+            | "trailing"
+            | "true"
+            | "union"
+            | "unique"
+            | "user"
+            | "using"
+            | "variadic"
+            | "when"
+            | "where"
+            | "window"
+            | "with"
+    )
+}
+
+/// `pg_get_indexdef` of an index.
+pub fn index_def(ix: &Index<'_>) -> String {
+    format!(
+        "CREATE {}INDEX {} ON {}.{} USING btree ({})",
+        if ix.unique { "UNIQUE " } else { "" },
+        quote(&ix.name),
+        quote(&ix.table.schema),
+        quote(&ix.table.name),
+        ix.columns
+            .iter()
+            .map(|c| quote(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+fn cols(c: &[String]) -> String {
+    c.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ")
+}
+
+impl Snapshot {
+    fn index_by_oid(&self, oid: i64) -> Option<Index<'_>> {
+        self.tables().flat_map(indexes).find(|i| i.oid == oid)
+    }
+
+    /// The schema and name of a relation OID.
+    pub fn relation(&self, oid: i64) -> Option<(String, String)> {
+        for t in self.tables() {
+            if oids::table(t.id) == oid {
+                return Some((t.schema.clone(), t.name.clone()));
+            }
+            if let Some(ix) = indexes(t).into_iter().find(|i| i.oid == oid) {
+                return Some((t.schema.clone(), ix.name));
+            }
+        }
+        self.sequences()
+            .iter()
+            .find(|s| oids::sequence(s.id) == oid)
+            .map(|s| (s.schema.clone(), s.name.clone()))
+    }
+
+    /// A relation name (`t` or `s.t`) to its OID, as `'t'::regclass`.
+    pub fn relation_oid(&self, name: &str) -> Option<i64> {
+        let parts = split_name(name)?;
+        let (schema, rel) = match parts.as_slice() {
+            [r] => (None, r.clone()),
+            [s, r] => (Some(s.clone()), r.clone()),
+            _ => return None,
+        };
+        let schemas = match &schema {
+            Some(s) => vec![s.clone()],
+            None => vec![self.schema.clone()],
+        };
+        for t in self.tables() {
+            if !schemas.contains(&t.schema) {
+                continue;
+            }
+            if t.name == rel {
+                return Some(oids::table(t.id));
+            }
+            if let Some(ix) = indexes(t).into_iter().find(|i| i.name == rel) {
+                return Some(ix.oid);
+            }
+        }
+        self.sequences()
+            .iter()
+            .find(|s| schemas.contains(&s.schema) && s.name == rel)
+            .map(|s| oids::sequence(s.id))
+    }
+
+    fn visible(&self, oid: i64) -> bool {
+        match self.relation(oid) {
+            Some((schema, _)) => schema == self.schema,
+            None => oid < 16_384,
+        }
+    }
+
+    fn constraint_def(&self, oid: i64) -> Option<String> {
+        for t in self.tables() {
+            for ix in indexes(t) {
+                if ix.constraint && oids::index_constraint(ix.oid) == oid {
+                    let kind = if ix.primary { "PRIMARY KEY" } else { "UNIQUE" };
+                    return Some(format!("{kind} ({})", cols(&ix.columns)));
+                }
+            }
+        }
+        let fk = self
+            .catalog
+            .foreign_keys
+            .iter()
+            .find(|f| oids::foreign_key(f.id) == oid)?;
+        let r = self.catalog.table_by_id(fk.ref_table)?;
+        let mut def = format!(
+            "FOREIGN KEY ({}) REFERENCES {}({})",
+            cols(&fk.columns),
+            if r.schema == self.schema {
+                quote(&r.name)
+            } else {
+                format!("{}.{}", quote(&r.schema), quote(&r.name))
+            },
+            cols(&fk.ref_columns)
+        );
+        for (what, a) in [("UPDATE", &fk.on_update), ("DELETE", &fk.on_delete)] {
+            let a = a.to_ascii_uppercase();
+            if !a.is_empty() && a != "NO ACTION" {
+                def.push_str(&format!(" ON {what} {a}"));
+            }
+        }
+        if !fk.enforced {
+            def.push_str(" NOT VALID");
+        }
+        Some(def)
+    }
+
+    fn type_oid(&self, name: &str) -> Option<i64> {
+        let n = name.trim().to_ascii_lowercase();
+        let n = n.strip_prefix("pg_catalog.").unwrap_or(&n);
+        if let Ok(t) = common::SqlType::parse(n) {
+            return Some(crate::pgtypes::pg_type(&t).oid() as i64);
+        }
+        let alias = match n {
+            "int" | "int4" => "int4",
+            "int8" => "int8",
+            "int2" => "int2",
+            "float8" => "float8",
+            "float4" => "float4",
+            "bool" => "bool",
+            other => other,
+        };
+        oids::builtin_types()
+            .into_iter()
+            .find(|t| t.name == alias)
+            .map(|t| t.oid)
+    }
+}
+
+/// Registers the catalog functions on `ctx`, answering from `snapshot`.
+pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
+    let text_list = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let f = |name: &'static str, ret: DataType, body: Body| {
+        ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
+            name,
+            ret,
+            signature: Signature::variadic_any(Volatility::Stable),
+            snapshot: snapshot.clone(),
+            body,
+        }));
+    };
+    use DataType::{Boolean, Int64, Utf8};
+    f(
+        "format_type",
+        Utf8,
+        Arc::new(|_, a| {
+            Ok(s(
+                int(a.first()).and_then(|oid| oids::format_type(oid, int(a.get(1))))
+            ))
+        }),
+    );
+    f("pg_get_expr", Utf8, Arc::new(|_, a| Ok(s(text(a.first())))));
+    f(
+        "pg_get_indexdef",
+        Utf8,
+        Arc::new(|sn, a| {
+            let Some(ix) = int(a.first()).and_then(|o| sn.index_by_oid(o)) else {
+                return Ok(s(None));
+            };
+            Ok(s(Some(match int(a.get(1)).unwrap_or(0) {
+                0 => index_def(&ix),
+                n => ix
+                    .columns
+                    .get(n as usize - 1)
+                    .map(|c| quote(c))
+                    .unwrap_or_default(),
+            })))
+        }),
+    );
+    f(
+        "pg_get_constraintdef",
+        Utf8,
+        Arc::new(|sn, a| Ok(s(int(a.first()).and_then(|o| sn.constraint_def(o))))),
+    );
+    f(
+        "pg_get_userbyid",
+        Utf8,
+        Arc::new(|sn, a| {
+            let oid = int(a.first());
+            Ok(s(Some(
+                sn.roles()
+                    .iter()
+                    .find(|(n, _)| Some(oids::role(n)) == oid)
+                    .map(|(n, _)| n.clone())
+                    .unwrap_or_else(|| format!("unknown (OID={})", oid.unwrap_or(0))),
+            )))
+        }),
+    );
+    f(
+        "pg_table_is_visible",
+        Boolean,
+        Arc::new(|sn, a| Ok(ScalarValue::Boolean(int(a.first()).map(|o| sn.visible(o))))),
+    );
+    for name in [
+        "pg_type_is_visible",
+        "pg_function_is_visible",
+        "pg_collation_is_visible",
+        "pg_opclass_is_visible",
+        "pg_conversion_is_visible",
+        "pg_ts_config_is_visible",
+        "pg_statistics_obj_is_visible",
+    ] {
+        f(
+            name,
+            Boolean,
+            Arc::new(|_, a| Ok(ScalarValue::Boolean(int(a.first()).map(|_| true)))),
+        );
+    }
+    for name in [
+        "has_table_privilege",
+        "has_schema_privilege",
+        "has_database_privilege",
+        "has_column_privilege",
+        "has_sequence_privilege",
+        "has_function_privilege",
+        "has_any_column_privilege",
+        "has_tablespace_privilege",
+    ] {
+        f(
+            name,
+            Boolean,
+            Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(true)))),
+        );
+    }
+    f(
+        "pg_get_serial_sequence",
+        Utf8,
+        Arc::new(|sn, a| {
+            let (Some(t), Some(c)) = (text(a.first()), text(a.get(1))) else {
+                return Ok(s(None));
+            };
+            let Some(oid) = sn.relation_oid(&t) else {
+                return Err(undefined("relation", &t));
+            };
+            let def = sn.tables().find(|x| oids::table(x.id) == oid);
+            let seq = def
+                .and_then(|d| d.column(&c.to_lowercase()).ok())
+                .and_then(|col| col.sequence.clone())
+                .and_then(|q| {
+                    q.strip_prefix(meta::SEQUENCE_SOURCE_PREFIX)
+                        .map(String::from)
+                });
+            Ok(s(seq))
+        }),
+    );
+    for name in ["obj_description", "col_description", "shobj_description"] {
+        f(name, Utf8, Arc::new(|_, _| Ok(s(None))));
+    }
+    for name in [
+        "pg_get_partkeydef",
+        "pg_get_viewdef",
+        "pg_get_triggerdef",
+        "pg_get_ruledef",
+        "pg_get_statisticsobjdef_columns",
+        "pg_get_function_arguments",
+        "pg_get_function_result",
+        "pg_get_function_identity_arguments",
+        "pg_get_functiondef",
+    ] {
+        f(name, Utf8, Arc::new(|_, _| Ok(s(None))));
+    }
+    f(
+        "pg_encoding_to_char",
+        Utf8,
+        Arc::new(|_, a| {
+            Ok(s(
+                int(a.first()).map(|e| if e == 6 { "UTF8" } else { "" }.to_string())
+            ))
+        }),
+    );
+    f(
+        "current_schemas",
+        text_list.clone(),
+        Arc::new(|sn, a| {
+            let mut v = vec![];
+            if flag(a.first()) {
+                v.push(ScalarValue::Utf8(Some("pg_catalog".into())));
+            }
+            if sn.catalog.schemas.contains(&sn.schema) {
+                v.push(ScalarValue::Utf8(Some(sn.schema.clone())));
+            }
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(&v, &Utf8)))
+        }),
+    );
+    f(
+        "to_regclass",
+        Int64,
+        Arc::new(|sn, a| {
+            Ok(ScalarValue::Int64(
+                text(a.first()).and_then(|n| sn.relation_oid(&n)),
+            ))
+        }),
+    );
+    f(
+        "to_regtype",
+        Int64,
+        Arc::new(|sn, a| {
+            Ok(ScalarValue::Int64(
+                text(a.first()).and_then(|n| sn.type_oid(&n)),
+            ))
+        }),
+    );
+    // `'t'::regclass` and `oid::regclass` (see `plan::pgsyntax`).
+    f(
+        super::REGCLASS_IN,
+        Int64,
+        Arc::new(|sn, a| match text(a.first()) {
+            None => Ok(ScalarValue::Int64(None)),
+            Some(n) => match n.parse::<i64>() {
+                Ok(oid) => Ok(ScalarValue::Int64(Some(oid))),
+                Err(_) => sn
+                    .relation_oid(&n)
+                    .map(|o| ScalarValue::Int64(Some(o)))
+                    .ok_or_else(|| undefined("relation", &n)),
+            },
+        }),
+    );
+    f(
+        super::REGCLASS_OUT,
+        Utf8,
+        Arc::new(|sn, a| {
+            Ok(s(int(a.first()).map(|oid| match sn.relation(oid) {
+                Some((schema, name)) if schema == sn.schema => quote(&name),
+                Some((schema, name)) => format!("{}.{}", quote(&schema), quote(&name)),
+                None => oid.to_string(),
+            })))
+        }),
+    );
+    f(
+        super::REGTYPE_IN,
+        Int64,
+        Arc::new(|sn, a| match text(a.first()) {
+            None => Ok(ScalarValue::Int64(None)),
+            Some(n) => sn
+                .type_oid(&n)
+                .map(|o| ScalarValue::Int64(Some(o)))
+                .ok_or_else(|| undefined("type", &n)),
+        }),
+    );
+    f(
+        super::REGTYPE_OUT,
+        Utf8,
+        Arc::new(|_, a| {
+            Ok(s(int(a.first()).map(|oid| {
+                oids::format_type(oid, None).unwrap_or_else(|| oid.to_string())
+            })))
+        }),
+    );
+    f(
+        super::REGNAMESPACE_OUT,
+        Utf8,
+        Arc::new(|sn, a| {
+            Ok(s(int(a.first()).map(|oid| {
+                sn.schemas()
+                    .into_iter()
+                    .find(|n| oids::namespace(n) == oid)
+                    .unwrap_or_else(|| oid.to_string())
+            })))
+        }),
+    );
+    f(
+        super::REGROLE_OUT,
+        Utf8,
+        Arc::new(|sn, a| {
+            Ok(s(int(a.first()).map(|oid| {
+                sn.roles()
+                    .into_iter()
+                    .find(|(n, _)| oids::role(n) == oid)
+                    .map(|(n, _)| n)
+                    .unwrap_or_else(|| oid.to_string())
+            })))
+        }),
+    );
+    f(
+        "quote_ident",
+        Utf8,
+        Arc::new(|_, a| Ok(s(text(a.first()).map(|n| quote(&n))))),
+    );
+    f(
+        "pg_relation_is_publishable",
+        Boolean,
+        Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
+    );
+    f(
+        "pg_is_in_recovery",
+        Boolean,
+        Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
+    );
+    for name in [
+        "pg_table_size",
+        "pg_relation_size",
+        "pg_total_relation_size",
+        "pg_indexes_size",
+    ] {
+        f(name, Int64, Arc::new(|_, _| Ok(ScalarValue::Int64(None))));
+    }
+    f(
+        "pg_size_pretty",
+        Utf8,
+        Arc::new(|_, a| Ok(s(int(a.first()).map(size_pretty)))),
+    );
+}
+
+/// PostgreSQL's `pg_size_pretty(bigint)`.
+fn size_pretty(mut size: i64) -> String {
+    let limit = 10 * 1024;
+    let limit2 = limit * 2 - 1;
+    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    if size.abs() < limit {
+        return format!("{size} bytes");
+    }
+    // One extra bit for rounding.
+    size >>= 9;
+    for unit in ["kB", "MB", "GB", "TB"] {
+        if size.abs() < limit2 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size >>= 10;
+    }
+    format!("{} PB", half_rounded(size))
+}
+
+/// `name`, `schema.name`, with double-quoted parts kept as they are and
+/// the others folded to lower case (as a `regclass` input is read).
+fn split_name(s: &str) -> Option<Vec<String>> {
+    let mut parts = vec![];
+    let mut cur = String::new();
+    let mut chars = s.trim().chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+            c if quoted => cur.push(c),
+            c => cur.extend(c.to_lowercase()),
+        }
+    }
+    if quoted {
+        return None;
+    }
+    parts.push(cur);
+    parts.iter().all(|p| !p.is_empty()).then_some(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_quoted_as_postgresql_quotes_them() {
+        assert_eq!(quote("abc_1"), "abc_1");
+        assert_eq!(quote("Abc"), "\"Abc\"");
+        assert_eq!(quote("user"), "\"user\"");
+        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+        assert_eq!(size_pretty(8192), "8192 bytes");
+        assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
+        assert_eq!(size_pretty(123_456_789), "118 MB");
+        assert_eq!(
+            split_name("Public.\"T\"\"x\""),
+            Some(vec!["public".into(), "T\"x".into()])
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! `information_schema`: the SQL standard's views of the catalog, with
+//! PostgreSQL 15's columns and spellings.
+
+use common::SqlType;
+
+use super::batch::{Col::*, V};
+use super::tables::{indexes, Table};
+use super::Snapshot;
+
+pub const NAMES: &[&str] = &[
+    "tables",
+    "columns",
+    "schemata",
+    "table_constraints",
+    "key_column_usage",
+    "referential_constraints",
+    "views",
+    "sequences",
+];
+
+fn yes(b: bool) -> V {
+    if b { "YES" } else { "NO" }.into()
+}
+
+/// `data_type`, `character_maximum_length`, `numeric_precision`,
+/// `numeric_precision_radix`, `numeric_scale`, `datetime_precision`,
+/// `udt_name` of a column type.
+fn type_facts(t: &SqlType) -> (String, V, V, V, V, V, &'static str) {
+    let n = V::N;
+    match t {
+        SqlType::SmallInt => (
+            "smallint".into(),
+            n,
+            V::I(16),
+            V::I(2),
+            V::I(0),
+            V::N,
+            "int2",
+        ),
+        SqlType::Integer => (
+            "integer".into(),
+            n,
+            V::I(32),
+            V::I(2),
+            V::I(0),
+            V::N,
+            "int4",
+        ),
+        SqlType::BigInt => ("bigint".into(), n, V::I(64), V::I(2), V::I(0), V::N, "int8"),
+        SqlType::Numeric { precision, scale } => (
+            "numeric".into(),
+            n,
+            V::I(*precision as i64),
+            V::I(10),
+            V::I(*scale as i64),
+            V::N,
+            "numeric",
+        ),
+        SqlType::Real => ("real".into(), n, V::I(24), V::I(2), V::N, V::N, "float4"),
+        SqlType::Double => (
+            "double precision".into(),
+            n,
+            V::I(53),
+            V::I(2),
+            V::N,
+            V::N,
+            "float8",
+        ),
+        SqlType::Boolean => ("boolean".into(), n, V::N, V::N, V::N, V::N, "bool"),
+        SqlType::Char(l) => (
+            "character".into(),
+            V::I(*l as i64),
+            V::N,
+            V::N,
+            V::N,
+            V::N,
+            "bpchar",
+        ),
+        SqlType::Varchar(l) => (
+            "character varying".into(),
+            l.map(|l| V::I(l as i64)).unwrap_or(V::N),
+            V::N,
+            V::N,
+            V::N,
+            V::N,
+            "varchar",
+        ),
+        SqlType::Text => ("text".into(), n, V::N, V::N, V::N, V::N, "text"),
+        SqlType::Date => ("date".into(), n, V::N, V::N, V::N, V::I(0), "date"),
+        SqlType::Timestamp => (
+            "timestamp without time zone".into(),
+            n,
+            V::N,
+            V::N,
+            V::N,
+            V::I(6),
+            "timestamp",
+        ),
+        SqlType::TimestampTz => (
+            "timestamp with time zone".into(),
+            n,
+            V::N,
+            V::N,
+            V::N,
+            V::I(6),
+            "timestamptz",
+        ),
+        SqlType::Bytea => ("bytea".into(), n, V::N, V::N, V::N, V::N, "bytea"),
+    }
+}
+
+impl Snapshot {
+    pub fn info_table(&self, name: &str) -> Option<Table> {
+        let db = || V::from(self.database.as_str());
+        Some(match name {
+            "tables" => (
+                &[
+                    ("table_catalog", Text),
+                    ("table_schema", Text),
+                    ("table_name", Text),
+                    ("table_type", Text),
+                    ("self_referencing_column_name", Text),
+                    ("reference_generation", Text),
+                    ("user_defined_type_catalog", Text),
+                    ("user_defined_type_schema", Text),
+                    ("user_defined_type_name", Text),
+                    ("is_insertable_into", Text),
+                    ("is_typed", Text),
+                    ("commit_action", Text),
+                ],
+                self.tables()
+                    .map(|t| {
+                        vec![
+                            db(),
+                            t.schema.as_str().into(),
+                            t.name.as_str().into(),
+                            "BASE TABLE".into(),
+                            V::N,
+                            V::N,
+                            V::N,
+                            V::N,
+                            V::N,
+                            "YES".into(),
+                            "NO".into(),
+                            V::N,
+                        ]
+                    })
+                    .collect(),
+            ),
+            "columns" => (
+                &[
+                    ("table_catalog", Text),
+                    ("table_schema", Text),
+                    ("table_name", Text),
+                    ("column_name", Text),
+                    ("ordinal_position", I32),
+                    ("column_default", Text),
+                    ("is_nullable", Text),
+                    ("data_type", Text),
+                    ("character_maximum_length", I32),
+                    ("character_octet_length", I32),
+                    ("numeric_precision", I32),
+                    ("numeric_precision_radix", I32),
+                    ("numeric_scale", I32),
+                    ("datetime_precision", I32),
+                    ("interval_type", Text),
+                    ("interval_precision", I32),
+                    ("character_set_catalog", Text),
+                    ("character_set_schema", Text),
+                    ("character_set_name", Text),
+                    ("collation_catalog", Text),
+                    ("collation_schema", Text),
+                    ("collation_name", Text),
+                    ("domain_catalog", Text),
+                    ("domain_schema", Text),
+                    ("domain_name", Text),
+                    ("udt_catalog", Text),
+                    ("udt_schema", Text),
+                    ("udt_name", Text),
+                    ("scope_catalog", Text),
+                    ("scope_schema", Text),
+                    ("scope_name", Text),
+                    ("maximum_cardinality", I32),
+                    ("dtd_identifier", Text),
+                    ("is_self_referencing", Text),
+                    ("is_identity", Text),
+                    ("identity_generation", Text),
+                    ("identity_start", Text),
+                    ("identity_increment", Text),
+                    ("identity_maximum", Text),
+                    ("identity_minimum", Text),
+                    ("identity_cycle", Text),
+                    ("is_generated", Text),
+                    ("generation_expression", Text),
+                    ("is_updatable", Text),
+                ],
+                self.tables()
+                    .flat_map(|t| {
+                        t.columns.iter().enumerate().map(move |(i, c)| {
+                            let (dt, len, prec, radix, scale, dtp, udt) = type_facts(&c.ty);
+                            let octets = match &len {
+                                V::I(l) => V::I(l * 4),
+                                _ if matches!(c.ty, SqlType::Text | SqlType::Varchar(None)) => {
+                                    V::I(1_073_741_824)
+                                }
+                                _ => V::N,
+                            };
+                            let mut row = vec![
+                                db(),
+                                t.schema.as_str().into(),
+                                t.name.as_str().into(),
+                                c.name.as_str().into(),
+                                V::I(i as i64 + 1),
+                                super::funcs::default_text(t, c).into(),
+                                yes(!c.not_null),
+                                dt.into(),
+                                len,
+                                octets,
+                                prec,
+                                radix,
+                                scale,
+                                dtp,
+                            ];
+                            row.extend(std::iter::repeat_n(V::N, 11));
+                            row.extend([db(), "pg_catalog".into(), udt.into()]);
+                            row.extend(std::iter::repeat_n(V::N, 4));
+                            row.extend([
+                                V::S((i + 1).to_string()),
+                                "NO".into(),
+                                "NO".into(),
+                                V::N,
+                                V::N,
+                                V::N,
+                                V::N,
+                                V::N,
+                                "NO".into(),
+                                "NEVER".into(),
+                                V::N,
+                                "YES".into(),
+                            ]);
+                            row
+                        })
+                    })
+                    .collect(),
+            ),
+            "schemata" => (
+                &[
+                    ("catalog_name", Text),
+                    ("schema_name", Text),
+                    ("schema_owner", Text),
+                    ("default_character_set_catalog", Text),
+                    ("default_character_set_schema", Text),
+                    ("default_character_set_name", Text),
+                    ("sql_path", Text),
+                ],
+                self.schemas()
+                    .into_iter()
+                    .map(|s| {
+                        vec![
+                            db(),
+                            s.into(),
+                            self.user.as_str().into(),
+                            V::N,
+                            V::N,
+                            V::N,
+                            V::N,
+                        ]
+                    })
+                    .collect(),
+            ),
+            "table_constraints" => (
+                &[
+                    ("constraint_catalog", Text),
+                    ("constraint_schema", Text),
+                    ("constraint_name", Text),
+                    ("table_catalog", Text),
+                    ("table_schema", Text),
+                    ("table_name", Text),
+                    ("constraint_type", Text),
+                    ("is_deferrable", Text),
+                    ("initially_deferred", Text),
+                    ("enforced", Text),
+                    ("nulls_distinct", Text),
+                ],
+                self.constraints()
+                    .into_iter()
+                    .map(|c| {
+                        vec![
+                            db(),
+                            c.schema.clone().into(),
+                            c.name.clone().into(),
+                            db(),
+                            c.schema.clone().into(),
+                            c.table.clone().into(),
+                            c.kind.into(),
+                            "NO".into(),
+                            "NO".into(),
+                            "YES".into(),
+                            if c.kind == "FOREIGN KEY" {
+                                V::N
+                            } else {
+                                "YES".into()
+                            },
+                        ]
+                    })
+                    .collect(),
+            ),
+            "key_column_usage" => (
+                &[
+                    ("constraint_catalog", Text),
+                    ("constraint_schema", Text),
+                    ("constraint_name", Text),
+                    ("table_catalog", Text),
+                    ("table_schema", Text),
+                    ("table_name", Text),
+                    ("column_name", Text),
+                    ("ordinal_position", I32),
+                    ("position_in_unique_constraint", I32),
+                ],
+                self.constraints()
+                    .into_iter()
+                    .flat_map(|c| {
+                        let db = db();
+                        c.columns
+                            .iter()
+                            .enumerate()
+                            .map(|(i, col)| {
+                                vec![
+                                    db.clone(),
+                                    c.schema.clone().into(),
+                                    c.name.clone().into(),
+                                    db.clone(),
+                                    c.schema.clone().into(),
+                                    c.table.clone().into(),
+                                    col.clone().into(),
+                                    V::I(i as i64 + 1),
+                                    if c.kind == "FOREIGN KEY" {
+                                        V::I(i as i64 + 1)
+                                    } else {
+                                        V::N
+                                    },
+                                ]
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect(),
+            ),
+            "referential_constraints" => (
+                &[
+                    ("constraint_catalog", Text),
+                    ("constraint_schema", Text),
+                    ("constraint_name", Text),
+                    ("unique_constraint_catalog", Text),
+                    ("unique_constraint_schema", Text),
+                    ("unique_constraint_name", Text),
+                    ("match_option", Text),
+                    ("update_rule", Text),
+                    ("delete_rule", Text),
+                ],
+                self.catalog
+                    .foreign_keys
+                    .iter()
+                    .filter_map(|fk| {
+                        let t = self.catalog.table_by_id(fk.table)?;
+                        let r = self.catalog.table_by_id(fk.ref_table)?;
+                        let unique = indexes(r)
+                            .into_iter()
+                            .find(|i| i.unique && i.columns == fk.ref_columns)
+                            .map(|i| i.name);
+                        let rule = |a: &str| {
+                            if a.is_empty() {
+                                "NO ACTION".to_string()
+                            } else {
+                                a.to_ascii_uppercase()
+                            }
+                        };
+                        Some(vec![
+                            db(),
+                            t.schema.as_str().into(),
+                            fk.name.as_str().into(),
+                            db(),
+                            r.schema.as_str().into(),
+                            unique.into(),
+                            "NONE".into(),
+                            rule(&fk.on_update).into(),
+                            rule(&fk.on_delete).into(),
+                        ])
+                    })
+                    .collect(),
+            ),
+            "views" => (
+                &[
+                    ("table_catalog", Text),
+                    ("table_schema", Text),
+                    ("table_name", Text),
+                    ("view_definition", Text),
+                    ("check_option", Text),
+                    ("is_updatable", Text),
+                    ("is_insertable_into", Text),
+                    ("is_trigger_updatable", Text),
+                    ("is_trigger_deletable", Text),
+                    ("is_trigger_insertable_into", Text),
+                ],
+                vec![],
+            ),
+            "sequences" => (
+                &[
+                    ("sequence_catalog", Text),
+                    ("sequence_schema", Text),
+                    ("sequence_name", Text),
+                    ("data_type", Text),
+                    ("numeric_precision", I32),
+                    ("numeric_precision_radix", I32),
+                    ("numeric_scale", I32),
+                    ("start_value", Text),
+                    ("minimum_value", Text),
+                    ("maximum_value", Text),
+                    ("increment", Text),
+                    ("cycle_option", Text),
+                ],
+                self.sequences()
+                    .iter()
+                    .map(|s| {
+                        let (dt, _, prec, radix, scale, _, _) = type_facts(&s.ty);
+                        vec![
+                            db(),
+                            s.schema.as_str().into(),
+                            s.name.as_str().into(),
+                            dt.into(),
+                            prec,
+                            radix,
+                            scale,
+                            s.start.to_string().into(),
+                            s.min.to_string().into(),
+                            s.max.to_string().into(),
+                            s.increment.to_string().into(),
+                            yes(s.cycle),
+                        ]
+                    })
+                    .collect(),
+            ),
+            _ => return None,
+        })
+    }
+
+    /// Primary keys, unique constraints and foreign keys.
+    fn constraints(&self) -> Vec<Constraint> {
+        let mut out = vec![];
+        for t in self.tables() {
+            for ix in indexes(t).into_iter().filter(|i| i.constraint) {
+                out.push(Constraint {
+                    schema: t.schema.clone(),
+                    table: t.name.clone(),
+                    name: ix.name.clone(),
+                    kind: if ix.primary { "PRIMARY KEY" } else { "UNIQUE" },
+                    columns: ix.columns.clone(),
+                });
+            }
+        }
+        for fk in &self.catalog.foreign_keys {
+            if let Some(t) = self.catalog.table_by_id(fk.table) {
+                out.push(Constraint {
+                    schema: t.schema.clone(),
+                    table: t.name.clone(),
+                    name: fk.name.clone(),
+                    kind: "FOREIGN KEY",
+                    columns: fk.columns.clone(),
+                });
+            }
+        }
+        out
+    }
+}
+
+struct Constraint {
+    schema: String,
+    table: String,
+    name: String,
+    kind: &'static str,
+    columns: Vec<String>,
+}

@@ -1,0 +1,239 @@
+//! `pg_catalog` and `information_schema`, served by every compute node
+//! from its catalog snapshot (never from a shard), so psql's `\d`, JDBC's
+//! `DatabaseMetaData`, SQLAlchemy's reflection and the drivers' type
+//! lookups see a PostgreSQL. A statement's catalog tables and catalog
+//! functions answer from the one snapshot its DataFusion context was made
+//! with, so they agree with each other and with the user tables it reads.
+//!
+//! * [`batch`]: Arrow batches of catalog rows;
+//! * [`oids`]: the OIDs Tessera's objects get, the built-in types;
+//! * [`tables`]: the `pg_catalog` tables; [`info`]: `information_schema`;
+//! * [`funcs`]: `format_type`, `pg_get_indexdef`, `pg_table_is_visible`,
+//!   the `reg*` conversions and the other functions catalog queries call.
+//!
+//! Unqualified names find `pg_catalog` tables after the session's schema
+//! (PostgreSQL searches `pg_catalog` first; a user table named like a
+//! catalog is the only case where the two differ).
+
+pub mod batch;
+pub mod funcs;
+pub mod info;
+pub mod oids;
+pub mod tables;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use datafusion::datasource::MemTable;
+use datafusion::error::Result;
+use meta::{Catalog, Role, SequenceDef, TableDef};
+
+/// `x::regclass` of a name (its OID) and of an OID (its name): the
+/// functions `plan::pgsyntax` rewrites the casts into.
+pub const REGCLASS_IN: &str = "tessera_regclass_in";
+pub const REGCLASS_OUT: &str = "tessera_regclass_out";
+pub const REGTYPE_IN: &str = "tessera_regtype_in";
+pub const REGTYPE_OUT: &str = "tessera_regtype_out";
+pub const REGNAMESPACE_OUT: &str = "tessera_regnamespace_out";
+pub const REGROLE_OUT: &str = "tessera_regrole_out";
+
+/// Server-wide settings `pg_settings` lists (session settings are read
+/// with SHOW).
+pub const SERVER_SETTINGS: &[(&str, &str)] = &[
+    ("server_version", crate::SERVER_VERSION),
+    ("server_version_num", "150000"),
+    ("server_encoding", "UTF8"),
+    ("client_encoding", "UTF8"),
+    ("lc_collate", "C.UTF-8"),
+    ("lc_ctype", "C.UTF-8"),
+    ("standard_conforming_strings", "on"),
+    ("integer_datetimes", "on"),
+    ("max_identifier_length", "63"),
+    ("block_size", "8192"),
+    ("default_transaction_isolation", "read committed"),
+    ("max_index_keys", "32"),
+];
+
+/// The catalog as one statement sees it.
+pub struct Snapshot {
+    pub catalog: Arc<Catalog>,
+    /// The schema unqualified names resolve in.
+    pub schema: String,
+    pub user: String,
+    pub database: String,
+}
+
+impl Snapshot {
+    /// Every schema, the system ones included.
+    pub fn schemas(&self) -> Vec<String> {
+        let mut v: Vec<String> = ["pg_catalog", "information_schema"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(self.catalog.schemas.iter().cloned());
+        v
+    }
+
+    /// User tables, by schema and name.
+    pub fn tables(&self) -> impl Iterator<Item = &TableDef> {
+        let mut v: Vec<&TableDef> = self.catalog.tables.values().map(|t| t.as_ref()).collect();
+        v.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
+        v.into_iter()
+    }
+
+    pub fn sequences(&self) -> Vec<&SequenceDef> {
+        let mut v: Vec<&SequenceDef> = self
+            .catalog
+            .sequences
+            .values()
+            .map(|s| s.as_ref())
+            .collect();
+        v.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
+        v
+    }
+
+    pub fn roles(&self) -> Vec<(String, Role)> {
+        let mut v: Vec<(String, Role)> = self
+            .catalog
+            .roles
+            .iter()
+            .map(|(n, r)| (n.clone(), r.clone()))
+            .collect();
+        if !self.catalog.roles.contains_key(&self.user) {
+            v.push((
+                self.user.clone(),
+                Role {
+                    superuser: true,
+                    login: true,
+                },
+            ));
+        }
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    pub fn owner_name<'a>(&'a self, t: &'a TableDef) -> &'a str {
+        self.catalog
+            .owners
+            .get(&t.id)
+            .map(|s| s.as_str())
+            .unwrap_or(&self.user)
+    }
+
+    /// An owner's role OID (`None`: the session's user).
+    pub fn owner_oid(&self, owner: Option<&str>) -> batch::V {
+        batch::V::I(oids::role(owner.unwrap_or(&self.user)))
+    }
+
+    fn mem_table(&self, t: Option<tables::Table>) -> Result<Option<Arc<dyn TableProvider>>> {
+        let Some((cols, rows)) = t else {
+            return Ok(None);
+        };
+        let b = batch::batch(cols, &rows)?;
+        Ok(Some(Arc::new(MemTable::try_new(
+            b.schema(),
+            vec![vec![b]],
+        )?)))
+    }
+}
+
+/// The session's catalog with `pg_catalog` and `information_schema`
+/// added, and `pg_catalog`'s tables found by unqualified names too.
+#[derive(Debug)]
+pub struct WithSystemSchemas {
+    pub inner: Arc<dyn CatalogProvider>,
+    pub snapshot: Arc<Snapshot>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot(v{})", self.catalog.version)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum System {
+    PgCatalog,
+    InformationSchema,
+}
+
+#[derive(Debug)]
+struct SystemSchema {
+    which: System,
+    snapshot: Arc<Snapshot>,
+}
+
+#[async_trait]
+impl SchemaProvider for SystemSchema {
+    fn table_names(&self) -> Vec<String> {
+        let names = match self.which {
+            System::PgCatalog => tables::NAMES,
+            System::InformationSchema => info::NAMES,
+        };
+        names.iter().map(|s| s.to_string()).collect()
+    }
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        let t = match self.which {
+            System::PgCatalog => self.snapshot.table(name),
+            System::InformationSchema => self.snapshot.info_table(name),
+        };
+        self.snapshot.mem_table(t)
+    }
+    fn table_exist(&self, name: &str) -> bool {
+        self.table_names().iter().any(|n| n == name)
+    }
+}
+
+/// A user schema whose unknown names are looked up in `pg_catalog`.
+#[derive(Debug)]
+struct WithCatalogFallback {
+    inner: Arc<dyn SchemaProvider>,
+    system: SystemSchema,
+}
+
+#[async_trait]
+impl SchemaProvider for WithCatalogFallback {
+    fn table_names(&self) -> Vec<String> {
+        self.inner.table_names()
+    }
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        match self.inner.table(name).await? {
+            Some(t) => Ok(Some(t)),
+            None => self.system.table(name).await,
+        }
+    }
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name) || self.system.table_exist(name)
+    }
+}
+
+impl CatalogProvider for WithSystemSchemas {
+    fn schema_names(&self) -> Vec<String> {
+        self.snapshot.schemas()
+    }
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let system = |which| SystemSchema {
+            which,
+            snapshot: self.snapshot.clone(),
+        };
+        match name {
+            "pg_catalog" => Some(Arc::new(system(System::PgCatalog))),
+            "information_schema" => Some(Arc::new(system(System::InformationSchema))),
+            _ => match self.inner.schema(name) {
+                Some(inner) => Some(Arc::new(WithCatalogFallback {
+                    inner,
+                    system: system(System::PgCatalog),
+                })),
+                // The session's schema before it is created.
+                None if name == self.snapshot.schema => Some(Arc::new(system(System::PgCatalog))),
+                None => None,
+            },
+        }
+    }
+}
+
+/// Whether a (lower-case) table name is one of `pg_catalog`'s.
+pub fn is_catalog_table(name: &str) -> bool {
+    tables::NAMES.contains(&name)
+}

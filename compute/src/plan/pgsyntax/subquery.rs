@@ -1,0 +1,389 @@
+//! Correlated scalar subqueries in shapes DataFusion 55 cannot
+//! decorrelate, or decorrelates wrongly, rewritten into equivalent ones it
+//! can (catalog queries are full of them: psql's `\d`):
+//!
+//! * a condition on outer columns only (`... AND a.atthasdef`) leaves the
+//!   subquery: `CASE WHEN cond THEN (subquery) END` (no row and a false
+//!   condition both give NULL);
+//! * an inner column of a table bound to one row by an equality with the
+//!   outer query (`t.oid = a.atttypid`) in a condition that also reads
+//!   outer columns (`a.attcollation <> t.typcollation`) is read by its own
+//!   subquery on that equality, so the condition reads outer columns only
+//!   and leaves too (a binding that is not to one row fails with 21000);
+//! * two inner columns of one name bound to the outer query (`c.oid =
+//!   a.attcollation AND t.oid = a.atttypid`) are given distinct names in
+//!   derived tables (DataFusion joins on one of them twice otherwise).
+//!
+//! Only subqueries that select one unaggregated value over plain tables
+//! are rewritten; anything else is left for DataFusion (or its guard,
+//! `crate::decorrelation`).
+
+use std::collections::{HashMap, HashSet};
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, Expr, Ident, ObjectName, Query, SetExpr, TableFactor,
+};
+
+use super::pieces::{call, unaggregated_item};
+
+/// The subquery's tables by alias; `None` when it is not plain tables.
+fn inner_tables(q: &Query) -> Option<HashMap<String, ObjectName>> {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    let mut out = HashMap::new();
+    for twj in &sel.from {
+        if !twj.joins.is_empty() {
+            return None;
+        }
+        let TableFactor::Table { name, alias, .. } = &twj.relation else {
+            return None;
+        };
+        let key = match alias {
+            Some(a) => a.name.value.to_lowercase(),
+            None => crate::plan::object_parts(name).last()?.clone(),
+        };
+        out.insert(key, name.clone());
+    }
+    Some(out)
+}
+
+/// The qualifiers of the columns `e` reads; `None` if it reads an
+/// unqualified column or holds a subquery (it cannot be classified).
+fn qualifiers(e: &Expr) -> Option<HashSet<String>> {
+    let mut out = HashSet::new();
+    let mut ok = true;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
+        match x {
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                out.insert(parts[0].value.to_lowercase());
+            }
+            Expr::Identifier(_)
+            | Expr::CompoundIdentifier(_)
+            | Expr::Subquery(_)
+            | Expr::Exists { .. }
+            | Expr::InSubquery { .. } => ok = false,
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    ok.then_some(out)
+}
+
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(*left, out);
+            conjuncts(*right, out);
+        }
+        Expr::Nested(x)
+            if matches!(
+                x.as_ref(),
+                Expr::BinaryOp {
+                    op: BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            conjuncts(*x, out)
+        }
+        other => out.push(other),
+    }
+}
+
+fn and_all(v: Vec<Expr>) -> Option<Expr> {
+    v.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    })
+}
+
+fn parse_expr(sql: &str) -> Option<Expr> {
+    datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
+        .try_with_sql(sql)
+        .ok()?
+        .parse_expr()
+        .ok()
+}
+
+/// `inner.col = outer-expr` (either way round): (alias, column, outer).
+fn binding(e: &Expr, inner: &HashMap<String, ObjectName>) -> Option<(String, String, Expr)> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Eq,
+        right,
+    } = e
+    else {
+        return None;
+    };
+    let side = |a: &Expr, b: &Expr| {
+        let Expr::CompoundIdentifier(p) = a else {
+            return None;
+        };
+        if p.len() != 2 || !inner.contains_key(&p[0].value.to_lowercase()) {
+            return None;
+        }
+        let q = qualifiers(b)?;
+        if q.is_empty() || q.iter().any(|x| inner.contains_key(x)) {
+            return None;
+        }
+        Some((
+            p[0].value.to_lowercase(),
+            p[1].value.to_lowercase(),
+            b.clone(),
+        ))
+    };
+    side(left, right).or_else(|| side(right, left))
+}
+
+/// Rewrites a scalar subquery expression in place; whether it changed.
+pub fn rewrite(e: &mut Expr) -> bool {
+    let Expr::Subquery(q) = e else {
+        return false;
+    };
+    let Some(inner) = inner_tables(q) else {
+        return false;
+    };
+    if unaggregated_item(q).is_none() {
+        return false;
+    }
+    let SetExpr::Select(sel) = q.body.as_mut() else {
+        return false;
+    };
+    let Some(selection) = sel.selection.take() else {
+        return false;
+    };
+    let mut parts = vec![];
+    conjuncts(selection, &mut parts);
+    let bindings: Vec<(String, String, Expr)> =
+        parts.iter().filter_map(|c| binding(c, &inner)).collect();
+    let is_inner = |x: &String| inner.contains_key(x);
+    let mut kept = vec![];
+    let mut hoisted = vec![];
+    for mut c in parts {
+        let Some(qs) = qualifiers(&c) else {
+            kept.push(c);
+            continue;
+        };
+        if qs.is_empty() || qs.iter().all(is_inner) || binding(&c, &inner).is_some() {
+            kept.push(c);
+            continue;
+        }
+        if !qs.iter().any(is_inner) {
+            hoisted.push(c);
+            continue;
+        }
+        // Mixed: each inner column read through its table's binding.
+        let mut all_bound = true;
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(&mut c, |x| {
+            if let Expr::CompoundIdentifier(p) = x {
+                let alias = p[0].value.to_lowercase();
+                if let Some(table) = inner.get(&alias) {
+                    let col = &p[1];
+                    let found = bindings.iter().find(|(a, _, _)| *a == alias).and_then(
+                        |(_, k, outer)| {
+                            parse_expr(&format!(
+                                "(SELECT {} FROM {table} AS \"__bound\" WHERE \"__bound\".{} = {outer})",
+                                call(crate::onerow::NAME, vec![Expr::CompoundIdentifier(vec![
+                                    Ident::with_quote('"', "__bound"),
+                                    col.clone()
+                                ])]),
+                                Ident::with_quote('"', k.as_str()),
+                            ))
+                        },
+                    );
+                    match found {
+                        Some(sub) => *x = sub,
+                        None => all_bound = false,
+                    }
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        if all_bound {
+            hoisted.push(c);
+        } else {
+            return false;
+        }
+    }
+    // Inner columns of one name bound to the outer query: renamed.
+    let mut by_name: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for (a, k, _) in &bindings {
+        by_name.entry(k.as_str()).or_default().insert(a.as_str());
+    }
+    let clashing: HashSet<(String, String)> = bindings
+        .iter()
+        .filter(|(_, k, _)| by_name.get(k.as_str()).is_some_and(|s| s.len() > 1))
+        .map(|(a, k, _)| (a.clone(), k.clone()))
+        .collect();
+    for twj in &mut sel.from {
+        let TableFactor::Table { name, alias, .. } = &twj.relation else {
+            continue;
+        };
+        let a = match alias {
+            Some(a) => a.name.value.to_lowercase(),
+            None => crate::plan::object_parts(name)
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let cols: Vec<&String> = clashing
+            .iter()
+            .filter(|(x, _)| *x == a)
+            .map(|(_, k)| k)
+            .collect();
+        if cols.is_empty() {
+            continue;
+        }
+        let extra: Vec<String> = cols
+            .iter()
+            .map(|k| format!("{} AS \"__{a}_{k}\"", Ident::with_quote('"', k.as_str())))
+            .collect();
+        let sql = format!(
+            "SELECT * FROM (SELECT *, {} FROM {name}) AS {}",
+            extra.join(", "),
+            Ident::with_quote('"', a.as_str())
+        );
+        let Ok(mut parsed) = datafusion::sql::sqlparser::parser::Parser::parse_sql(
+            &crate::dialect::TesseraDialect,
+            &sql,
+        ) else {
+            return false;
+        };
+        let Some(datafusion::sql::sqlparser::ast::Statement::Query(pq)) = parsed.pop() else {
+            return false;
+        };
+        let SetExpr::Select(ps) = *pq.body else {
+            return false;
+        };
+        let Some(f) = ps.from.into_iter().next() else {
+            return false;
+        };
+        twj.relation = f.relation;
+    }
+    for c in &mut kept {
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(c, |x| {
+            if let Expr::CompoundIdentifier(p) = x {
+                if p.len() == 2 {
+                    let a = p[0].value.to_lowercase();
+                    let k = p[1].value.to_lowercase();
+                    if clashing.contains(&(a.clone(), k.clone())) {
+                        p[1] = Ident::with_quote('"', format!("__{a}_{k}"));
+                    }
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    let changed = !hoisted.is_empty() || !clashing.is_empty();
+    sel.selection = and_all(kept);
+    if !changed {
+        return false;
+    }
+    if let Some(item) = unaggregated_item(q) {
+        let x = std::mem::replace(
+            item,
+            Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
+        );
+        *item = call(crate::onerow::NAME, vec![x]);
+    }
+    if let Some(cond) = and_all(hoisted) {
+        let sub = std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
+        *e = Expr::Case {
+            case_token:
+                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            end_token:
+                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            operand: None,
+            conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
+                condition: cond,
+                result: sub,
+            }],
+            else_result: None,
+        };
+    }
+    true
+}
+
+/// `pg_catalog` tables that never hold a row in Tessera.
+const EMPTY_CATALOGS: &[&str] = &[
+    "pg_policy",
+    "pg_trigger",
+    "pg_inherits",
+    "pg_partitioned_table",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_rewrite",
+    "pg_enum",
+    "pg_opclass",
+    "pg_range",
+    "pg_foreign_table",
+    "pg_event_trigger",
+    "pg_auth_members",
+];
+
+/// A SELECT that reads (or inner-joins) a `pg_catalog` table that is
+/// always empty never
+/// evaluates its select list: subqueries there (psql's, correlated in
+/// ways DataFusion cannot plan) become NULL. Whether it changed.
+pub fn over_empty_catalog(q: &mut Query) -> bool {
+    over_empty_catalog_in(q.body.as_mut())
+}
+
+fn over_empty_catalog_in(body: &mut SetExpr) -> bool {
+    let sel = match body {
+        SetExpr::Select(sel) => sel,
+        SetExpr::SetOperation { left, right, .. } => {
+            let l = over_empty_catalog_in(left);
+            return over_empty_catalog_in(right) || l;
+        }
+        _ => return false,
+    };
+    let is_empty = |f: &TableFactor| match f {
+        TableFactor::Table { name, .. } => matches!(
+            crate::plan::object_parts(name).as_slice(),
+            [s, t] if s == "pg_catalog" && EMPTY_CATALOGS.contains(&t.as_str())
+        ),
+        _ => false,
+    };
+    // An empty table in the FROM list or inner-joined: no rows.
+    let empty = sel.from.iter().any(|twj| {
+        is_empty(&twj.relation)
+            || twj.joins.iter().any(|j| {
+                matches!(
+                    j.join_operator,
+                    datafusion::sql::sqlparser::ast::JoinOperator::Join(_)
+                        | datafusion::sql::sqlparser::ast::JoinOperator::Inner(_)
+                ) && is_empty(&j.relation)
+            })
+    });
+    if !empty {
+        return false;
+    }
+    let mut changed = false;
+    for item in &mut sel.projection {
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(item, |x| {
+            let sub = match x {
+                Expr::Subquery(_) => true,
+                Expr::Function(f) => matches!(
+                    f.args,
+                    datafusion::sql::sqlparser::ast::FunctionArguments::Subquery(_)
+                ),
+                _ => false,
+            };
+            if sub {
+                *x = Expr::value(datafusion::sql::sqlparser::ast::Value::Null);
+                changed = true;
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    changed
+}
