@@ -26,6 +26,13 @@ struct CatalogFn {
     signature: Signature,
     snapshot: Arc<Snapshot>,
     body: Body,
+    /// The result type and body when the first argument is text (`'t'::regclass`
+    /// is an OID, `oid::regclass` a name).
+    text_arg: Option<(DataType, Body)>,
+}
+
+fn is_text_type(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
 impl std::fmt::Debug for CatalogFn {
@@ -52,10 +59,17 @@ impl ScalarUDFImpl for CatalogFn {
     fn signature(&self) -> &Signature {
         &self.signature
     }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(self.ret.clone())
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(match (&self.text_arg, args.first()) {
+            (Some((t, _)), Some(a)) if is_text_type(a) => t.clone(),
+            _ => self.ret.clone(),
+        })
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let (ret, body) = match (&self.text_arg, args.args.first()) {
+            (Some((t, b)), Some(a)) if is_text_type(&a.data_type()) => (t, b),
+            _ => (&self.ret, &self.body),
+        };
         let scalar = args
             .args
             .iter()
@@ -69,20 +83,20 @@ impl ScalarUDFImpl for CatalogFn {
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, i))
                 .collect::<Result<Vec<_>>>()?;
-            let v = (self.body)(&self.snapshot, &vals)?;
+            let v = body(&self.snapshot, &vals)?;
             out.push(if v.is_null() {
-                ScalarValue::try_from(&self.ret)?
+                ScalarValue::try_from(ret)?
             } else {
                 v
             });
         }
         if scalar {
             Ok(ColumnarValue::Scalar(
-                out.pop().unwrap_or(ScalarValue::try_from(&self.ret)?),
+                out.pop().unwrap_or(ScalarValue::try_from(ret)?),
             ))
         } else if out.is_empty() {
             Ok(ColumnarValue::Array(
-                datafusion::arrow::array::new_empty_array(&self.ret),
+                datafusion::arrow::array::new_empty_array(ret),
             ))
         } else {
             Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
@@ -116,6 +130,43 @@ fn text(v: Option<&ScalarValue>) -> Option<String> {
         | ScalarValue::LargeUtf8(Some(s))
         | ScalarValue::Utf8View(Some(s)) => Some(s.clone()),
         other => Some(other.to_string()),
+    }
+}
+
+/// The number of elements of a one-row list value.
+fn list_len(v: Option<&ScalarValue>) -> Option<usize> {
+    use datafusion::arrow::array::Array;
+    match v? {
+        ScalarValue::List(l) if !l.is_null(0) => Some(l.value(0).len()),
+        ScalarValue::LargeList(l) if !l.is_null(0) => Some(l.value(0).len()),
+        _ => None,
+    }
+}
+
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+/// A value as `json_build_object` writes it.
+fn json_value(v: &ScalarValue) -> String {
+    if v.is_null() {
+        return "null".into();
+    }
+    match v {
+        ScalarValue::Boolean(Some(b)) => b.to_string(),
+        ScalarValue::Int8(_)
+        | ScalarValue::Int16(_)
+        | ScalarValue::Int32(_)
+        | ScalarValue::Int64(_)
+        | ScalarValue::UInt8(_)
+        | ScalarValue::UInt16(_)
+        | ScalarValue::UInt32(_)
+        | ScalarValue::UInt64(_)
+        | ScalarValue::Float32(_)
+        | ScalarValue::Float64(_)
+        | ScalarValue::Decimal128(..) => v.to_string(),
+        other => json_string(&text(Some(other)).unwrap_or_default()),
     }
 }
 
@@ -282,6 +333,12 @@ impl Snapshot {
 
     /// The schema and name of a relation OID.
     pub fn relation(&self, oid: i64) -> Option<(String, String)> {
+        if let Some(n) = super::tables::NAMES
+            .iter()
+            .find(|n| oids::catalog_relation(n) == Some(oid))
+        {
+            return Some(("pg_catalog".into(), n.to_string()));
+        }
         for t in self.tables() {
             if oids::table(t.id) == oid {
                 return Some((t.schema.clone(), t.name.clone()));
@@ -308,6 +365,15 @@ impl Snapshot {
             Some(s) => vec![s.clone()],
             None => vec![self.schema.clone()],
         };
+        let system = || {
+            super::tables::NAMES
+                .contains(&rel.as_str())
+                .then(|| oids::catalog_relation(&rel))
+                .flatten()
+        };
+        if schema.as_deref() == Some("pg_catalog") {
+            return system();
+        }
         for t in self.tables() {
             if !schemas.contains(&t.schema) {
                 continue;
@@ -323,6 +389,7 @@ impl Snapshot {
             .iter()
             .find(|s| schemas.contains(&s.schema) && s.name == rel)
             .map(|s| oids::sequence(s.id))
+            .or_else(|| if schema.is_none() { system() } else { None })
     }
 
     fn visible(&self, oid: i64) -> bool {
@@ -401,8 +468,20 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             signature: Signature::variadic_any(Volatility::Stable),
             snapshot: snapshot.clone(),
             body,
+            text_arg: None,
         }));
     };
+    let dual =
+        |name: &'static str, ret: DataType, body: Body, text_ret: DataType, text_body: Body| {
+            ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
+                name,
+                ret,
+                signature: Signature::variadic_any(Volatility::Stable),
+                snapshot: snapshot.clone(),
+                body,
+                text_arg: Some((text_ret, text_body)),
+            }));
+        };
     use DataType::{Boolean, Int64, Utf8};
     f(
         "format_type",
@@ -564,52 +643,39 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ))
         }),
     );
-    // `'t'::regclass` and `oid::regclass` (see `plan::pgsyntax`).
-    f(
-        super::REGCLASS_IN,
-        Int64,
-        Arc::new(|sn, a| match text(a.first()) {
-            None => Ok(ScalarValue::Int64(None)),
-            Some(n) => match n.parse::<i64>() {
-                Ok(oid) => Ok(ScalarValue::Int64(Some(oid))),
-                Err(_) => sn
-                    .relation_oid(&n)
-                    .map(|o| ScalarValue::Int64(Some(o)))
-                    .ok_or_else(|| undefined("relation", &n)),
-            },
-        }),
-    );
-    f(
-        super::REGCLASS_OUT,
-        Utf8,
-        Arc::new(|sn, a| {
-            Ok(s(int(a.first()).map(|oid| match sn.relation(oid) {
-                Some((schema, name)) if schema == sn.schema => quote(&name),
-                Some((schema, name)) => format!("{}.{}", quote(&schema), quote(&name)),
-                None => oid.to_string(),
-            })))
-        }),
-    );
-    f(
-        super::REGTYPE_IN,
-        Int64,
-        Arc::new(|sn, a| match text(a.first()) {
-            None => Ok(ScalarValue::Int64(None)),
-            Some(n) => sn
-                .type_oid(&n)
+    // `'t'::regclass` is an OID, `oid::regclass` a name (see
+    // `plan::pgsyntax::catalog`); likewise regtype.
+    let regclass_in: Body = Arc::new(|sn, a| match text(a.first()) {
+        None => Ok(ScalarValue::Int64(None)),
+        Some(n) => match n.parse::<i64>() {
+            Ok(oid) => Ok(ScalarValue::Int64(Some(oid))),
+            Err(_) => sn
+                .relation_oid(&n)
                 .map(|o| ScalarValue::Int64(Some(o)))
-                .ok_or_else(|| undefined("type", &n)),
-        }),
-    );
-    f(
-        super::REGTYPE_OUT,
-        Utf8,
-        Arc::new(|_, a| {
-            Ok(s(int(a.first()).map(|oid| {
-                oids::format_type(oid, None).unwrap_or_else(|| oid.to_string())
-            })))
-        }),
-    );
+                .ok_or_else(|| undefined("relation", &n)),
+        },
+    });
+    let regclass_out: Body = Arc::new(|sn, a| {
+        Ok(s(int(a.first()).map(|oid| match sn.relation(oid) {
+            Some((schema, name)) if schema == sn.schema || schema == "pg_catalog" => quote(&name),
+            Some((schema, name)) => format!("{}.{}", quote(&schema), quote(&name)),
+            None => oid.to_string(),
+        })))
+    });
+    dual(super::REGCLASS, Utf8, regclass_out, Int64, regclass_in);
+    let regtype_in: Body = Arc::new(|sn, a| match text(a.first()) {
+        None => Ok(ScalarValue::Int64(None)),
+        Some(n) => sn
+            .type_oid(&n)
+            .map(|o| ScalarValue::Int64(Some(o)))
+            .ok_or_else(|| undefined("type", &n)),
+    });
+    let regtype_out: Body = Arc::new(|_, a| {
+        Ok(s(int(a.first()).map(|oid| {
+            oids::format_type(oid, None).unwrap_or_else(|| oid.to_string())
+        })))
+    });
+    dual(super::REGTYPE, Utf8, regtype_out, Int64, regtype_in);
     f(
         super::REGNAMESPACE_OUT,
         Utf8,
@@ -639,6 +705,72 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
         "quote_ident",
         Utf8,
         Arc::new(|_, a| Ok(s(text(a.first()).map(|n| quote(&n))))),
+    );
+    f(
+        "json_build_object",
+        Utf8,
+        Arc::new(|_, a| {
+            if a.len() % 2 != 0 {
+                return Err(DataFusionError::External(Box::new(common::Error::Sql {
+                    state: common::SqlState("22023"),
+                    message: "argument list must have even number of elements".into(),
+                })));
+            }
+            let items: Vec<String> = a
+                .chunks(2)
+                .map(|kv| {
+                    format!(
+                        "{} : {}",
+                        json_string(&text(kv.first()).unwrap_or_default()),
+                        json_value(&kv[1])
+                    )
+                })
+                .collect();
+            Ok(s(Some(format!("{{{}}}", items.join(", ")))))
+        }),
+    );
+    // `generate_subscripts(a, 1)` in a select list is
+    // `unnest(tessera_subscripts(a, 1))` (see `plan::pgsyntax::catalog`).
+    f(
+        super::SUBSCRIPTS,
+        DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
+        Arc::new(|_, a| {
+            let n = match (list_len(a.first()), int(a.get(1))) {
+                (Some(n), Some(1)) => n,
+                _ => 0,
+            };
+            let v: Vec<ScalarValue> = (1..=n as i32)
+                .map(|i| ScalarValue::Int32(Some(i)))
+                .collect();
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                &v,
+                &DataType::Int32,
+            )))
+        }),
+    );
+    f(
+        "array_upper",
+        DataType::Int32,
+        Arc::new(|_, a| {
+            Ok(ScalarValue::Int32(
+                match (list_len(a.first()), int(a.get(1))) {
+                    (Some(n), Some(1)) if n > 0 => Some(n as i32),
+                    _ => None,
+                },
+            ))
+        }),
+    );
+    f(
+        "array_lower",
+        DataType::Int32,
+        Arc::new(|_, a| {
+            Ok(ScalarValue::Int32(
+                match (list_len(a.first()), int(a.get(1))) {
+                    (Some(n), Some(1)) if n > 0 => Some(1),
+                    _ => None,
+                },
+            ))
+        }),
     );
     f(
         "pg_relation_is_publishable",

@@ -29,12 +29,12 @@ use datafusion::datasource::MemTable;
 use datafusion::error::Result;
 use meta::{Catalog, Role, SequenceDef, TableDef};
 
-/// `x::regclass` of a name (its OID) and of an OID (its name): the
-/// functions `plan::pgsyntax` rewrites the casts into.
-pub const REGCLASS_IN: &str = "tessera_regclass_in";
-pub const REGCLASS_OUT: &str = "tessera_regclass_out";
-pub const REGTYPE_IN: &str = "tessera_regtype_in";
-pub const REGTYPE_OUT: &str = "tessera_regtype_out";
+/// `x::regclass` of text (its OID) and of an OID (its name), likewise
+/// `regtype`: the functions `plan::pgsyntax` rewrites the casts into.
+pub const REGCLASS: &str = "tessera_regclass";
+pub const REGTYPE: &str = "tessera_regtype";
+/// The subscripts of an array's first dimension, as a list.
+pub const SUBSCRIPTS: &str = "tessera_subscripts";
 pub const REGNAMESPACE_OUT: &str = "tessera_regnamespace_out";
 pub const REGROLE_OUT: &str = "tessera_regrole_out";
 

@@ -25,6 +25,51 @@ pub const PG_CLASS: i64 = 1259;
 pub const PG_NAMESPACE: i64 = 2615;
 pub const PG_CONSTRAINT: i64 = 2606;
 
+/// A `pg_catalog` table's or view's OID: PostgreSQL's for the catalogs,
+/// a fixed one below 16384 for the views.
+pub fn catalog_relation(name: &str) -> Option<i64> {
+    Some(match name {
+        "pg_class" => PG_CLASS,
+        "pg_type" => 1247,
+        "pg_attribute" => 1249,
+        "pg_proc" => 1255,
+        "pg_namespace" => PG_NAMESPACE,
+        "pg_database" => 1262,
+        "pg_authid" => 1260,
+        "pg_auth_members" => 1261,
+        "pg_constraint" => PG_CONSTRAINT,
+        "pg_description" => 2609,
+        "pg_shdescription" => 2396,
+        "pg_index" => 2610,
+        "pg_am" => 2601,
+        "pg_attrdef" => 2604,
+        "pg_trigger" => 2620,
+        "pg_rewrite" => 2618,
+        "pg_inherits" => 2611,
+        "pg_sequence" => 2224,
+        "pg_collation" => 3456,
+        "pg_tablespace" => 1213,
+        "pg_depend" => 2608,
+        "pg_extension" => 3079,
+        "pg_enum" => 3501,
+        "pg_opclass" => 2616,
+        "pg_range" => 3541,
+        "pg_policy" => 3256,
+        "pg_statistic_ext" => 3381,
+        "pg_publication" => 6104,
+        "pg_publication_rel" => 6106,
+        "pg_publication_namespace" => 6237,
+        "pg_foreign_table" => 3118,
+        "pg_language" => 2612,
+        "pg_event_trigger" => 3466,
+        "pg_partitioned_table" => 3350,
+        other => {
+            let i = super::tables::NAMES.iter().position(|n| *n == other)?;
+            12_000 + i as i64
+        }
+    })
+}
+
 const TABLE_BASE: i64 = 100_000;
 /// Relation OIDs per table: the table, then its indexes (primary key
 /// first).

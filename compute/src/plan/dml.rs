@@ -65,18 +65,14 @@ impl Planner<'_> {
             }
             column_map[i] = Some(j);
         }
-        let returning = match &ins.returning {
+        let named = match &ins.returning {
             None => vec![],
             Some(items) => returning_columns(&table, items)?,
         };
-        let fields: Vec<(String, Type)> = returning
-            .iter()
-            .map(|i| {
-                (
-                    table.columns[*i].name.clone(),
-                    pg_type(&table.columns[*i].ty),
-                )
-            })
+        let returning: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
+        let fields: Vec<(String, Type)> = named
+            .into_iter()
+            .map(|(i, name)| (name, pg_type(&table.columns[i].ty)))
             .collect();
         let SetExpr::Values(values) = source.body.as_ref() else {
             // INSERT ... SELECT: the query runs when the statement does.
@@ -482,18 +478,46 @@ pub(crate) fn check_columns(e: &Expr, table: &TableDef) -> Result<()> {
     }
 }
 
-pub(crate) fn returning_columns(table: &TableDef, items: &[SelectItem]) -> Result<Vec<usize>> {
+/// RETURNING items: table columns, plain or qualified by the table's
+/// name, with their output names (an alias, else the column's name).
+pub(crate) fn returning_columns(
+    table: &TableDef,
+    items: &[SelectItem],
+) -> Result<Vec<(usize, String)>> {
+    let column = |e: &Expr| -> Result<Option<usize>> {
+        let name = match e {
+            Expr::Identifier(i) => normalize_ident(i),
+            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                if normalize_ident(&parts[parts.len() - 2]) != table.name {
+                    return Ok(None);
+                }
+                normalize_ident(&parts[parts.len() - 1])
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(
+            table
+                .column_index(&name)
+                .ok_or(Error::ColumnNotFound { name })?,
+        ))
+    };
     let mut out = vec![];
     for item in items {
         match item {
-            SelectItem::Wildcard(_) => out.extend(0..table.columns.len()),
-            SelectItem::UnnamedExpr(Expr::Identifier(i)) => {
-                let n = normalize_ident(i);
-                out.push(
-                    table
-                        .column_index(&n)
-                        .ok_or(Error::ColumnNotFound { name: n })?,
-                );
+            SelectItem::Wildcard(_) => {
+                out.extend((0..table.columns.len()).map(|i| (i, table.columns[i].name.clone())))
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let Some(i) = column(e)? else {
+                    return Err(Error::unsupported(
+                        "RETURNING expressions other than columns",
+                    ));
+                };
+                let name = match item {
+                    SelectItem::ExprWithAlias { alias, .. } => normalize_ident(alias),
+                    _ => table.columns[i].name.clone(),
+                };
+                out.push((i, name));
             }
             _ => {
                 return Err(Error::unsupported(

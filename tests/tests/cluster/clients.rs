@@ -145,9 +145,9 @@ pub(crate) async fn psql_copy(cluster: &TestCluster) {
     );
     let expected = " k | id |  d   | n_null | b_null | length \n\
                      ---+----+------+--------+--------+--------\n\
-                     \x20 1 |  1 | dflt | t      | f      |      9\n\
-                     \x20 2 |  2 | dflt | t      | t      |      5\n\
-                     \x20 3 |  3 | dflt | t      | f      |      0\n\
+                     \x201 |  1 | dflt | t      | f      |      9\n\
+                     \x202 |  2 | dflt | t      | t      |      5\n\
+                     \x203 |  3 | dflt | t      | f      |      0\n\
                      (3 rows)\n";
     assert!(out.contains(expected), "{out}");
     assert_eq!(
@@ -207,4 +207,64 @@ pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
     ] {
         assert!(out.contains(expected), "expected\n{expected}\nin\n{out}");
     }
+}
+
+/// psycopg 2 (autocommit off: DDL in a block), psycopg 3 (server-side
+/// prepared statements run many times) and SQLAlchemy 2 (create_all,
+/// reflection of columns and keys, ORM inserts with SERIAL ids, drop_all):
+/// `tests/clients/drivers.py`.
+pub(crate) async fn python_drivers(cluster: &TestCluster) {
+    let n = &cluster.role("compute")[0];
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/drivers.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["127.0.0.1", &n.port.to_string(), &n.user, &n.password])
+        .output()
+        .expect("python3 runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "driver checks failed:\n{text}");
+    assert!(text.contains("all driver checks passed"), "{text}");
+}
+
+/// pgjdbc: batches, generated keys, `DatabaseMetaData.getTables` and
+/// `getColumns`, a fetch size: `tests/clients/Jdbc.java`, compiled here.
+pub(crate) async fn jdbc(cluster: &TestCluster) {
+    let n = &cluster.role("compute")[0];
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/Jdbc.java");
+    let dir = std::env::temp_dir().join(format!("tessera-jdbc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let javac = std::process::Command::new("javac")
+        .arg("-d")
+        .arg(&dir)
+        .arg(&src)
+        .output()
+        .expect("javac runs (default-jdk-headless)");
+    assert!(
+        javac.status.success(),
+        "{}",
+        String::from_utf8_lossy(&javac.stderr)
+    );
+    let out = std::process::Command::new("java")
+        .arg("-cp")
+        .arg(format!("/usr/share/java/postgresql.jar:{}", dir.display()))
+        .arg("Jdbc")
+        .arg(format!(
+            "jdbc:postgresql://127.0.0.1:{}/tessera?loggerLevel=OFF",
+            n.port
+        ))
+        .args([&n.user, &n.password])
+        .output()
+        .expect("java runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "JDBC checks failed:\n{text}");
+    assert!(text.contains("all JDBC checks passed"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -84,6 +84,8 @@ async fn cluster_suite() {
     step!("pgbench", pgbench(&cluster).await);
     step!("psql_copy", psql_copy(&cluster).await);
     step!("psql_meta_commands", psql_meta_commands(&cluster).await);
+    step!("python_drivers", python_drivers(&cluster).await);
+    step!("jdbc", jdbc(&cluster).await);
     step!(
         "ddl_with_a_shard_down",
         ddl_with_a_shard_down(&cluster).await

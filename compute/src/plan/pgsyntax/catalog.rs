@@ -9,18 +9,12 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::pieces::call;
-use crate::pgcatalog::{
-    REGCLASS_IN, REGCLASS_OUT, REGNAMESPACE_OUT, REGROLE_OUT, REGTYPE_IN, REGTYPE_OUT,
-};
+use crate::pgcatalog::{REGCLASS, REGNAMESPACE_OUT, REGROLE_OUT, REGTYPE};
 
 /// A type name without `pg_catalog.` and quotes, in lower case.
 fn type_word(t: &DataType) -> String {
     let s = t.to_string().to_ascii_lowercase().replace('"', "");
     s.strip_prefix("pg_catalog.").unwrap_or(&s).to_string()
-}
-
-fn is_string(e: &Expr) -> bool {
-    matches!(e, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
 }
 
 fn cast(e: Expr, t: DataType) -> Expr {
@@ -140,6 +134,33 @@ pub fn rewrite(e: &mut Expr) -> bool {
                 None => false,
             }
         }
+        // A set-returning function of a select list: zipped with the
+        // others there, as unnest is.
+        Expr::Function(f)
+            if crate::plan::object_parts(&f.name)
+                .last()
+                .map(String::as_str)
+                == Some("generate_subscripts") =>
+        {
+            let FunctionArguments::List(list) = &f.args else {
+                return false;
+            };
+            let args: Vec<Expr> = list
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                        datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(x),
+                    ) => Some(x.clone()),
+                    _ => None,
+                })
+                .collect();
+            if args.len() != 2 {
+                return false;
+            }
+            *e = call("unnest", vec![call(crate::pgcatalog::SUBSCRIPTS, args)]);
+            true
+        }
         Expr::Function(f) => {
             if f.name.0.len() == 2
                 && matches!(&f.name.0[0], ObjectNamePart::Identifier(i) if i.value.eq_ignore_ascii_case("pg_catalog"))
@@ -207,7 +228,6 @@ pub fn rewrite(e: &mut Expr) -> bool {
             format: None,
         } => {
             let word = type_word(data_type);
-            let lit = is_string(expr);
             let handled = matches!(
                 word.as_str(),
                 "regclass"
@@ -231,10 +251,8 @@ pub fn rewrite(e: &mut Expr) -> bool {
             }
             let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
             let new = match word.as_str() {
-                "regclass" if lit => call(REGCLASS_IN, vec![x]),
-                "regclass" => call(REGCLASS_OUT, vec![x]),
-                "regtype" if lit => call(REGTYPE_IN, vec![x]),
-                "regtype" => call(REGTYPE_OUT, vec![x]),
+                "regclass" => call(REGCLASS, vec![x]),
+                "regtype" => call(REGTYPE, vec![x]),
                 "regnamespace" => call(REGNAMESPACE_OUT, vec![x]),
                 "regrole" => call(REGROLE_OUT, vec![x]),
                 // A function's name: `pg_proc` holds names, not OIDs.
@@ -273,12 +291,12 @@ mod tests {
         );
         assert!(s.contains("c.relname ~ '^(t)$'"), "{s}");
         assert!(s.contains("AND pg_table_is_visible(c.oid)"), "{s}");
-        assert!(s.contains("tessera_regclass_in('t')"), "{s}");
+        assert!(s.contains("tessera_regclass('t')"), "{s}");
         let s = rewritten(
             "SELECT c.reloftype::pg_catalog.regtype::pg_catalog.text, 'x'::name FROM pg_class c",
         );
         assert!(
-            s.contains("CAST(tessera_regtype_out(c.reloftype) AS TEXT)"),
+            s.contains("CAST(tessera_regtype(c.reloftype) AS TEXT)"),
             "{s}"
         );
         assert!(s.contains("CAST('x' AS TEXT)"), "{s}");

@@ -55,8 +55,9 @@ fn qualifiers(e: &Expr) -> Option<HashSet<String>> {
     let mut ok = true;
     let _ = datafusion::sql::sqlparser::ast::visit_expressions(e, |x| {
         match x {
-            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-                out.insert(parts[0].value.to_lowercase());
+            // `t.c`, or `pg_catalog.t.c`: the table's name qualifies.
+            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                out.insert(parts[parts.len() - 2].value.to_lowercase());
             }
             Expr::Identifier(_)
             | Expr::CompoundIdentifier(_)
@@ -125,7 +126,8 @@ fn binding(e: &Expr, inner: &HashMap<String, ObjectName>) -> Option<(String, Str
         let Expr::CompoundIdentifier(p) = a else {
             return None;
         };
-        if p.len() != 2 || !inner.contains_key(&p[0].value.to_lowercase()) {
+        let n = p.len();
+        if n < 2 || !inner.contains_key(&p[n - 2].value.to_lowercase()) {
             return None;
         }
         let q = qualifiers(b)?;
@@ -155,7 +157,8 @@ pub fn rewrite(e: &mut Expr) -> bool {
     let SetExpr::Select(sel) = q.body.as_mut() else {
         return false;
     };
-    let Some(selection) = sel.selection.take() else {
+    // A copy: every early return leaves the subquery as it was.
+    let Some(selection) = sel.selection.clone() else {
         return false;
     };
     let mut parts = vec![];
@@ -182,9 +185,9 @@ pub fn rewrite(e: &mut Expr) -> bool {
         let mut all_bound = true;
         let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(&mut c, |x| {
             if let Expr::CompoundIdentifier(p) = x {
-                let alias = p[0].value.to_lowercase();
+                let alias = p[p.len() - 2].value.to_lowercase();
                 if let Some(table) = inner.get(&alias) {
-                    let col = &p[1];
+                    let col = &p[p.len() - 1];
                     let found = bindings.iter().find(|(a, _, _)| *a == alias).and_then(
                         |(_, k, outer)| {
                             parse_expr(&format!(
@@ -216,9 +219,20 @@ pub fn rewrite(e: &mut Expr) -> bool {
     for (a, k, _) in &bindings {
         by_name.entry(k.as_str()).or_default().insert(a.as_str());
     }
+    // (Tables with an alias only: a derived table is named by it.)
+    let aliased: HashSet<String> = sel
+        .from
+        .iter()
+        .filter_map(|t| match &t.relation {
+            TableFactor::Table { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
+            _ => None,
+        })
+        .collect();
     let clashing: HashSet<(String, String)> = bindings
         .iter()
-        .filter(|(_, k, _)| by_name.get(k.as_str()).is_some_and(|s| s.len() > 1))
+        .filter(|(a, k, _)| {
+            aliased.contains(a) && by_name.get(k.as_str()).is_some_and(|s| s.len() > 1)
+        })
         .map(|(a, k, _)| (a.clone(), k.clone()))
         .collect();
     for twj in &mut sel.from {
@@ -269,23 +283,39 @@ pub fn rewrite(e: &mut Expr) -> bool {
     for c in &mut kept {
         let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(c, |x| {
             if let Expr::CompoundIdentifier(p) = x {
-                if p.len() == 2 {
-                    let a = p[0].value.to_lowercase();
-                    let k = p[1].value.to_lowercase();
+                let n = p.len();
+                if n >= 2 {
+                    let a = p[n - 2].value.to_lowercase();
+                    let k = p[n - 1].value.to_lowercase();
                     if clashing.contains(&(a.clone(), k.clone())) {
-                        p[1] = Ident::with_quote('"', format!("__{a}_{k}"));
+                        // The derived table is named after the alias.
+                        *p = vec![
+                            Ident::with_quote('"', a.as_str()),
+                            Ident::with_quote('"', format!("__{a}_{k}")),
+                        ];
                     }
                 }
             }
             std::ops::ControlFlow::<()>::Continue(())
         });
     }
-    let changed = !hoisted.is_empty() || !clashing.is_empty();
     sel.selection = and_all(kept);
+    // Outer columns in the select list (DataFusion decorrelates none):
+    // each inner column read by its own copy of the subquery, the value
+    // made only when the subquery has a row.
+    let outer_in_item = unaggregated_item(q)
+        .and_then(|item| qualifiers(item))
+        .is_some_and(|qs| qs.iter().any(|x| !inner.contains_key(x)));
+    let changed = !hoisted.is_empty() || !clashing.is_empty() || outer_in_item;
     if !changed {
         return false;
     }
-    if let Some(item) = unaggregated_item(q) {
+    if outer_in_item {
+        let Some(value) = outer_item(q, &inner) else {
+            return false;
+        };
+        *e = value;
+    } else if let Some(item) = unaggregated_item(q) {
         let x = std::mem::replace(
             item,
             Expr::value(datafusion::sql::sqlparser::ast::Value::Null),
@@ -308,6 +338,54 @@ pub fn rewrite(e: &mut Expr) -> bool {
         };
     }
     true
+}
+
+/// `(SELECT g(o, i1, i2) FROM F WHERE P)` with outer columns `o` as
+/// `CASE WHEN (SELECT count(*) FROM F WHERE P) > 0 THEN g(o, (SELECT
+/// pg_one_row(i1) FROM F WHERE P), ...) END`: the same value, NULL without
+/// a row, 21000 with more than one.
+fn outer_item(q: &mut Query, inner: &HashMap<String, ObjectName>) -> Option<Expr> {
+    let item = unaggregated_item(q)?.clone();
+    let copy_with = |projection: Expr| {
+        let mut c = q.clone();
+        if let SetExpr::Select(sel) = c.body.as_mut() {
+            sel.projection = vec![datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(
+                projection,
+            )];
+        }
+        Expr::Subquery(Box::new(c))
+    };
+    let mut value = item;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(&mut value, |x| {
+        if let Expr::CompoundIdentifier(p) = x {
+            if p.len() >= 2 && inner.contains_key(&p[p.len() - 2].value.to_lowercase()) {
+                let col =
+                    std::mem::replace(x, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
+                *x = copy_with(call(crate::onerow::NAME, vec![col]));
+                return std::ops::ControlFlow::<()>::Continue(());
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let count = copy_with(parse_expr("count(*)")?);
+    Some(Expr::Case {
+        case_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(
+        ),
+        end_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
+            condition: Expr::BinaryOp {
+                left: Box::new(count),
+                op: BinaryOperator::Gt,
+                right: Box::new(Expr::value(datafusion::sql::sqlparser::ast::Value::Number(
+                    "0".into(),
+                    false,
+                ))),
+            },
+            result: value,
+        }],
+        else_result: None,
+    })
 }
 
 /// `pg_catalog` tables that never hold a row in Tessera.
@@ -386,4 +464,39 @@ fn over_empty_catalog_in(body: &mut SetExpr) -> bool {
         });
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewritten(sql: &str) -> String {
+        let stmt = crate::parse::parse_sql(sql).unwrap().pop().unwrap();
+        super::super::for_datafusion(&stmt)
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn outer_conditions_leave_the_subquery() {
+        let s = rewritten("SELECT (SELECT d.v FROM d WHERE d.k = a.k AND a.flag) FROM a");
+        assert!(
+            s.contains("CASE WHEN a.flag THEN (SELECT pg_one_row(d.v) FROM d WHERE d.k = a.k) END"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn same_named_bound_columns_are_renamed() {
+        let s =
+            rewritten("SELECT (SELECT c.n FROM c c, t t WHERE c.oid = a.x AND t.oid = a.y) FROM a");
+        assert!(s.contains("\"__c_oid\""), "{s}");
+        assert!(s.contains("\"__t_oid\""), "{s}");
+    }
+
+    #[test]
+    fn mixed_conditions_read_bound_rows() {
+        let s = rewritten(
+            "SELECT (SELECT c.n FROM c c, t t WHERE c.oid = a.x AND t.oid = a.y AND a.z <> t.w) FROM a",
+        );
+        assert!(s.contains("CASE WHEN a.z <> (SELECT"), "{s}");
+    }
 }

@@ -1,0 +1,93 @@
+"""The Python drivers users bring, against one compute node: psycopg 2,
+psycopg 3 and SQLAlchemy 2 (reflection, create_all, ORM with SERIAL ids).
+
+Run by the cluster suite (`clients::python_drivers`) as
+`python3 drivers.py HOST PORT USER PASSWORD`; prints one line per check and
+exits non-zero on the first failure.
+"""
+
+import sys
+
+HOST, PORT, USER, PASSWORD = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+DSN = f"host={HOST} port={PORT} user={USER} password={PASSWORD} dbname=tessera"
+
+
+def check(what, got, expected):
+    if got != expected:
+        print(f"FAIL {what}: got {got!r}, expected {expected!r}")
+        sys.exit(1)
+    print(f"ok   {what}")
+
+
+def psycopg2_checks():
+    import psycopg2
+
+    conn = psycopg2.connect(DSN)
+    cur = conn.cursor()
+    # Autocommit off: DDL arrives inside a transaction block.
+    cur.execute("CREATE TABLE drv_p2 (id serial PRIMARY KEY, name varchar(20) NOT NULL, amount numeric(10,2))")
+    cur.executemany("INSERT INTO drv_p2 (name, amount) VALUES (%s, %s)", [("a", 1.5), ("b", 2.25)])
+    conn.commit()
+    cur.execute("SELECT id, name, amount FROM drv_p2 ORDER BY id")
+    rows = cur.fetchall()
+    check("psycopg2 rows", [(r[0], r[1], str(r[2])) for r in rows], [(1, "a", "1.50"), (2, "b", "2.25")])
+    check("psycopg2 description names", [d.name for d in cur.description], ["id", "name", "amount"])
+    cur.execute("DROP TABLE drv_p2")
+    conn.commit()
+    conn.close()
+
+
+def psycopg3_checks():
+    import psycopg
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("CREATE TABLE drv_p3 (id int PRIMARY KEY, v text)")
+        with conn.cursor() as cur:
+            cur.executemany("INSERT INTO drv_p3 VALUES (%s, %s)", [(i, f"v{i}") for i in range(10)])
+        # Server-side prepared statements, executed many times.
+        for i in range(8):
+            row = conn.execute("SELECT v FROM drv_p3 WHERE id = %s", (i,), prepare=True).fetchone()
+            check(f"psycopg prepared execution {i}", row, (f"v{i}",))
+        conn.execute("DROP TABLE drv_p3")
+
+
+def sqlalchemy_checks():
+    from sqlalchemy import Column, Integer, Numeric, String, create_engine, inspect, select
+    from sqlalchemy.orm import DeclarativeBase, Session
+
+    engine = create_engine(f"postgresql+psycopg2://{USER}:{PASSWORD}@{HOST}:{PORT}/tessera")
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Item(Base):
+        __tablename__ = "drv_sa_item"
+        id = Column(Integer, primary_key=True)
+        name = Column(String(30), nullable=False)
+        price = Column(Numeric(8, 2))
+
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+    insp = inspect(engine)
+    check("sqlalchemy has_table", insp.has_table("drv_sa_item"), True)
+    cols = insp.get_columns("drv_sa_item")
+    check(
+        "sqlalchemy reflected columns",
+        [(c["name"], str(c["type"]), c["nullable"]) for c in cols],
+        [("id", "INTEGER", False), ("name", "VARCHAR(30)", False), ("price", "NUMERIC(8, 2)", True)],
+    )
+    check("sqlalchemy primary key", insp.get_pk_constraint("drv_sa_item")["constrained_columns"], ["id"])
+    with Session(engine) as s:
+        s.add_all([Item(name="x", price=1), Item(name="y", price=2)])
+        s.commit()
+        ids = [i.id for i in s.scalars(select(Item).order_by(Item.id))]
+        check("sqlalchemy ORM SERIAL ids", ids, [1, 2])
+    Base.metadata.drop_all(engine)
+    check("sqlalchemy drop_all", inspect(engine).has_table("drv_sa_item"), False)
+
+
+if __name__ == "__main__":
+    psycopg2_checks()
+    psycopg3_checks()
+    sqlalchemy_checks()
+    print("all driver checks passed")
