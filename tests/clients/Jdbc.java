@@ -60,6 +60,24 @@ public class Jdbc {
             }
             check("getColumns", cols, List.of("id serial(10,0) NO", "name varchar(30,0) NO",
                     "price numeric(8,2) YES", "note text(2147483647,0) YES"));
+            List<String> pk = new ArrayList<>();
+            try (ResultSet r = md.getPrimaryKeys(null, "public", "jdbc_item")) {
+                while (r.next()) pk.add(r.getString("COLUMN_NAME") + ":" + r.getString("PK_NAME"));
+            }
+            check("getPrimaryKeys", pk, List.of("id:jdbc_item_pkey"));
+            List<String> ix = new ArrayList<>();
+            try (ResultSet r = md.getIndexInfo(null, "public", "jdbc_item", false, false)) {
+                while (r.next()) ix.add(r.getString("INDEX_NAME") + ":" + r.getString("COLUMN_NAME") + ":" + r.getBoolean("NON_UNIQUE"));
+            }
+            Collections.sort(ix);
+            check("getIndexInfo", ix, List.of("jdbc_item_name:name:true", "jdbc_item_pkey:id:false"));
+            // ResultSetMetaData: precision and scale from the type modifier.
+            try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT id, name, price FROM jdbc_item ORDER BY id")) {
+                ResultSetMetaData m = r.getMetaData();
+                check("precision of numeric(8,2)", m.getPrecision(3) + "," + m.getScale(3), "8,2");
+                check("length of varchar(30)", m.getColumnDisplaySize(2), 30);
+                check("base table of a column", ((org.postgresql.PGResultSetMetaData) m).getBaseTableName(2), "jdbc_item");
+            }
             // A fetch size: the portal is suspended and resumed.
             c.setAutoCommit(false);
             try (Statement s = c.createStatement()) {

@@ -27,6 +27,7 @@ pub enum Reply {
     /// Result rows with their columns (name, type) and command tag.
     Rows {
         fields: Vec<(String, Type)>,
+        origins: Vec<Option<crate::plan::origins::Origin>>,
         tag: &'static str,
         rows: Rows,
     },
@@ -56,10 +57,12 @@ impl Reply {
         Ok(match self {
             Reply::Rows {
                 fields,
+                origins,
                 tag,
                 rows: Rows::Stream(s),
             } => Reply::Rows {
                 fields,
+                origins,
                 tag,
                 rows: Rows::Batches(s.try_collect().await?),
             },
@@ -196,6 +199,7 @@ impl Session {
                 let rows = self.run_datafusion(plan, params).await?;
                 Ok(Reply::Rows {
                     fields: plan.fields.clone(),
+                    origins: plan.origins.clone(),
                     tag: plan.tag,
                     rows: Rows::Stream(rows),
                 })
@@ -206,6 +210,7 @@ impl Session {
                 Output::TxnEnd(tag) => Reply::TxnEnd(tag),
                 Output::Rows(rows) => Reply::Rows {
                     fields: plan.fields.clone(),
+                    origins: plan.origins.clone(),
                     tag: if plan.tag == "INSERT" {
                         "INSERT 0"
                     } else {

@@ -143,6 +143,51 @@ fn list_len(v: Option<&ScalarValue>) -> Option<usize> {
     }
 }
 
+/// The element type of `tessera_expandarray`: `(x bigint, n integer)`.
+fn expanded_type() -> DataType {
+    DataType::Struct(
+        vec![
+            Field::new("x", DataType::Int64, true),
+            Field::new("n", DataType::Int32, true),
+        ]
+        .into(),
+    )
+}
+
+/// `_pg_expandarray(a)` as a list of `(x, n)` structs.
+fn expand_array(v: Option<&ScalarValue>) -> ScalarValue {
+    use datafusion::arrow::array::{Array, Int32Array, Int64Array, ListArray, StructArray};
+    use datafusion::arrow::buffer::OffsetBuffer;
+    let items: Vec<Option<i64>> = match v {
+        Some(ScalarValue::List(l)) if !l.is_null(0) => {
+            let values = l.value(0);
+            (0..values.len())
+                .map(|i| int(ScalarValue::try_from_array(&values, i).ok().as_ref()))
+                .collect()
+        }
+        _ => vec![],
+    };
+    let DataType::Struct(fields) = expanded_type() else {
+        return ScalarValue::Null;
+    };
+    let n = items.len();
+    let structs = StructArray::new(
+        fields,
+        vec![
+            Arc::new(Int64Array::from(items)),
+            Arc::new(Int32Array::from((1..=n as i32).collect::<Vec<_>>())),
+        ],
+        None,
+    );
+    let list = ListArray::new(
+        Arc::new(Field::new("item", expanded_type(), true)),
+        OffsetBuffer::from_lengths([n]),
+        Arc::new(structs),
+        None,
+    );
+    ScalarValue::List(Arc::new(list))
+}
+
 /// A JSON string literal.
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
@@ -747,6 +792,13 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
                 &DataType::Int32,
             )))
         }),
+    );
+    // `information_schema._pg_expandarray(a)`: (x, n) per element, as
+    // `unnest(tessera_expandarray(a))` (see `plan::pgsyntax::catalog`).
+    f(
+        super::EXPANDARRAY,
+        DataType::List(Arc::new(Field::new("item", expanded_type(), true))),
+        Arc::new(|_, a| Ok(expand_array(a.first()))),
     );
     f(
         "array_upper",

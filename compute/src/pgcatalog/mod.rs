@@ -33,6 +33,8 @@ use meta::{Catalog, Role, SequenceDef, TableDef};
 /// `regtype`: the functions `plan::pgsyntax` rewrites the casts into.
 pub const REGCLASS: &str = "tessera_regclass";
 pub const REGTYPE: &str = "tessera_regtype";
+/// `information_schema._pg_expandarray(a)`'s rows, as a list.
+pub const EXPANDARRAY: &str = "tessera_expandarray";
 /// The subscripts of an array's first dimension, as a list.
 pub const SUBSCRIPTS: &str = "tessera_subscripts";
 pub const REGNAMESPACE_OUT: &str = "tessera_regnamespace_out";

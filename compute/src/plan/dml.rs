@@ -70,6 +70,10 @@ impl Planner<'_> {
             Some(items) => returning_columns(&table, items)?,
         };
         let returning: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
+        let origins: Vec<_> = returning
+            .iter()
+            .map(|i| super::origins::of_column(&table, *i))
+            .collect();
         let fields: Vec<(String, Type)> = named
             .into_iter()
             .map(|(i, name)| (name, pg_type(&table.columns[i].ty)))
@@ -105,6 +109,7 @@ impl Planner<'_> {
                 tag: "INSERT",
                 catalog_version: self.catalog.version,
                 logical: None,
+                origins: origins.clone(),
             });
         };
         let mut inferred: Vec<Option<SqlType>> = vec![];
@@ -153,6 +158,7 @@ impl Planner<'_> {
             tag: "INSERT",
             catalog_version: self.catalog.version,
             logical: None,
+            origins,
         })
     }
 
@@ -299,6 +305,7 @@ impl Planner<'_> {
             tag: if is_delete { "DELETE" } else { "UPDATE" },
             catalog_version: self.catalog.version,
             logical: None,
+            origins: vec![],
         })
     }
 }

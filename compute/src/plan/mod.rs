@@ -17,6 +17,7 @@ pub mod foreign_key;
 mod fuzz;
 #[cfg(test)]
 mod golden;
+pub mod origins;
 pub mod pgsyntax;
 pub mod prepare;
 pub mod query;
@@ -95,6 +96,9 @@ pub struct Plan {
     pub fields: Vec<(String, Type)>,
     pub tag: &'static str,
     pub catalog_version: u64,
+    /// Per result column, the table column it is (RowDescription's table
+    /// OID, column number and type modifier); empty when unknown.
+    pub origins: Vec<Option<origins::Origin>>,
     /// The DataFusion logical plan of a distributed statement or COPY TO,
     /// made once with the plan (without parameter values).
     pub logical: Option<Arc<datafusion::logical_expr::LogicalPlan>>,
@@ -227,6 +231,7 @@ impl Planner<'_> {
             tag,
             catalog_version: self.catalog.version,
             logical: None,
+            origins: vec![],
         }
     }
 

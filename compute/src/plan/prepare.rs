@@ -137,6 +137,10 @@ pub async fn plan_statement_sized(
                     .unwrap_or(Type::TEXT)
             })
             .collect();
+        let origins = super::origins::of_plan(&lp, &router.catalog(), &scope.schema);
+        if origins.len() == fields.len() {
+            plan.origins = origins;
+        }
         plan.fields = fields;
         if let Some(names) = pg_column_names(&s) {
             if names.len() == plan.fields.len() {

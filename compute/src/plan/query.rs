@@ -213,6 +213,14 @@ impl Planner<'_> {
                 }
             }
         }
+        let origins = sources
+            .iter()
+            .map(|src| {
+                src.as_ref()
+                    .and_then(|c| table.column_index(c))
+                    .and_then(|i| super::origins::of_column(&table, i))
+            })
+            .collect();
         Ok(Some(Plan {
             kind: PlanKind::FastSelect(Arc::new(FastSelect {
                 table,
@@ -227,6 +235,7 @@ impl Planner<'_> {
             tag: "SELECT",
             catalog_version: self.catalog.version,
             logical: None,
+            origins,
         }))
     }
 }

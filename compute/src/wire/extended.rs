@@ -92,7 +92,7 @@ impl QueryParser for TesseraParser {
         stmt: &Arc<Prepared>,
         format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(fields_of(&stmt.plan.fields, format))
+        Ok(fields_of(&stmt.plan.fields, &stmt.plan.origins, format))
     }
 }
 
@@ -227,7 +227,7 @@ impl ExtendedQueryHandler for ConnHandlers {
             TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
                 Some(Entry::Value(s)) => (
                     Some(s.statement.plan.param_types.clone()),
-                    fields_of(&s.statement.plan.fields, None),
+                    fields_of(&s.statement.plan.fields, &s.statement.plan.origins, None),
                 ),
                 Some(Entry::Empty) => (Some(vec![]), vec![]),
                 None => return Err(PgWireError::StatementNotFound(name.to_owned())),
@@ -237,6 +237,7 @@ impl ExtendedQueryHandler for ConnHandlers {
                     None,
                     fields_of(
                         &p.statement.statement.plan.fields,
+                        &p.statement.statement.plan.origins,
                         Some(&p.result_column_format),
                     ),
                 ),
@@ -399,7 +400,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         let p = &target.statement;
         Ok(DescribeStatementResponse::new(
             p.plan.param_types.clone(),
-            fields_of(&p.plan.fields, None),
+            fields_of(&p.plan.fields, &p.plan.origins, None),
         ))
     }
 
@@ -422,6 +423,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         let p = &target.statement.statement;
         Ok(DescribePortalResponse::new(fields_of(
             &p.plan.fields,
+            &p.plan.origins,
             Some(&target.result_column_format),
         )))
     }

@@ -54,16 +54,29 @@ fn column_format(f: &Format, i: usize) -> FieldFormat {
     }
 }
 
-pub fn fields_of(fields: &[(String, Type)], format: Option<&Format>) -> Vec<FieldInfo> {
+/// RowDescription fields: names and types, and for a column of a table
+/// its table OID, column number and type modifier.
+pub fn fields_of(
+    fields: &[(String, Type)],
+    origins: &[Option<crate::plan::origins::Origin>],
+    format: Option<&Format>,
+) -> Vec<FieldInfo> {
     fields
         .iter()
         .enumerate()
         .map(|(i, (n, t))| {
-            field(
-                n,
-                t.clone(),
-                format.map_or(FieldFormat::Text, |f| column_format(f, i)),
-            )
+            let format = format.map_or(FieldFormat::Text, |f| column_format(f, i));
+            match origins.get(i).copied().flatten() {
+                Some(o) => FieldInfo::new(
+                    n.clone(),
+                    Some(o.table_oid),
+                    Some(o.attnum),
+                    t.clone(),
+                    format,
+                )
+                .with_type_modifier(o.typmod),
+                None => field(n, t.clone(), format),
+            }
         })
         .collect()
 }
@@ -101,8 +114,13 @@ pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
         }
         Reply::TxnStart => Response::TransactionStart(Tag::new("BEGIN")),
         Reply::TxnEnd(tag) => Response::TransactionEnd(Tag::new(tag)),
-        Reply::Rows { fields, tag, rows } => {
-            let fields = Arc::new(fields_of(&fields, Some(format)));
+        Reply::Rows {
+            fields,
+            origins,
+            tag,
+            rows,
+        } => {
+            let fields = Arc::new(fields_of(&fields, &origins, Some(format)));
             let out: BoxStream<'static, PgWireResult<DataRow>> = match rows {
                 Rows::Datums(data) => {
                     let mut enc = DataRowEncoder::new(fields.clone());

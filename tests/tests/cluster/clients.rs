@@ -231,14 +231,16 @@ pub(crate) async fn python_drivers(cluster: &TestCluster) {
 }
 
 /// pgjdbc: batches, generated keys, `DatabaseMetaData.getTables` and
-/// `getColumns`, a fetch size: `tests/clients/Jdbc.java`, compiled here.
+/// `getColumns`, `ResultSetMetaData` (precision, scale and length from the
+/// type modifier, the base table), a fetch size: `tests/clients/Jdbc.java`,
+/// compiled here.
 pub(crate) async fn jdbc(cluster: &TestCluster) {
     let n = &cluster.role("compute")[0];
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/Jdbc.java");
     let dir = std::env::temp_dir().join(format!("tessera-jdbc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let javac = std::process::Command::new("javac")
-        .arg("-d")
+        .args(["-cp", "/usr/share/java/postgresql.jar", "-d"])
         .arg(&dir)
         .arg(&src)
         .output()

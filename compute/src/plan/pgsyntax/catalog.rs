@@ -134,6 +134,66 @@ pub fn rewrite(e: &mut Expr) -> bool {
                 None => false,
             }
         }
+        // `(x).f`: a field of a composite value.
+        Expr::CompoundFieldAccess { root, access_chain }
+            if matches!(root.as_ref(), Expr::Nested(_))
+                && access_chain.iter().all(|a| {
+                    matches!(
+                        a,
+                        datafusion::sql::sqlparser::ast::AccessExpr::Dot(Expr::Identifier(_))
+                    )
+                }) =>
+        {
+            let x = std::mem::replace(root.as_mut(), Expr::value(Value::Null));
+            let mut x = match x {
+                Expr::Nested(inner) => *inner,
+                other => other,
+            };
+            for a in access_chain.iter() {
+                if let datafusion::sql::sqlparser::ast::AccessExpr::Dot(Expr::Identifier(i)) = a {
+                    x = call(
+                        "get_field",
+                        vec![
+                            x,
+                            Expr::value(Value::SingleQuotedString(
+                                crate::plan::object_parts(&ObjectName(vec![
+                                    ObjectNamePart::Identifier(i.clone()),
+                                ]))
+                                .pop()
+                                .unwrap_or_default(),
+                            )),
+                        ],
+                    );
+                }
+            }
+            *e = x;
+            true
+        }
+        Expr::Function(f)
+            if crate::plan::object_parts(&f.name)
+                .last()
+                .map(String::as_str)
+                == Some("_pg_expandarray") =>
+        {
+            let FunctionArguments::List(list) = &f.args else {
+                return false;
+            };
+            let args: Vec<Expr> = list
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                        datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(x),
+                    ) => Some(x.clone()),
+                    _ => None,
+                })
+                .collect();
+            if args.len() != 1 {
+                return false;
+            }
+            *e = call("unnest", vec![call(crate::pgcatalog::EXPANDARRAY, args)]);
+            true
+        }
         // A set-returning function of a select list: zipped with the
         // others there, as unnest is.
         Expr::Function(f)
