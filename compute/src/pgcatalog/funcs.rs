@@ -801,6 +801,29 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
         Arc::new(|_, a| Ok(expand_array(a.first()))),
     );
     f(
+        super::PREFIX_ELEMENTS,
+        text_list.clone(),
+        Arc::new(|_, a| {
+            use datafusion::arrow::array::Array;
+            let prefix = text(a.first()).unwrap_or_default();
+            let items: Vec<ScalarValue> = match a.get(1) {
+                Some(ScalarValue::List(l)) if !l.is_null(0) => {
+                    let values = l.value(0);
+                    (0..values.len())
+                        .map(|i| {
+                            let v = ScalarValue::try_from_array(&values, i).ok();
+                            ScalarValue::Utf8(text(v.as_ref()).map(|t| format!("{prefix}{t}")))
+                        })
+                        .collect()
+                }
+                _ => vec![],
+            };
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                &items, &Utf8,
+            )))
+        }),
+    );
+    f(
         "array_upper",
         DataType::Int32,
         Arc::new(|_, a| {

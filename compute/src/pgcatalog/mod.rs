@@ -35,6 +35,9 @@ pub const REGCLASS: &str = "tessera_regclass";
 pub const REGTYPE: &str = "tessera_regtype";
 /// `information_schema._pg_expandarray(a)`'s rows, as a list.
 pub const EXPANDARRAY: &str = "tessera_expandarray";
+/// A text array's elements with a prefix (`ARRAY(SELECT 'p' || x FROM
+/// unnest(a) x)`).
+pub const PREFIX_ELEMENTS: &str = "tessera_prefix_elements";
 /// The subscripts of an array's first dimension, as a list.
 pub const SUBSCRIPTS: &str = "tessera_subscripts";
 pub const REGNAMESPACE_OUT: &str = "tessera_regnamespace_out";

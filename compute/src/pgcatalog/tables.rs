@@ -926,6 +926,16 @@ impl Snapshot {
                         not_null: bool,
                         has_def: bool| {
             let (oid, typmod) = oids::column_type(ty);
+            // PostgreSQL's storage of the type: numeric "main", other
+            // variable-width types "extended", fixed-width ones "plain".
+            let storage = match ty {
+                common::SqlType::Numeric { .. } => "m",
+                common::SqlType::Text
+                | common::SqlType::Varchar(_)
+                | common::SqlType::Char(_)
+                | common::SqlType::Bytea => "x",
+                _ => "p",
+            };
             let collation = match ty {
                 common::SqlType::Text | common::SqlType::Varchar(_) | common::SqlType::Char(_) => {
                     oids::DEFAULT_COLLATION
@@ -944,7 +954,7 @@ impl Snapshot {
                 V::I(typmod as i64),
                 false.into(),
                 "i".into(),
-                "p".into(),
+                storage.into(),
                 "".into(),
                 not_null.into(),
                 has_def.into(),

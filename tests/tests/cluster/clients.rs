@@ -160,7 +160,8 @@ pub(crate) async fn psql_copy(cluster: &TestCluster) {
 
 /// psql's meta-commands read `pg_catalog` as they do on PostgreSQL: `\dt`,
 /// `\d t` (types with modifiers, NOT NULL, defaults, the primary key and
-/// indexes), `\di`, `\dn`, `\l`, `\du`, `\df`. The expected text is
+/// indexes), `\d+ t` (storage; Tessera's distribution as the table's
+/// options), `\di`, `\dn`, `\l`, `\du`, `\df`. The expected text is
 /// PostgreSQL 15's for the same schema (run by hand; only the owner's name
 /// differs there).
 pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
@@ -173,7 +174,7 @@ pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
          CREATE TABLE acct (id int PRIMARY KEY, name varchar(40) NOT NULL, \
            bal numeric(12,2) DEFAULT 0, note text);\n\
          CREATE INDEX acct_name ON acct (name);\n\
-         \\dt\n\\d acct\n\\di\n\\dn metacmd\n\\df\n\\l\n\\du\n\
+         \\dt\n\\d acct\n\\d+ acct\n\\di\n\\dn metacmd\n\\df\n\\l\n\\du\n\
          DROP SCHEMA metacmd CASCADE;\n",
     );
     for expected in [
@@ -198,6 +199,18 @@ pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
          \x20metacmd | acct_name | index | tessera | acct\n\
          \x20metacmd | acct_pkey | index | tessera | acct\n\
          (2 rows)\n",
+        "                                                 Table \"metacmd.acct\"\n\
+         \x20Column |         Type          | Collation | Nullable | Default | Storage  | Compression | Stats target | Description \n\
+         --------+-----------------------+-----------+----------+---------+----------+-------------+--------------+-------------\n\
+         \x20id     | integer               |           | not null |         | plain    |             |              | \n\
+         \x20name   | character varying(40) |           | not null |         | extended |             |              | \n\
+         \x20bal    | numeric(12,2)         |           |          | 0       | main     |             |              | \n\
+         \x20note   | text                  |           |          |         | extended |             |              | \n\
+         Indexes:\n\
+         \x20   \"acct_pkey\" PRIMARY KEY, btree (id)\n\
+         \x20   \"acct_name\" btree (name)\n\
+         Access method: heap\n\
+         Options: distribution=hash, distribution_key=id, partitions=",
         " metacmd | tessera\n",
         " Schema | Name | Result data type | Argument data types | Type \n\
          --------+------+------------------+---------------------+------\n\

@@ -44,6 +44,13 @@ fn array_of_subquery(q: &Query) -> Option<Expr> {
         SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. } => x,
         _ => return None,
     };
+    // `ARRAY(SELECT 'p' || x FROM unnest(a) x)` (psql's `\\d+`): the
+    // elements of `a` with a prefix.
+    if let Some(e) = prefixed_elements(sel, x) {
+        if q.order_by.is_none() && sel.selection.is_none() {
+            return Some(e);
+        }
+    }
     let mut order = vec![];
     if let Some(ob) = &q.order_by {
         let OrderByKind::Expressions(exprs) = &ob.kind else {
@@ -113,6 +120,89 @@ fn array_literal(e: &Expr) -> Option<Expr> {
                 })
             })
             .collect(),
+    ))
+}
+
+/// A table function in FROM: `pg_catalog.f(...)` is `f(...)`, and
+/// `generate_series` takes the array functions' integers as bigint (its
+/// arguments must fold to bigint constants). Whether it changed.
+pub fn table_function(f: &mut datafusion::sql::sqlparser::ast::TableFactor) -> bool {
+    use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, TableFactor};
+    let TableFactor::Table {
+        name,
+        args: Some(args),
+        ..
+    } = f
+    else {
+        return false;
+    };
+    let mut changed = false;
+    if name.0.len() == 2
+        && matches!(&name.0[0], ObjectNamePart::Identifier(i) if i.value.eq_ignore_ascii_case("pg_catalog"))
+    {
+        let last = name.0[1].clone();
+        *name = ObjectName(vec![last]);
+        changed = true;
+    }
+    if crate::plan::object_parts(name) == ["generate_series"] {
+        for a in &mut args.args {
+            if let FunctionArg::Unnamed(FunctionArgExpr::Expr(x)) = a {
+                let is_array_fn = matches!(x, Expr::Function(g) if matches!(
+                    crate::plan::object_parts(&g.name).last().map(String::as_str),
+                    Some("array_upper" | "array_lower" | "array_length" | "cardinality")
+                ));
+                if is_array_fn {
+                    let inner = std::mem::replace(x, Expr::value(Value::Null));
+                    *x = cast(inner, DataType::BigInt(None));
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
+}
+
+fn prefixed_elements(sel: &datafusion::sql::sqlparser::ast::Select, item: &Expr) -> Option<Expr> {
+    use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, TableFactor};
+    let [twj] = sel.from.as_slice() else {
+        return None;
+    };
+    let TableFactor::Table {
+        name,
+        args: Some(args),
+        alias: Some(alias),
+        ..
+    } = &twj.relation
+    else {
+        return None;
+    };
+    if !twj.joins.is_empty()
+        || crate::plan::object_parts(name).last().map(String::as_str) != Some("unnest")
+    {
+        return None;
+    }
+    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(array))] = args.args.as_slice() else {
+        return None;
+    };
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::StringConcat,
+        right,
+    } = item
+    else {
+        return None;
+    };
+    let (Expr::Value(prefix), Expr::Identifier(x)) = (left.as_ref(), right.as_ref()) else {
+        return None;
+    };
+    if !matches!(prefix.value, Value::SingleQuotedString(_))
+        || !x.value.eq_ignore_ascii_case(&alias.name.value)
+    {
+        return None;
+    }
+    Some(call(
+        crate::pgcatalog::PREFIX_ELEMENTS,
+        vec![Expr::Value(prefix.clone()), array.clone()],
     ))
 }
 

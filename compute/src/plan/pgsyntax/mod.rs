@@ -64,6 +64,14 @@ struct Rewriter(bool, Vec<*const Query>);
 impl VisitorMut for Rewriter {
     type Break = ();
 
+    fn pre_visit_table_factor(
+        &mut self,
+        f: &mut datafusion::sql::sqlparser::ast::TableFactor,
+    ) -> ControlFlow<()> {
+        self.0 |= catalog::table_function(f);
+        ControlFlow::Continue(())
+    }
+
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
         self.0 |= subquery::over_empty_catalog(q);
         ControlFlow::Continue(())
