@@ -1,5 +1,9 @@
-"""The Python drivers users bring, against one compute node: psycopg 2,
-psycopg 3 and SQLAlchemy 2 (reflection, create_all, ORM with SERIAL ids).
+"""The Python drivers users bring, against one compute node: psycopg 2
+(with a named cursor), psycopg 3 (prepared statements, server-side
+cursors) and SQLAlchemy 2 (reflection, create_all, ORM with SERIAL ids).
+
+psycopg 2 and 3 each bring their own libpq: the checks run one driver per
+process (`drivers.py ... psycopg2|psycopg3|sqlalchemy`).
 
 Run by the cluster suite (`clients::python_drivers`) as
 `python3 drivers.py HOST PORT USER PASSWORD`; prints one line per check and
@@ -32,6 +36,13 @@ def psycopg2_checks():
     rows = cur.fetchall()
     check("psycopg2 rows", [(r[0], r[1], str(r[2])) for r in rows], [(1, "a", "1.50"), (2, "b", "2.25")])
     check("psycopg2 description names", [d.name for d in cur.description], ["id", "name", "amount"])
+    # A named (server-side) cursor: DECLARE, FETCH FORWARD n, CLOSE.
+    named = conn.cursor(name="drv_named")
+    named.itersize = 1
+    named.execute("SELECT id, name FROM drv_p2 WHERE id >= %s ORDER BY id", (1,))
+    check("psycopg2 named cursor", [r for r in named], [(1, "a"), (2, "b")])
+    named.close()
+    conn.commit()
     cur.execute("DROP TABLE drv_p2")
     conn.commit()
     conn.close()
@@ -48,6 +59,17 @@ def psycopg3_checks():
         for i in range(8):
             row = conn.execute("SELECT v FROM drv_p3 WHERE id = %s", (i,), prepare=True).fetchone()
             check(f"psycopg prepared execution {i}", row, (f"v{i}",))
+        # Server-side cursors, without and with hold.
+        with conn.transaction():
+            with conn.cursor(name="drv_sc") as sc:
+                sc.itersize = 3
+                sc.execute("SELECT id FROM drv_p3 WHERE id < %s ORDER BY id", (8,))
+                check("psycopg server cursor fetchmany", sc.fetchmany(2), [(0,), (1,)])
+                check("psycopg server cursor rest", len(sc.fetchall()), 6)
+                check("psycopg server cursor description", [d.name for d in sc.description], ["id"])
+        with conn.cursor(name="drv_hold", withhold=True) as h:
+            h.execute("SELECT v FROM drv_p3 ORDER BY id")
+            check("psycopg cursor WITH HOLD", len(h.fetchall()), 10)
         conn.execute("DROP TABLE drv_p3")
 
 
@@ -87,7 +109,5 @@ def sqlalchemy_checks():
 
 
 if __name__ == "__main__":
-    psycopg2_checks()
-    psycopg3_checks()
-    sqlalchemy_checks()
+    {"psycopg2": psycopg2_checks, "psycopg3": psycopg3_checks, "sqlalchemy": sqlalchemy_checks}[sys.argv[5]]()
     print("all driver checks passed")

@@ -6,6 +6,7 @@
 
 pub mod alter;
 pub mod block_ddl;
+pub mod cursor;
 pub mod ddl;
 pub mod df;
 pub mod dml;
@@ -127,7 +128,11 @@ impl Session {
                 ));
                 Ok(Output::CopyIn(p.fields))
             }
-            PlanKind::DataFusion(..) | PlanKind::CopyOut(..) => {
+            PlanKind::DataFusion(..)
+            | PlanKind::CopyOut(..)
+            | PlanKind::DeclareCursor { .. }
+            | PlanKind::Fetch { .. }
+            | PlanKind::CloseCursor(_) => {
                 Err(Error::internal("DataFusion plans run in the server"))
             }
         }

@@ -145,7 +145,11 @@ impl Session {
         res
     }
 
-    async fn run_planned(&mut self, prepared: &Prepared, params: &[Datum]) -> Result<Reply> {
+    pub(crate) async fn run_planned(
+        &mut self,
+        prepared: &Prepared,
+        params: &[Datum],
+    ) -> Result<Reply> {
         // Re-plan if DDL changed the catalog since this was prepared, or the
         // session's schema is no longer the one names were resolved in.
         let replanned;
@@ -195,6 +199,14 @@ impl Session {
                 }
                 Ok(Reply::CopyOut { columns, lines })
             }
+            PlanKind::DeclareCursor {
+                name,
+                hold,
+                prepared: Some(q),
+                ..
+            } => self.declare_cursor(name, *hold, q, params).await,
+            PlanKind::Fetch { name, count } => self.fetch_cursor(name, *count),
+            PlanKind::CloseCursor(name) => self.close_cursor(name.as_deref()),
             PlanKind::DataFusion(..) => {
                 let rows = self.run_datafusion(plan, params).await?;
                 Ok(Reply::Rows {

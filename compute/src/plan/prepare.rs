@@ -97,6 +97,37 @@ pub async fn plan_statement_sized(
         }
         other => other?,
     };
+    // A cursor's query is prepared with the DECLARE (its parameters are
+    // the DECLARE's).
+    if let PlanKind::DeclareCursor {
+        name,
+        hold,
+        query,
+        prepared: None,
+    } = &plan.kind
+    {
+        let inner = Box::pin(plan_statement_sized(
+            router,
+            scope,
+            query,
+            client_types,
+            heavy,
+        ))
+        .await?;
+        plan.param_types = inner.param_types.clone();
+        plan.kind = PlanKind::DeclareCursor {
+            name: name.clone(),
+            hold: *hold,
+            query: query.clone(),
+            prepared: Some(Arc::new(Prepared::new(
+                scope.schema.clone(),
+                (**query).clone(),
+                inner,
+                client_types.to_vec(),
+            ))),
+        };
+        return Ok(plan);
+    }
     let (s, lock, describes) = match &plan.kind {
         PlanKind::DataFusion(s, lock) => (s.clone(), *lock, true),
         PlanKind::CopyOut(s, _) => (s.clone(), None, false),

@@ -4,6 +4,7 @@
 //! `exec` against the session.
 
 pub mod copy;
+pub mod cursor;
 pub mod settings;
 pub mod txn;
 
@@ -47,6 +48,8 @@ pub struct Session {
     pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
     /// A COPY FROM STDIN in progress.
     pub copy_in: Option<copy::CopyIn>,
+    /// Open cursors by name.
+    pub cursors: std::collections::HashMap<String, cursor::Cursor>,
     /// A streamed statement whose end is not settled yet (see `settle`).
     pub pending: Option<txn::Pending>,
     /// When the running statement's `statement_timeout` expires.
@@ -140,6 +143,7 @@ impl Session {
             lock_timeout_cell: Default::default(),
             df_ctx: None,
             copy_in: None,
+            cursors: std::collections::HashMap::new(),
             pending: None,
             statement_deadline: None,
             simple_plans: SimplePlans::new(),

@@ -119,6 +119,7 @@ impl Session {
         };
         let failed = self.failed;
         self.failed = false;
+        self.cursors.retain(|_, c| c.hold);
         match self.txn.take() {
             Some(t) => {
                 let _shield = shield;
@@ -131,6 +132,7 @@ impl Session {
 
     pub(crate) async fn rollback(&mut self) -> Result<Output> {
         self.failed = false;
+        self.cursors.retain(|_, c| c.hold);
         if let Some(t) = self.txn.take() {
             // A rollback may always run: shielded from now on.
             let _shield = crate::cancel::Shield::raise(self.pid, self.interrupt.generation())?;

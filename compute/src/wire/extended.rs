@@ -223,8 +223,41 @@ impl ExtendedQueryHandler for ConnHandlers {
         PgWireError: From<<C as futures::Sink<PgWireBackendMessage>>::Error>,
     {
         let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        // A FETCH describes its cursor's columns (in the session).
+        let cursor_fields = |plan: &crate::plan::Plan| {
+            let PlanKind::Fetch { name, .. } = &plan.kind else {
+                return None;
+            };
+            Some(name.clone())
+        };
+        let fetched = match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
+                Some(Entry::Value(s)) => cursor_fields(&s.statement.plan),
+                _ => None,
+            },
+            TARGET_TYPE_BYTE_PORTAL => match client.portal_store().get_portal(name) {
+                Some(Entry::Value(p)) => cursor_fields(&p.statement.statement.plan),
+                _ => None,
+            },
+            _ => None,
+        };
+        let fetched = match fetched {
+            Some(cursor) => self
+                .session(client)
+                .await
+                .as_ref()
+                .and_then(|s| s.cursor_fields(&cursor)),
+            None => None,
+        };
         let (params, fields) = match message.target_type {
             TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
+                Some(Entry::Value(s)) if fetched.is_some() => {
+                    let (f, o) = fetched.unwrap_or_default();
+                    (
+                        Some(s.statement.plan.param_types.clone()),
+                        fields_of(&f, &o, None),
+                    )
+                }
                 Some(Entry::Value(s)) => (
                     Some(s.statement.plan.param_types.clone()),
                     fields_of(&s.statement.plan.fields, &s.statement.plan.origins, None),
@@ -233,6 +266,10 @@ impl ExtendedQueryHandler for ConnHandlers {
                 None => return Err(PgWireError::StatementNotFound(name.to_owned())),
             },
             TARGET_TYPE_BYTE_PORTAL => match client.portal_store().get_portal(name) {
+                Some(Entry::Value(p)) if fetched.is_some() => {
+                    let (f, o) = fetched.unwrap_or_default();
+                    (None, fields_of(&f, &o, Some(&p.result_column_format)))
+                }
                 Some(Entry::Value(p)) => (
                     None,
                     fields_of(
@@ -460,6 +497,23 @@ impl ExtendedQueryHandler for ConnHandlers {
             }
         }
         let mut res = session.run(&prepared, &params).await;
+        // A DECLAREd cursor is a portal of the protocol too (psycopg 3
+        // describes its server-side cursors by name): one whose statement
+        // is `FETCH ALL` from it.
+        if let (Ok(_), PlanKind::DeclareCursor { name, .. }) = (&res, &prepared.plan.kind) {
+            let parse = pgwire::messages::extendedquery::Parse::new(
+                Some(name.clone()),
+                format!("FETCH ALL FROM \"{}\"", name.replace('"', "\"\"")),
+                vec![],
+            );
+            if let Ok(Some(stmt)) =
+                StoredStatement::parse(client, &parse, self.query_parser()).await
+            {
+                client.portal_store().put_portal(Arc::new(
+                    pgwire::api::portal::Portal::new_cursor(name.clone(), Arc::new(stmt)),
+                ));
+            }
+        }
         // A portal read in pieces (Execute with a row limit) may be left
         // suspended while other statements run: its rows are collected
         // so that it holds no shard connection.

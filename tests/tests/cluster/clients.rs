@@ -222,25 +222,35 @@ pub(crate) async fn psql_meta_commands(cluster: &TestCluster) {
     }
 }
 
-/// psycopg 2 (autocommit off: DDL in a block), psycopg 3 (server-side
-/// prepared statements run many times) and SQLAlchemy 2 (create_all,
+/// psycopg 2 (autocommit off: DDL in a block; a named cursor), psycopg 3
+/// (server-side prepared statements run many times, server-side cursors
+/// with and without hold) and SQLAlchemy 2 (create_all,
 /// reflection of columns and keys, ORM inserts with SERIAL ids, drop_all):
 /// `tests/clients/drivers.py`.
 pub(crate) async fn python_drivers(cluster: &TestCluster) {
     let n = &cluster.role("compute")[0];
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/drivers.py");
-    let out = std::process::Command::new("python3")
-        .arg(&script)
-        .args(["127.0.0.1", &n.port.to_string(), &n.user, &n.password])
-        .output()
-        .expect("python3 runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "driver checks failed:\n{text}");
-    assert!(text.contains("all driver checks passed"), "{text}");
+    // One driver per process: psycopg 2 and 3 bring their own libpq.
+    for driver in ["psycopg2", "psycopg3", "sqlalchemy"] {
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .args([
+                "127.0.0.1",
+                &n.port.to_string(),
+                &n.user,
+                &n.password,
+                driver,
+            ])
+            .output()
+            .expect("python3 runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{driver} checks failed:\n{text}");
+        assert!(text.contains("all driver checks passed"), "{text}");
+    }
 }
 
 /// pgjdbc: batches, generated keys, `DatabaseMetaData.getTables` and
