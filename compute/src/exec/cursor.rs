@@ -9,6 +9,12 @@ use crate::plan::Prepared;
 use crate::session::cursor::{Cursor, CursorRows, MAX_ROWS};
 use crate::session::Session;
 
+/// A cursor's result columns and their origins.
+pub type CursorColumns = (
+    Vec<(String, pgwire::api::Type)>,
+    Vec<Option<crate::plan::origins::Origin>>,
+);
+
 fn no_cursor(name: &str) -> Error {
     Error::Sql {
         state: SqlState("34000"),
@@ -140,13 +146,7 @@ impl Session {
     }
 
     /// The result columns a FETCH from `name` describes.
-    pub fn cursor_fields(
-        &self,
-        name: &str,
-    ) -> Option<(
-        Vec<(String, pgwire::api::Type)>,
-        Vec<Option<crate::plan::origins::Origin>>,
-    )> {
+    pub fn cursor_fields(&self, name: &str) -> Option<CursorColumns> {
         self.cursors
             .get(name)
             .map(|c| (c.fields.clone(), c.origins.clone()))
