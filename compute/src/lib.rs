@@ -8,6 +8,7 @@
 //! `shard-router`. The `tessera` binary (its own crate) runs it. See
 //! `ARCHITECTURE.md`.
 
+pub mod activity;
 pub mod cancel;
 pub mod decorrelation;
 pub mod dialect;

@@ -51,7 +51,12 @@ def psycopg2_checks():
 def psycopg3_checks():
     import psycopg
 
-    with psycopg.connect(DSN, autocommit=True) as conn:
+    with psycopg.connect(DSN, autocommit=True, application_name="drv") as conn:
+        # This session in pg_stat_activity, under its application_name.
+        me = "SELECT application_name, state FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+        check("pg_stat_activity", conn.execute(me).fetchall(), [("drv", "active")])
+        conn.execute("SET application_name = 'drv2'")
+        check("SET application_name", conn.execute(me, prepare=True).fetchall(), [("drv2", "active")])
         conn.execute("CREATE TABLE drv_p3 (id int PRIMARY KEY, v text)")
         with conn.cursor() as cur:
             cur.executemany("INSERT INTO drv_p3 VALUES (%s, %s)", [(i, f"v{i}") for i in range(10)])

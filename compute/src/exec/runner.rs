@@ -81,6 +81,20 @@ impl Session {
         self.statement_generation = since;
         // PostgreSQL's clock has microseconds.
         self.statement_started = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6);
+        let text = if prepared.text.is_empty() {
+            &self.query_text
+        } else {
+            &prepared.text
+        };
+        crate::activity::statement_started(
+            self.pid,
+            text,
+            if self.txn.is_some() {
+                self.transaction_started
+            } else {
+                self.statement_started
+            },
+        );
         let interrupt = self.interrupt.clone();
         // lock_timeout: every lock wait of the statement's shard writes and
         // locking reads, in InnoDB's whole seconds (rounded up).
@@ -111,6 +125,7 @@ impl Session {
         if res.is_err() {
             self.statement_failed();
         }
+        crate::activity::statement_ended(self.pid, self.txn.is_some(), self.failed);
         res
     }
 
@@ -241,6 +256,16 @@ impl Session {
     /// [`crate::cpu_bound`].
     pub async fn run_simple(&mut self, stmt: Statement, heavy: bool) -> Result<Reply> {
         self.settle();
+        // Active from here: planning may read pg_stat_activity.
+        crate::activity::statement_started(
+            self.pid,
+            &self.query_text,
+            if self.txn.is_some() {
+                self.transaction_started
+            } else {
+                chrono::Utc::now()
+            },
+        );
         let scope = self.scope();
         let schema = scope.schema.clone();
         if let Some((prepared, params)) = self.simple_shape(&schema, &stmt).await {

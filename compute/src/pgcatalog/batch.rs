@@ -25,6 +25,8 @@ pub enum Col {
     TextArr,
     I16Arr,
     OidArr,
+    /// timestamptz (microseconds since the epoch, [`V::I`]).
+    Ts,
 }
 
 impl Col {
@@ -40,6 +42,10 @@ impl Col {
             Col::TextArr => item(DataType::Utf8),
             Col::I16Arr => item(DataType::Int16),
             Col::OidArr => item(DataType::Int64),
+            Col::Ts => DataType::Timestamp(
+                datafusion::arrow::datatypes::TimeUnit::Microsecond,
+                Some("+00:00".into()),
+            ),
         }
     }
 }
@@ -110,6 +116,12 @@ pub fn batch(cols: &[(&str, Col)], rows: &[Vec<V>]) -> datafusion::error::Result
         let a: ArrayRef = match c {
             Col::Oid | Col::I64 => {
                 let mut b = Int64Builder::new();
+                vals.for_each(|v| b.append_option(int(v)));
+                Arc::new(b.finish())
+            }
+            Col::Ts => {
+                let mut b = datafusion::arrow::array::TimestampMicrosecondBuilder::new()
+                    .with_timezone("+00:00");
                 vals.for_each(|v| b.append_option(int(v)));
                 Arc::new(b.finish())
             }

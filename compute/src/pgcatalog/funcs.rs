@@ -510,7 +510,13 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
         ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
             name,
             ret,
-            signature: Signature::variadic_any(Volatility::Stable),
+            signature: Signature::one_of(
+                vec![
+                    datafusion::logical_expr::TypeSignature::Nullary,
+                    datafusion::logical_expr::TypeSignature::VariadicAny,
+                ],
+                Volatility::Stable,
+            ),
             snapshot: snapshot.clone(),
             body,
             text_arg: None,
@@ -521,7 +527,13 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
                 name,
                 ret,
-                signature: Signature::variadic_any(Volatility::Stable),
+                signature: Signature::one_of(
+                    vec![
+                        datafusion::logical_expr::TypeSignature::Nullary,
+                        datafusion::logical_expr::TypeSignature::VariadicAny,
+                    ],
+                    Volatility::Stable,
+                ),
                 snapshot: snapshot.clone(),
                 body,
                 text_arg: Some((text_ret, text_body)),
@@ -851,6 +863,11 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
         "pg_relation_is_publishable",
         Boolean,
         Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
+    );
+    f(
+        "pg_backend_pid",
+        DataType::Int32,
+        Arc::new(|sn, _| Ok(ScalarValue::Int32(Some(sn.pid)))),
     );
     f(
         "pg_is_in_recovery",

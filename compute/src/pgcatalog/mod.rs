@@ -67,6 +67,8 @@ pub struct Snapshot {
     pub schema: String,
     pub user: String,
     pub database: String,
+    /// The session's backend pid.
+    pub pid: i32,
 }
 
 impl Snapshot {
@@ -179,6 +181,20 @@ impl SchemaProvider for SystemSchema {
         names.iter().map(|s| s.to_string()).collect()
     }
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        // Sessions change between a statement's planning and its run.
+        if self.which == System::PgCatalog && name == "pg_stat_activity" {
+            let schema = self
+                .snapshot
+                .table(name)
+                .map(|(cols, _)| batch::schema(cols));
+            return Ok(schema.map(|schema| {
+                Arc::new(LiveTable {
+                    schema,
+                    snapshot: self.snapshot.clone(),
+                    name: "pg_stat_activity",
+                }) as Arc<dyn TableProvider>
+            }));
+        }
         let t = match self.which {
             System::PgCatalog => self.snapshot.table(name),
             System::InformationSchema => self.snapshot.info_table(name),
@@ -235,6 +251,42 @@ impl CatalogProvider for WithSystemSchemas {
                 None => None,
             },
         }
+    }
+}
+
+/// A catalog table made when it is scanned, not when it is planned.
+#[derive(Debug)]
+struct LiveTable {
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    snapshot: Arc<Snapshot>,
+    name: &'static str,
+}
+
+#[async_trait]
+impl TableProvider for LiveTable {
+    fn schema(&self) -> datafusion::arrow::datatypes::SchemaRef {
+        self.schema.clone()
+    }
+    fn table_type(&self) -> datafusion::datasource::TableType {
+        datafusion::datasource::TableType::View
+    }
+    async fn scan(
+        &self,
+        state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[datafusion::logical_expr::Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        let Some((cols, rows)) = self.snapshot.table(self.name) else {
+            return Err(datafusion::error::DataFusionError::Plan(format!(
+                "no catalog table {}",
+                self.name
+            )));
+        };
+        let b = batch::batch(cols, &rows)?;
+        MemTable::try_new(b.schema(), vec![vec![b]])?
+            .scan(state, projection, filters, limit)
+            .await
     }
 }
 

@@ -55,6 +55,7 @@ pub const NAMES: &[&str] = &[
     "pg_language",
     "pg_event_trigger",
     "pg_matviews",
+    "pg_stat_activity",
 ];
 
 /// One index as `pg_class` and `pg_index` show it.
@@ -794,6 +795,64 @@ impl Snapshot {
                         V::N,
                     ],
                 ],
+            ),
+            "pg_stat_activity" => (
+                &[
+                    ("datid", Oid),
+                    ("datname", Text),
+                    ("pid", I32),
+                    ("leader_pid", I32),
+                    ("usesysid", Oid),
+                    ("usename", Text),
+                    ("application_name", Text),
+                    ("client_addr", Text),
+                    ("client_hostname", Text),
+                    ("client_port", I32),
+                    ("backend_start", Ts),
+                    ("xact_start", Ts),
+                    ("query_start", Ts),
+                    ("state_change", Ts),
+                    ("wait_event_type", Text),
+                    ("wait_event", Text),
+                    ("state", Text),
+                    ("backend_xid", I64),
+                    ("backend_xmin", I64),
+                    ("query_id", I64),
+                    ("query", Text),
+                    ("backend_type", Text),
+                ],
+                crate::activity::sessions()
+                    .into_iter()
+                    .map(|a| {
+                        let ts = |t: Option<chrono::DateTime<chrono::Utc>>| {
+                            t.map(|t| V::I(t.timestamp_micros())).unwrap_or(V::N)
+                        };
+                        vec![
+                            V::I(oids::DATABASE),
+                            a.database.into(),
+                            V::I(a.pid as i64),
+                            V::N,
+                            oids::role(&a.user).into(),
+                            a.user.into(),
+                            a.application_name.into(),
+                            a.client_addr.into(),
+                            V::N,
+                            a.client_port.into(),
+                            ts(Some(a.backend_start)),
+                            ts(a.xact_start),
+                            ts(a.query_start),
+                            ts(Some(a.state_change)),
+                            V::N,
+                            V::N,
+                            a.state.into(),
+                            V::N,
+                            V::N,
+                            V::N,
+                            a.query.to_string().into(),
+                            "client backend".into(),
+                        ]
+                    })
+                    .collect(),
             ),
             "pg_event_trigger" => (
                 &[

@@ -26,6 +26,8 @@ pub struct Scope {
     pub schema: String,
     pub user: String,
     pub database: String,
+    /// The session's backend pid (`pg_backend_pid()`).
+    pub pid: i32,
 }
 
 fn const_udf(ctx: &SessionContext, name: &str, value: String) {
@@ -116,6 +118,7 @@ pub fn context_for(
         schema: scope.schema.clone(),
         user: scope.user.clone(),
         database: scope.database.clone(),
+        pid: scope.pid,
     });
     ctx.register_catalog(
         CATALOG_NAME,

@@ -24,6 +24,9 @@ pub struct Prepared {
     /// The session's time zone when it was planned (what timestamptz
     /// literals and text casts were read in).
     pub zone: common::tz::Zone,
+    /// The client's text of a statement prepared by Parse (empty for the
+    /// simple protocol's, see `Session::query_text`).
+    pub text: Arc<str>,
 }
 
 impl Prepared {
@@ -40,6 +43,7 @@ impl Prepared {
             plan,
             client_types,
             zone: common::tz::session_zone(),
+            text: Arc::from(""),
         }
     }
 
@@ -51,6 +55,7 @@ impl Prepared {
             plan,
             client_types: vec![],
             zone: common::tz::session_zone(),
+            text: Arc::from(""),
         }
     }
 }

@@ -48,6 +48,10 @@ pub struct Session {
     pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
     /// A COPY FROM STDIN in progress.
     pub copy_in: Option<copy::CopyIn>,
+    /// The text the client sent for the running statement (simple
+    /// protocol; a prepared statement has its own), for
+    /// `pg_stat_activity`.
+    pub query_text: Arc<str>,
     /// Open cursors by name.
     pub cursors: std::collections::HashMap<String, cursor::Cursor>,
     /// A streamed statement whose end is not settled yet (see `settle`).
@@ -111,6 +115,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         if self.pid != 0 {
             crate::cancel::forget(self.pid);
+            crate::activity::end(self.pid);
         }
         // A client that disconnects mid-transaction: roll every branch back
         // so the shard connections go back to the pool clean.
@@ -144,6 +149,7 @@ impl Session {
             df_ctx: None,
             copy_in: None,
             cursors: std::collections::HashMap::new(),
+            query_text: Arc::from(""),
             pending: None,
             statement_deadline: None,
             simple_plans: SimplePlans::new(),
@@ -240,6 +246,7 @@ impl Session {
             schema: self.current_schema(),
             user: self.user.clone(),
             database: self.database.clone(),
+            pid: self.pid,
         }
     }
 

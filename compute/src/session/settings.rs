@@ -154,6 +154,9 @@ impl Session {
             // The DataFusion context carries the rule: rebuild it.
             self.df_ctx = None;
         }
+        if key == "application_name" {
+            crate::activity::set_application_name(self.pid, &value);
+        }
         self.settings.insert(key, value.clone());
         Ok(crate::session::Output::Command {
             tag: "SET".into(),

@@ -68,6 +68,7 @@ impl QueryParser for TesseraParser {
         let md = client.metadata();
         let user = md.get("user").cloned().unwrap_or_default();
         let scope = Scope {
+            pid: client.pid_and_secret_key().0,
             schema: schema.clone(),
             database: md.get("database").cloned().unwrap_or_else(|| user.clone()),
             user,
@@ -75,12 +76,9 @@ impl QueryParser for TesseraParser {
         let plan = plan_statement(&self.router, &scope, &stmt, types)
             .await
             .map_err(|e| to_pg_error(&e))?;
-        Ok(Some(Arc::new(Prepared::new(
-            schema,
-            stmt,
-            plan,
-            types.to_vec(),
-        ))))
+        let mut prepared = Prepared::new(schema, stmt, plan, types.to_vec());
+        prepared.text = Arc::from(sql);
+        Ok(Some(Arc::new(prepared)))
     }
 
     fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {

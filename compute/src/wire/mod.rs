@@ -60,6 +60,13 @@ impl ConnHandlers {
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
+            crate::activity::begin(
+                pid,
+                &s.user,
+                &s.database,
+                md.get("application_name").map_or("", |a| a.as_str()),
+                Some(client.socket_addr()),
+            );
             // Settings given at startup, as PostgreSQL applies them: a
             // `TimeZone` parameter (pgjdbc sends the JVM's zone) and
             // `options` (`-c name=value`, libpq's PGOPTIONS). One Tessera

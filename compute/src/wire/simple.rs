@@ -44,6 +44,7 @@ impl SimpleQueryHandler for ConnHandlers {
                 return Ok(vec![Response::Error(Box::new(error_info(&e)))]);
             }
         };
+        session.query_text = std::sync::Arc::from(query);
         let mut out = vec![];
         let last = stmts.len().saturating_sub(1);
         for (i, stmt) in stmts.into_iter().enumerate() {

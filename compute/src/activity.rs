@@ -1,0 +1,103 @@
+//! The node's sessions as `pg_stat_activity` shows them: who, from where,
+//! `application_name`, what each runs and since when. Sessions record
+//! themselves here (one lock, taken at a statement's start and end); the
+//! catalog reads a copy.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use parking_lot::Mutex;
+
+#[derive(Debug, Clone)]
+pub struct Activity {
+    pub pid: i32,
+    pub user: String,
+    pub database: String,
+    pub application_name: String,
+    pub client_addr: Option<String>,
+    pub client_port: Option<i32>,
+    pub backend_start: DateTime<Utc>,
+    pub xact_start: Option<DateTime<Utc>>,
+    pub query_start: Option<DateTime<Utc>>,
+    pub state_change: DateTime<Utc>,
+    /// `active`, `idle`, `idle in transaction`, `idle in transaction
+    /// (aborted)`.
+    pub state: &'static str,
+    /// The last statement's text (the running one's when active).
+    pub query: Arc<str>,
+}
+
+static SESSIONS: Mutex<BTreeMap<i32, Activity>> = Mutex::new(BTreeMap::new());
+
+/// A session started.
+pub fn begin(
+    pid: i32,
+    user: &str,
+    database: &str,
+    application_name: &str,
+    client: Option<std::net::SocketAddr>,
+) {
+    let now = Utc::now();
+    SESSIONS.lock().insert(
+        pid,
+        Activity {
+            pid,
+            user: user.to_string(),
+            database: database.to_string(),
+            application_name: application_name.to_string(),
+            client_addr: client.map(|a| a.ip().to_string()),
+            client_port: client.map(|a| a.port() as i32),
+            backend_start: now,
+            xact_start: None,
+            query_start: None,
+            state_change: now,
+            state: "idle",
+            query: Arc::from(""),
+        },
+    );
+}
+
+/// A session ended.
+pub fn end(pid: i32) {
+    SESSIONS.lock().remove(&pid);
+}
+
+/// A statement started (`xact_start`: its transaction's start).
+pub fn statement_started(pid: i32, query: &Arc<str>, xact_start: DateTime<Utc>) {
+    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
+        let now = Utc::now();
+        a.state = "active";
+        a.query = query.clone();
+        a.query_start = Some(now);
+        a.state_change = now;
+        a.xact_start = Some(xact_start);
+    }
+}
+
+/// A statement ended; the session is now in a transaction (`failed`: an
+/// aborted one) or not.
+pub fn statement_ended(pid: i32, in_transaction: bool, failed: bool) {
+    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
+        a.state = match (in_transaction, failed) {
+            (false, _) => "idle",
+            (true, false) => "idle in transaction",
+            (true, true) => "idle in transaction (aborted)",
+        };
+        if !in_transaction {
+            a.xact_start = None;
+        }
+        a.state_change = Utc::now();
+    }
+}
+
+pub fn set_application_name(pid: i32, name: &str) {
+    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
+        a.application_name = name.to_string();
+    }
+}
+
+/// Every session of this node.
+pub fn sessions() -> Vec<Activity> {
+    SESSIONS.lock().values().cloned().collect()
+}
