@@ -225,6 +225,9 @@ pub struct Catalog {
     pub sequences: HashMap<(String, String), Arc<SequenceDef>>,
     /// Foreign keys between tables of the catalog.
     pub foreign_keys: Vec<Arc<ForeignKeyDef>>,
+    /// COMMENT ON texts by (kind, object id, column): kind `table` (a table
+    /// id; a column's name, or empty for the table) or `sequence`.
+    pub comments: HashMap<(String, u64, String), String>,
 }
 
 /// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores

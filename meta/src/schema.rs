@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -78,6 +78,12 @@ pub const V5: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS cat_sequences (seq_id BIGINT AUTO_INCREMENT PRIMARY KEY, schema_name VARCHAR(64) NOT NULL, seq_name VARCHAR(64) NOT NULL, type_name VARCHAR(16) NOT NULL, increment_by BIGINT NOT NULL, min_value BIGINT NOT NULL, max_value BIGINT NOT NULL, start_value BIGINT NOT NULL, cache_size BIGINT NOT NULL, cycle BOOLEAN NOT NULL, owned_table BIGINT NULL, owned_column VARCHAR(64) NULL, last_value BIGINT NOT NULL, is_called BOOLEAN NOT NULL, generation BIGINT NOT NULL DEFAULT 0, UNIQUE KEY (schema_name, seq_name))",
 ];
 
+/// Version 6: comments (COMMENT ON) of tables, their columns and
+/// sequences, by object id (a table's comments follow its renames).
+pub const V6: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS cat_comments (kind VARCHAR(16) NOT NULL, object_id BIGINT NOT NULL, column_name VARCHAR(64) NOT NULL, comment TEXT NOT NULL, PRIMARY KEY (kind, object_id, column_name))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -96,7 +102,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
             "metadata schema version {current} is newer than this binary supports ({SCHEMA_VERSION})"
         )));
     }
-    for (version, stmts) in [(1, V1), (2, V2), (3, V3), (4, V4), (5, V5)] {
+    for (version, stmts) in [(1, V1), (2, V2), (3, V3), (4, V4), (5, V5), (6, V6)] {
         if current < version {
             for stmt in stmts {
                 conn.query_drop(*stmt).await.map_err(me)?;

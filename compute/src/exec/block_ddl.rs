@@ -3,8 +3,9 @@
 //! arrives inside one). MariaDB's DDL commits at once, so Tessera
 //! compensates (see ARCHITECTURE.md, "Transactional DDL"):
 //!
-//! * CREATE TABLE / INDEX / SEQUENCE / SCHEMA and ALTER TABLE ... ADD
-//!   COLUMN run at once and record their undo (DROP ..., DROP COLUMN);
+//! * CREATE TABLE / INDEX / SEQUENCE / SCHEMA, ALTER TABLE ... ADD
+//!   COLUMN and COMMENT ON run at once and record their undo (DROP ...,
+//!   DROP COLUMN, the previous comment);
 //!   ROLLBACK (of the block, or to a savepoint before them), a failed
 //!   COMMIT or the client's disconnect runs the undo, newest first.
 //! * DROP TABLE / INDEX / SEQUENCE are checked at once and run after the
@@ -78,6 +79,26 @@ impl Session {
                 (catalog.sequence(&s, &n).is_none())
                     .then(|| format!("DROP SEQUENCE IF EXISTS {}.{}", ident(&s), ident(&n)))
             }
+            Statement::Comment {
+                object_type,
+                object_name,
+                ..
+            } => match self.comment_target(&catalog, stmt)? {
+                Some((kind, id, column)) => {
+                    let old = catalog
+                        .comments
+                        .get(&(kind.to_string(), id, column))
+                        .map(|c| format!("'{}'", c.replace('\'', "''")))
+                        .unwrap_or_else(|| "NULL".into());
+                    let name = object_parts(object_name)
+                        .iter()
+                        .map(|p| ident(p))
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    Some(format!("COMMENT ON {object_type} {name} IS {old}"))
+                }
+                None => None,
+            },
             Statement::CreateSchema { schema_name, .. } => {
                 let name = schema_name.to_string();
                 let name = name.trim_matches('"').to_string();

@@ -643,9 +643,40 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             Ok(s(seq))
         }),
     );
-    for name in ["obj_description", "col_description", "shobj_description"] {
-        f(name, Utf8, Arc::new(|_, _| Ok(s(None))));
-    }
+    // COMMENT ON texts: `obj_description(oid[, catalog])` of a relation,
+    // `col_description(oid, column number)`.
+    f(
+        "obj_description",
+        Utf8,
+        Arc::new(|sn, a| {
+            let (Some(oid), catalog) = (int(a.first()), text(a.get(1))) else {
+                return Ok(s(None));
+            };
+            if catalog.is_some_and(|c| c != "pg_class") {
+                return Ok(s(None));
+            }
+            Ok(s(sn
+                .descriptions()
+                .into_iter()
+                .find(|(o, sub, _)| *o == oid && *sub == 0)
+                .map(|(_, _, t)| t)))
+        }),
+    );
+    f(
+        "col_description",
+        Utf8,
+        Arc::new(|sn, a| {
+            let (Some(oid), Some(n)) = (int(a.first()), int(a.get(1))) else {
+                return Ok(s(None));
+            };
+            Ok(s(sn
+                .descriptions()
+                .into_iter()
+                .find(|(o, sub, _)| *o == oid && *sub as i64 == n)
+                .map(|(_, _, t)| t)))
+        }),
+    );
+    f("shobj_description", Utf8, Arc::new(|_, _| Ok(s(None))));
     for name in [
         "pg_get_partkeydef",
         "pg_get_viewdef",

@@ -361,7 +361,17 @@ impl Snapshot {
                     ("objsubid", I32),
                     ("description", Text),
                 ],
-                vec![],
+                self.descriptions()
+                    .into_iter()
+                    .map(|(oid, sub, text)| {
+                        vec![
+                            oid.into(),
+                            V::I(oids::PG_CLASS),
+                            V::I(sub as i64),
+                            text.into(),
+                        ]
+                    })
+                    .collect(),
             ),
             "pg_shdescription" => (
                 &[("objoid", Oid), ("classoid", Oid), ("description", Text)],
@@ -868,6 +878,34 @@ impl Snapshot {
             ),
             _ => return None,
         })
+    }
+
+    /// COMMENT ON texts as `pg_description` keys them: the relation's
+    /// OID and the column number (0: the relation).
+    pub fn descriptions(&self) -> Vec<(i64, i32, String)> {
+        let mut out = vec![];
+        for ((kind, id, column), text) in &self.catalog.comments {
+            match kind.as_str() {
+                "table" => {
+                    let Some(t) = self.catalog.table_by_id(common::TableId(*id)) else {
+                        continue;
+                    };
+                    let sub = if column.is_empty() {
+                        0
+                    } else {
+                        match t.column_index(column) {
+                            Some(i) => i as i32 + 1,
+                            None => continue,
+                        }
+                    };
+                    out.push((oids::table(t.id), sub, text.clone()));
+                }
+                "sequence" => out.push((oids::sequence(*id), 0, text.clone())),
+                _ => {}
+            }
+        }
+        out.sort();
+        out
     }
 
     fn pg_class(&self) -> Vec<Vec<V>> {

@@ -319,9 +319,25 @@ impl Planner<'_> {
                 p.fields = vec![(column, Type::TEXT)];
                 p
             }
-            Statement::Discard { .. } | Statement::Deallocate { .. } => {
-                self.plan_of(PlanKind::Noop, "DISCARD")
+            // PostgreSQL's tags: DISCARD ALL, DEALLOCATE [ALL].
+            Statement::Discard { object_type } => {
+                use datafusion::sql::sqlparser::ast::DiscardObject as D;
+                let tag = match object_type {
+                    D::ALL => "DISCARD ALL",
+                    D::PLANS => "DISCARD PLANS",
+                    D::SEQUENCES => "DISCARD SEQUENCES",
+                    D::TEMP => "DISCARD TEMP",
+                };
+                self.plan_of(PlanKind::Noop, tag)
             }
+            Statement::Deallocate { name, .. } => self.plan_of(
+                PlanKind::Noop,
+                if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+                    "DEALLOCATE ALL"
+                } else {
+                    "DEALLOCATE"
+                },
+            ),
             Statement::Vacuum(v) => self.plan_of(
                 PlanKind::Maintenance {
                     table: v.table_name.clone(),
@@ -367,7 +383,8 @@ impl Planner<'_> {
             | Statement::CreateRole(_)
             | Statement::AlterRole { .. }
             | Statement::Grant(_)
-            | Statement::Revoke(_)) => {
+            | Statement::Revoke(_)
+            | Statement::Comment { .. }) => {
                 let tag = match s {
                     Statement::CreateTable(_) => "CREATE TABLE",
                     Statement::CreateIndex(_) => "CREATE INDEX",
@@ -387,6 +404,7 @@ impl Planner<'_> {
                     },
                     Statement::Truncate(_) => "TRUNCATE TABLE",
                     Statement::CreateSchema { .. } => "CREATE SCHEMA",
+                    Statement::Comment { .. } => "COMMENT",
                     _ => "CREATE DATABASE",
                 };
                 self.plan_of(PlanKind::Ddl(Box::new(s.clone())), tag)

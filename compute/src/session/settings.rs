@@ -155,7 +155,7 @@ impl Session {
             self.df_ctx = None;
         }
         if key == "application_name" {
-            crate::activity::set_application_name(self.pid, &value);
+            crate::activity::set_application_name(self.pid, value);
         }
         self.settings.insert(key, value.clone());
         Ok(crate::session::Output::Command {

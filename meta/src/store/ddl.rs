@@ -327,6 +327,34 @@ impl DdlTxn {
         self.update_table(def, &[]).await
     }
 
+    /// Sets (or, with `None`, removes) the comment of an object: kind
+    /// `table` or `sequence`, its id, a column's name or empty.
+    pub async fn set_comment(
+        &mut self,
+        kind: &str,
+        id: u64,
+        column: &str,
+        comment: Option<&str>,
+    ) -> Result<()> {
+        let c = self.c()?;
+        match comment {
+            Some(text) => c
+                .exec_drop(
+                    "REPLACE INTO cat_comments (kind, object_id, column_name, comment) VALUES (?, ?, ?, ?)",
+                    (kind, id, column, text),
+                )
+                .await
+                .map_err(me),
+            None => c
+                .exec_drop(
+                    "DELETE FROM cat_comments WHERE kind = ? AND object_id = ? AND column_name = ?",
+                    (kind, id, column),
+                )
+                .await
+                .map_err(me),
+        }
+    }
+
     pub async fn add_index(&mut self, table: TableId, ix: &IndexDef) -> Result<()> {
         self.c()?
             .exec_drop(

@@ -98,6 +98,7 @@ impl MetaStore {
             owners: HashMap::new(),
             sequences: HashMap::new(),
             foreign_keys: vec![],
+            comments: HashMap::new(),
         };
         let roles: Vec<(String, bool, bool)> = conn
             .query("SELECT user_name, superuser, can_login FROM users")
@@ -159,6 +160,13 @@ impl MetaStore {
                 generation: col(&mut r, 12)?,
             };
             catalog.sequences.insert((schema, name), Arc::new(def));
+        }
+        let comments: Vec<(String, u64, String, String)> = conn
+            .query("SELECT kind, object_id, column_name, comment FROM cat_comments")
+            .await
+            .map_err(me)?;
+        for (kind, id, column, text) in comments {
+            catalog.comments.insert((kind, id, column), text);
         }
         type FkRow = (u64, u64, String, String, u64, String, String, String, bool);
         let fks: Vec<FkRow> = conn
