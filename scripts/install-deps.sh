@@ -22,6 +22,11 @@ if ! dpkg -s libpostgresql-jdbc-java >/dev/null 2>&1 || ! command -v javac >/dev
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q libpostgresql-jdbc-java default-jdk-headless
 fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q python3-pip
+fi
 if ! python3 -c 'import sys, psycopg, psycopg2, sqlalchemy; sys.exit(0 if int(sqlalchemy.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null; then
   python3 -m pip install -q --break-system-packages 'psycopg[binary]' psycopg2-binary 'sqlalchemy>=2' \
     || python3 -m pip install -q 'psycopg[binary]' psycopg2-binary 'sqlalchemy>=2'

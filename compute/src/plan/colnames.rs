@@ -45,6 +45,18 @@ fn set_expr_names(body: &SetExpr) -> Option<Vec<String>> {
         .collect()
 }
 
+/// Marks an internal name given to a column beside a wildcard: the
+/// column's own name follows, then the mark and its position.
+pub const RENAMED: char = '\u{1}';
+
+/// A result column's name with an internal rename taken back.
+pub fn restore_name(name: &str) -> &str {
+    match name.strip_prefix(RENAMED) {
+        Some(rest) => rest.split(RENAMED).next().unwrap_or(rest),
+        None => name,
+    }
+}
+
 /// `stmt` with an internal alias on every SELECT-list expression (not
 /// plain columns) when the list has several items: DataFusion names
 /// `x::int, x::bigint` both after `x` and `NULL::int, NULL::text` both
@@ -54,6 +66,48 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     let Statement::Query(q) = stmt else {
         return None;
     };
+    // `SELECT n.oid, n.*` (DBeaver's): PostgreSQL allows an output name
+    // twice, DataFusion does not. The named columns beside a wildcard get
+    // internal names carrying theirs (`restore_name` gives it back).
+    if let SetExpr::Select(sel) = q.body.as_ref() {
+        let wildcard = sel.projection.iter().any(|i| {
+            matches!(
+                i,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        });
+        let named = |i: &SelectItem| {
+            matches!(
+                i,
+                SelectItem::UnnamedExpr(Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+            )
+        };
+        if wildcard && sel.projection.iter().any(named) {
+            let mut q = q.clone();
+            if let SetExpr::Select(sel) = q.body.as_mut() {
+                for (i, item) in sel.projection.iter_mut().enumerate() {
+                    let name = match item {
+                        SelectItem::UnnamedExpr(Expr::Identifier(id)) => normalize_ident(id),
+                        SelectItem::UnnamedExpr(Expr::CompoundIdentifier(p)) => {
+                            p.last().map(normalize_ident).unwrap_or_default()
+                        }
+                        _ => continue,
+                    };
+                    let SelectItem::UnnamedExpr(e) = item else {
+                        continue;
+                    };
+                    *item = SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias: datafusion::sql::sqlparser::ast::Ident::with_quote(
+                            '"',
+                            format!("{RENAMED}{name}{RENAMED}{i}"),
+                        ),
+                    };
+                }
+            }
+            return Some(Statement::Query(q));
+        }
+    }
     if !matches!(q.body.as_ref(), SetExpr::Select(_)) {
         // A set operation takes its names from its first branch; the
         // others only need names DataFusion finds unique.

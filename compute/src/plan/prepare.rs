@@ -177,6 +177,11 @@ pub async fn plan_statement_sized(
         if origins.len() == fields.len() {
             plan.origins = origins;
         }
+        for f in fields.iter_mut() {
+            if f.0.starts_with(super::colnames::RENAMED) {
+                f.0 = super::colnames::restore_name(&f.0).to_string();
+            }
+        }
         plan.fields = fields;
         if let Some(names) = pg_column_names(&s) {
             if names.len() == plan.fields.len() {
