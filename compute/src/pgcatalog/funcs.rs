@@ -506,24 +506,10 @@ impl Snapshot {
 /// Registers the catalog functions on `ctx`, answering from `snapshot`.
 pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
     let text_list = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
-    let f = |name: &'static str, ret: DataType, body: Body| {
-        ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
-            name,
-            ret,
-            signature: Signature::one_of(
-                vec![
-                    datafusion::logical_expr::TypeSignature::Nullary,
-                    datafusion::logical_expr::TypeSignature::VariadicAny,
-                ],
-                Volatility::Stable,
-            ),
-            snapshot: snapshot.clone(),
-            body,
-            text_arg: None,
-        }));
-    };
-    let dual =
-        |name: &'static str, ret: DataType, body: Body, text_ret: DataType, text_body: Body| {
+    // `text_arg`: the result type and body when the first argument is
+    // text (see `CatalogFn`).
+    let register =
+        |name: &'static str, ret: DataType, body: Body, text_arg: Option<(DataType, Body)>| {
             ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
                 name,
                 ret,
@@ -536,8 +522,13 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
                 ),
                 snapshot: snapshot.clone(),
                 body,
-                text_arg: Some((text_ret, text_body)),
+                text_arg,
             }));
+        };
+    let f = |name: &'static str, ret: DataType, body: Body| register(name, ret, body, None);
+    let dual =
+        |name: &'static str, ret: DataType, body: Body, text_ret: DataType, text_body: Body| {
+            register(name, ret, body, Some((text_ret, text_body)))
         };
     use DataType::{Boolean, Int64, Utf8};
     f(

@@ -206,6 +206,19 @@ fn prefixed_elements(sel: &datafusion::sql::sqlparser::ast::Select, item: &Expr)
     ))
 }
 
+/// A set-returning function rewritten as unnest of a list: the function
+/// making the list and its argument count.
+fn set_returning(f: &datafusion::sql::sqlparser::ast::Function) -> Option<(&'static str, usize)> {
+    match crate::plan::object_parts(&f.name)
+        .last()
+        .map(String::as_str)
+    {
+        Some("_pg_expandarray") => Some((crate::pgcatalog::EXPANDARRAY, 1)),
+        Some("generate_subscripts") => Some((crate::pgcatalog::SUBSCRIPTS, 2)),
+        _ => None,
+    }
+}
+
 /// Rewrites `e` in place; whether it changed.
 pub fn rewrite(e: &mut Expr) -> bool {
     match e {
@@ -259,12 +272,13 @@ pub fn rewrite(e: &mut Expr) -> bool {
             *e = x;
             true
         }
-        Expr::Function(f)
-            if crate::plan::object_parts(&f.name)
-                .last()
-                .map(String::as_str)
-                == Some("_pg_expandarray") =>
-        {
+        // Set-returning functions of a select list, zipped with the others
+        // there as unnest is: `information_schema._pg_expandarray(a)` and
+        // `generate_subscripts(a, 1)` as unnest of a list.
+        Expr::Function(f) if set_returning(f).is_some() => {
+            let Some((udf, arity)) = set_returning(f) else {
+                return false;
+            };
             let FunctionArguments::List(list) = &f.args else {
                 return false;
             };
@@ -278,37 +292,10 @@ pub fn rewrite(e: &mut Expr) -> bool {
                     _ => None,
                 })
                 .collect();
-            if args.len() != 1 {
+            if args.len() != arity {
                 return false;
             }
-            *e = call("unnest", vec![call(crate::pgcatalog::EXPANDARRAY, args)]);
-            true
-        }
-        // A set-returning function of a select list: zipped with the
-        // others there, as unnest is.
-        Expr::Function(f)
-            if crate::plan::object_parts(&f.name)
-                .last()
-                .map(String::as_str)
-                == Some("generate_subscripts") =>
-        {
-            let FunctionArguments::List(list) = &f.args else {
-                return false;
-            };
-            let args: Vec<Expr> = list
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
-                        datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(x),
-                    ) => Some(x.clone()),
-                    _ => None,
-                })
-                .collect();
-            if args.len() != 2 {
-                return false;
-            }
-            *e = call("unnest", vec![call(crate::pgcatalog::SUBSCRIPTS, args)]);
+            *e = call("unnest", vec![call(udf, args)]);
             true
         }
         Expr::Function(f) => {
