@@ -623,14 +623,36 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             let Some(oid) = sn.relation_oid(&t) else {
                 return Err(undefined("relation", &t));
             };
-            let def = sn.tables().find(|x| oids::table(x.id) == oid);
-            let seq = def
-                .and_then(|d| d.column(&c.to_lowercase()).ok())
-                .and_then(|col| col.sequence.clone())
-                .and_then(|q| {
-                    q.strip_prefix(meta::SEQUENCE_SOURCE_PREFIX)
-                        .map(String::from)
-                });
+            let Some(def) = sn.tables().find(|x| oids::table(x.id) == oid) else {
+                return Ok(s(None));
+            };
+            let column = c.to_lowercase();
+            let Ok(col) = def.column(&column) else {
+                return Err(DataFusionError::External(Box::new(common::Error::Sql {
+                    state: common::SqlState::UNDEFINED_COLUMN,
+                    message: format!(
+                        "column \"{column}\" of relation \"{}\" does not exist",
+                        def.name
+                    ),
+                })));
+            };
+            // A SERIAL column's counter is not a catalog sequence (yet):
+            // refused rather than answered NULL.
+            if col
+                .sequence
+                .as_ref()
+                .is_some_and(|q| !q.starts_with(meta::SEQUENCE_SOURCE_PREFIX))
+            {
+                return Err(DataFusionError::External(Box::new(common::Error::unsupported(
+                    "pg_get_serial_sequence of a SERIAL column (its counter is not a sequence of the catalog)",
+                ))));
+            }
+            // As PostgreSQL: the sequence OWNED BY the column.
+            let seq = sn
+                .sequences()
+                .into_iter()
+                .find(|q| q.owned_by.as_ref() == Some(&(def.id, column.clone())))
+                .map(|q| format!("{}.{}", quote(&q.schema), quote(&q.name)));
             Ok(s(seq))
         }),
     );
