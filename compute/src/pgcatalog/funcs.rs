@@ -627,7 +627,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
                 return Ok(s(None));
             };
             let column = c.to_lowercase();
-            let Ok(col) = def.column(&column) else {
+            if def.column(&column).is_err() {
                 return Err(DataFusionError::External(Box::new(common::Error::Sql {
                     state: common::SqlState::UNDEFINED_COLUMN,
                     message: format!(
@@ -635,17 +635,6 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
                         def.name
                     ),
                 })));
-            };
-            // A SERIAL column's counter is not a catalog sequence (yet):
-            // refused rather than answered NULL.
-            if col
-                .sequence
-                .as_ref()
-                .is_some_and(|q| !q.starts_with(meta::SEQUENCE_SOURCE_PREFIX))
-            {
-                return Err(DataFusionError::External(Box::new(common::Error::unsupported(
-                    "pg_get_serial_sequence of a SERIAL column (its counter is not a sequence of the catalog)",
-                ))));
             }
             // As PostgreSQL: the sequence OWNED BY the column.
             let seq = sn
