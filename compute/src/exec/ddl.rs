@@ -225,7 +225,16 @@ impl Session {
                                 .filter(|t| t.schema == name)
                                 .cloned()
                                 .collect();
-                            if !tables.is_empty() && !cascade {
+                            // Its sequences go with it too (they outlived the
+                            // schema, and a schema made again with the name
+                            // found them).
+                            let sequences: Vec<u64> = catalog
+                                .sequences
+                                .values()
+                                .filter(|q| q.schema == name)
+                                .map(|q| q.id)
+                                .collect();
+                            if (!tables.is_empty() || !sequences.is_empty()) && !cascade {
                                 return Err(Error::Sql {
                                 state: SqlState("2BP01"),
                                 message: format!("cannot drop schema {name} because other objects depend on it"),
@@ -237,6 +246,9 @@ impl Session {
                                 .await?;
                             for t in &tables {
                                 txn.drop_table(t).await?;
+                            }
+                            for id in &sequences {
+                                txn.drop_sequence(*id).await?;
                             }
                             txn.drop_schema(&name).await?;
                             shard_router::ddl::drop_schema(&router, &catalog.shard_ids(), &name)
