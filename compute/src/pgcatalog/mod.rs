@@ -7,7 +7,8 @@
 //!
 //! * [`batch`]: Arrow batches of catalog rows;
 //! * [`oids`]: the OIDs Tessera's objects get, the built-in types;
-//! * [`tables`]: the `pg_catalog` tables; [`info`]: `information_schema`;
+//! * [`tables`]: the `pg_catalog` tables (the relation catalogs' rows in
+//!   `relations`); [`info`]: `information_schema`;
 //! * [`funcs`]: `format_type`, `pg_get_indexdef`, `pg_table_is_visible`,
 //!   the `reg*` conversions and the other functions catalog queries call.
 //!
@@ -19,7 +20,9 @@ pub mod batch;
 pub mod funcs;
 pub mod info;
 pub mod oids;
+mod relations;
 pub mod tables;
+mod udf;
 
 use std::sync::Arc;
 
