@@ -7,6 +7,21 @@ use datafusion::sql::sqlparser::ast::Statement;
 use datafusion::sql::sqlparser::parser::ParserError;
 
 fn parse_error(sql: &str, e: ParserError) -> Error {
+    match &e {
+        ParserError::ParserError(m) if m == crate::dialect::TOO_COMPLEX => {
+            return Error::Sql {
+                state: common::SqlState::STATEMENT_TOO_COMPLEX,
+                message: m.clone(),
+            }
+        }
+        ParserError::RecursionLimitExceeded => {
+            return Error::Sql {
+                state: common::SqlState::STATEMENT_TOO_COMPLEX,
+                message: "stack depth limit exceeded: the statement nests too deeply".into(),
+            }
+        }
+        _ => {}
+    }
     let msg = e.to_string();
     // "... at Line: 1, Column: 8" -> character position in the query.
     let position = msg.rsplit("Line: ").next().and_then(|rest| {
