@@ -108,6 +108,14 @@ fn table_of(
 fn check_reads(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> Result<()> {
     let mut err = None;
     let _ = visit_relations(stmt, |name| {
+        // A view: SELECT granted on the view itself (its tables are read
+        // with its owner's, a superuser's, privileges, as in PostgreSQL).
+        if let Some(v) = crate::plan::views::view_named(catalog, name, schema) {
+            if !catalog.granted(user, "table", &v.schema, &v.name, "SELECT") {
+                err = Some(denied(format!("view {}", v.name)));
+                return ControlFlow::Break(());
+            }
+        }
         if let Some(t) = table_of(catalog, name, schema) {
             if let Err(e) = check_table(catalog, user, &t, "SELECT") {
                 err = Some(e);
@@ -232,6 +240,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             Ok(())
         }
         Statement::Drop { .. } => superuser_only("DROP"),
+        Statement::CreateView(_) => superuser_only("CREATE VIEW"),
         Statement::CreateSchema { .. } | Statement::CreateDatabase { .. } => {
             superuser_only("CREATE SCHEMA")
         }

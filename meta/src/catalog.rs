@@ -197,6 +197,28 @@ impl SequenceDef {
     }
 }
 
+/// A view (CREATE VIEW), expanded into the statements that read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewDef {
+    pub id: u64,
+    pub schema: String,
+    pub name: String,
+    /// The query, as printed from its parse with every relation name
+    /// qualified by the schema it resolved to at creation.
+    pub definition: String,
+    /// The view's columns and their wire type OIDs.
+    pub columns: Vec<String>,
+    pub type_oids: Vec<u32>,
+    /// The tables and views it reads, `schema.name`.
+    pub reads: Vec<(String, String)>,
+}
+
+impl ViewDef {
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
+
 /// Marks a column `sequence` that names a user sequence (see
 /// [`SequenceDef::column_source`]).
 pub const SEQUENCE_SOURCE_PREFIX: &str = "@";
@@ -228,6 +250,8 @@ pub struct Catalog {
     /// COMMENT ON texts by (kind, object id, column): kind `table` (a table
     /// id; a column's name, or empty for the table) or `sequence`.
     pub comments: HashMap<(String, u64, String), String>,
+    /// Views by (schema, name).
+    pub views: HashMap<(String, String), Arc<ViewDef>>,
 }
 
 /// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores
@@ -335,6 +359,31 @@ impl Catalog {
 
     pub fn table_by_id(&self, id: TableId) -> Option<&Arc<TableDef>> {
         self.tables.values().find(|t| t.id == id)
+    }
+
+    pub fn view(&self, schema: &str, name: &str) -> Option<&Arc<ViewDef>> {
+        self.views.get(&(schema.to_string(), name.to_string()))
+    }
+
+    /// The views that read relation `schema.name`, directly or through
+    /// other views, each once (readers after what they read).
+    pub fn views_reading(&self, schema: &str, name: &str) -> Vec<Arc<ViewDef>> {
+        let mut out: Vec<Arc<ViewDef>> = vec![];
+        let mut todo = vec![(schema.to_string(), name.to_string())];
+        while let Some(rel) = todo.pop() {
+            let mut readers: Vec<&Arc<ViewDef>> = self
+                .views
+                .values()
+                .filter(|v| v.reads.contains(&rel))
+                .filter(|v| !out.iter().any(|o| o.id == v.id))
+                .collect();
+            readers.sort_by_key(|v| v.id);
+            for v in readers {
+                out.push(v.clone());
+                todo.push((v.schema.clone(), v.name.clone()));
+            }
+        }
+        out
     }
 
     pub fn sequence(&self, schema: &str, name: &str) -> Option<&Arc<SequenceDef>> {

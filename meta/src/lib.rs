@@ -11,7 +11,7 @@ pub mod store;
 
 pub use catalog::{
     Catalog, ColumnDef, Distribution, ForeignKeyDef, IndexDef, Privilege, Role, ScramVerifier,
-    SequenceDef, ShardInfo, TableDef, SEQUENCE_SOURCE_PREFIX,
+    SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
 };
 pub use store::{DdlTxn, MetaStore, OrphanClaim};
 

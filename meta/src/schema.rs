@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -84,6 +84,13 @@ pub const V6: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS cat_comments (kind VARCHAR(16) NOT NULL, object_id BIGINT NOT NULL, column_name VARCHAR(64) NOT NULL, comment TEXT NOT NULL, PRIMARY KEY (kind, object_id, column_name))",
 ];
 
+/// Version 7: views (CREATE VIEW): the query's text as Tessera printed it
+/// with its table names qualified, the columns' names and wire type OIDs,
+/// and the relations it reads (for DROP's dependency checks).
+pub const V7: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS cat_views (view_id BIGINT AUTO_INCREMENT PRIMARY KEY, schema_name VARCHAR(64) NOT NULL, view_name VARCHAR(64) NOT NULL, definition LONGTEXT NOT NULL, columns TEXT NOT NULL, type_oids TEXT NOT NULL, reads_from TEXT NOT NULL, UNIQUE KEY (schema_name, view_name))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -102,7 +109,15 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
             "metadata schema version {current} is newer than this binary supports ({SCHEMA_VERSION})"
         )));
     }
-    for (version, stmts) in [(1, V1), (2, V2), (3, V3), (4, V4), (5, V5), (6, V6)] {
+    for (version, stmts) in [
+        (1, V1),
+        (2, V2),
+        (3, V3),
+        (4, V4),
+        (5, V5),
+        (6, V6),
+        (7, V7),
+    ] {
         if current < version {
             for stmt in stmts {
                 conn.query_drop(*stmt).await.map_err(me)?;

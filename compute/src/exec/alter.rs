@@ -24,6 +24,29 @@ impl Session {
             Err(_) if at.if_exists => return Ok(()),
             Err(e) => return Err(e),
         };
+        // A view's stored query names the table and its columns: changes
+        // that would break it are refused while a view reads the table.
+        if let Some(v) = catalog.views_reading(&table.schema, &table.name).first() {
+            use datafusion::sql::sqlparser::ast::AlterTableOperation as O;
+            let breaks = at.operations.iter().any(|o| {
+                matches!(
+                    o,
+                    O::RenameTable { .. }
+                        | O::RenameColumn { .. }
+                        | O::DropColumn { .. }
+                        | O::AlterColumn {
+                            op: datafusion::sql::sqlparser::ast::AlterColumnOperation::SetDataType { .. },
+                            ..
+                        }
+                )
+            });
+            if breaks {
+                return Err(Error::unsupported(format!(
+                    "renaming, dropping or retyping columns of a table a view reads (view {} reads {}; drop the view first)",
+                    v.name, table.name
+                )));
+            }
+        }
         let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
         let unenforced = self
             .settings

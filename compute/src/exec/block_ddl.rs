@@ -3,8 +3,8 @@
 //! arrives inside one). MariaDB's DDL commits at once, so Tessera
 //! compensates (see ARCHITECTURE.md, "Transactional DDL"):
 //!
-//! * CREATE TABLE / INDEX / SEQUENCE / SCHEMA, ALTER TABLE ... ADD
-//!   COLUMN and COMMENT ON run at once and record their undo (DROP ...,
+//! * CREATE TABLE / INDEX / SEQUENCE / SCHEMA / VIEW, ALTER TABLE ... ADD
+//!   COLUMN, COMMENT ON and DROP VIEW run at once and record their undo (DROP ...,
 //!   DROP COLUMN, the previous comment);
 //!   ROLLBACK (of the block, or to a savepoint before them), a failed
 //!   COMMIT or the client's disconnect runs the undo, newest first.
@@ -73,6 +73,53 @@ impl Session {
                         ident(&name)
                     )
                 })
+            }
+            Statement::CreateView(cv) => {
+                let (s, n) = self.qualified(&cv.name);
+                if catalog.view(&s, &n).is_some() && cv.or_replace {
+                    return Err(Error::unsupported(
+                        "CREATE OR REPLACE VIEW of an existing view inside a transaction block",
+                    ));
+                }
+                (catalog.view(&s, &n).is_none() && catalog.table(&s, &n).is_none())
+                    .then(|| format!("DROP VIEW IF EXISTS {}.{}", ident(&s), ident(&n)))
+            }
+            Statement::Drop {
+                object_type: ObjectType::View,
+                names,
+                ..
+            } => {
+                // Dropped at once; ROLLBACK makes each again from its
+                // definition (a view other views read: refused here).
+                let mut undo = vec![];
+                for n in names {
+                    let (s, name) = self.qualified(n);
+                    let Some(v) = catalog.view(&s, &name) else {
+                        continue;
+                    };
+                    if !catalog.views_reading(&s, &name).is_empty() {
+                        return Err(Error::unsupported(
+                            "DROP VIEW of a view other views read, inside a transaction block",
+                        ));
+                    }
+                    undo.push(format!(
+                        "CREATE VIEW {}.{} ({}) AS {}",
+                        ident(&v.schema),
+                        ident(&v.name),
+                        v.columns
+                            .iter()
+                            .map(|c| ident(c))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        v.definition
+                    ));
+                }
+                let tag = self.execute_ddl(stmt).await?;
+                for sql in undo {
+                    self.block_ddl
+                        .push(BlockDdl::Undo(Box::new(parse_one(&sql)?)));
+                }
+                return Ok(tag);
             }
             Statement::CreateSequence { name, .. } => {
                 let (s, n) = self.qualified(name);
@@ -158,6 +205,14 @@ impl Session {
                         Err(_) if *if_exists => continue,
                         Err(e) => return Err(e),
                     };
+                    if let Some(r) = catalog.views_reading(&table.schema, &table.name).first() {
+                        if *cascade {
+                            return Err(Error::unsupported(
+                                "DROP TABLE ... CASCADE of a table views read, inside a transaction block",
+                            ));
+                        }
+                        return Err(super::views::depends("table", &table.name, &r.name));
+                    }
                     let mut txn = self
                         .router
                         .meta

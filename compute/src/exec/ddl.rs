@@ -28,7 +28,9 @@ impl Session {
                     &catalog,
                     crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed),
                 )?;
-                if catalog.table(&def.schema, &def.name).is_some() {
+                if catalog.table(&def.schema, &def.name).is_some()
+                    || catalog.view(&def.schema, &def.name).is_some()
+                {
                     if ct.if_not_exists {
                         return Ok("CREATE TABLE".into());
                     }
@@ -82,6 +84,10 @@ impl Session {
                 )
                 .await?;
                 Ok("CREATE SEQUENCE".into())
+            }
+            Statement::CreateView(cv) => {
+                self.create_view(cv).await?;
+                Ok("CREATE VIEW".into())
             }
             Statement::AlterTable(at) => {
                 self.execute_alter(at).await?;
@@ -143,15 +149,32 @@ impl Session {
                             .map(|t| t.id)
                             .collect();
                         for n in names {
+                            if let Some(v) = crate::plan::views::view_named(&catalog, n, &schema) {
+                                return Err(Error::Sql {
+                                    state: SqlState("42809"),
+                                    message: format!("\"{}\" is not a table", v.name),
+                                });
+                            }
                             let table = match resolve_table(&catalog, n, &schema) {
                                 Ok(t) => t,
                                 Err(_) if *if_exists => continue,
                                 Err(e) => return Err(e),
                             };
+                            let readers = catalog.views_reading(&table.schema, &table.name);
+                            if let (Some(r), false) = (readers.first(), *cascade) {
+                                return Err(crate::exec::views::depends(
+                                    "table",
+                                    &table.name,
+                                    &r.name,
+                                ));
+                            }
                             let mut txn = router
                                 .meta
                                 .begin_ddl(router.node_id, &stmt.to_string())
                                 .await?;
+                            for v in &readers {
+                                txn.drop_view(v.id).await?;
+                            }
                             drop_dependent_foreign_keys(
                                 &router, &catalog, &table, &dropping, *cascade, &mut txn,
                             )
@@ -234,7 +257,15 @@ impl Session {
                                 .filter(|q| q.schema == name)
                                 .map(|q| q.id)
                                 .collect();
-                            if (!tables.is_empty() || !sequences.is_empty()) && !cascade {
+                            let views: Vec<u64> = catalog
+                                .views
+                                .values()
+                                .filter(|v| v.schema == name)
+                                .map(|v| v.id)
+                                .collect();
+                            if (!tables.is_empty() || !sequences.is_empty() || !views.is_empty())
+                                && !cascade
+                            {
                                 return Err(Error::Sql {
                                 state: SqlState("2BP01"),
                                 message: format!("cannot drop schema {name} because other objects depend on it"),
@@ -250,6 +281,9 @@ impl Session {
                             for id in &sequences {
                                 txn.drop_sequence(*id).await?;
                             }
+                            for id in &views {
+                                txn.drop_view(*id).await?;
+                            }
                             txn.drop_schema(&name).await?;
                             shard_router::ddl::drop_schema(&router, &catalog.shard_ids(), &name)
                                 .await?;
@@ -257,6 +291,10 @@ impl Session {
                         }
                         router.reload().await?;
                         Ok("DROP SCHEMA".into())
+                    }
+                    ObjectType::View => {
+                        self.drop_views(names, *if_exists, *cascade).await?;
+                        Ok("DROP VIEW".into())
                     }
                     ObjectType::Sequence => {
                         self.drop_sequences(names, *if_exists, *cascade).await?;
@@ -496,70 +534,4 @@ pub(crate) async fn drop_dependent_foreign_keys(
         }
     }
     Ok(())
-}
-
-impl Session {
-    /// What a COMMENT ON names: (kind, object id, column); `None` for a
-    /// missing object under IF EXISTS.
-    pub(crate) fn comment_target(
-        &self,
-        catalog: &meta::Catalog,
-        stmt: &Statement,
-    ) -> Result<Option<(&'static str, u64, String)>> {
-        use datafusion::sql::sqlparser::ast::CommentObject as O;
-        let Statement::Comment {
-            object_type,
-            object_name,
-            if_exists,
-            ..
-        } = stmt
-        else {
-            return Err(Error::internal("not a COMMENT"));
-        };
-        let schema = self.current_schema();
-        let found = match object_type {
-            O::Table => resolve_table(catalog, object_name, &schema)
-                .map(|t| ("table", t.id.0, String::new())),
-            O::Column => {
-                let mut parts = object_name.clone();
-                let Some(last) = parts.0.pop() else {
-                    return Err(Error::internal("empty column name"));
-                };
-                let column = object_parts(&datafusion::sql::sqlparser::ast::ObjectName(vec![last]))
-                    .pop()
-                    .unwrap_or_default();
-                let t = resolve_table(catalog, &parts, &schema);
-                match t {
-                    Ok(t) => {
-                        if t.column_index(&column).is_none() {
-                            return Err(Error::ColumnNotFound { name: column });
-                        }
-                        Ok(("table", t.id.0, column))
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            O::Sequence => {
-                let parts = object_parts(object_name);
-                let (s, n) = match parts.as_slice() {
-                    [n] => (schema.clone(), n.clone()),
-                    [.., s, n] => (s.clone(), n.clone()),
-                    [] => (schema.clone(), String::new()),
-                };
-                catalog
-                    .sequence(&s, &n)
-                    .map(|q| ("sequence", q.id, String::new()))
-                    .ok_or(Error::Sql {
-                        state: SqlState::UNDEFINED_TABLE,
-                        message: format!("relation \"{n}\" does not exist"),
-                    })
-            }
-            other => return Err(Error::unsupported(format!("COMMENT ON {other}"))),
-        };
-        match found {
-            Ok(t) => Ok(Some(t)),
-            Err(_) if *if_exists => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
 }

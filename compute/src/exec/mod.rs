@@ -6,6 +6,7 @@
 
 pub mod alter;
 pub mod block_ddl;
+pub mod comment;
 pub mod cursor;
 pub mod ddl;
 pub mod df;
@@ -14,6 +15,7 @@ pub mod fast;
 pub mod insert_select;
 pub mod runner;
 pub mod sequence;
+pub mod views;
 
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Statement;

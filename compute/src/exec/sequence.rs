@@ -35,7 +35,10 @@ impl Session {
         if !catalog.schemas.contains(&schema) {
             return Err(Error::SchemaNotFound { name: schema });
         }
-        if catalog.sequence(&schema, &seq).is_some() || catalog.table(&schema, &seq).is_some() {
+        if catalog.sequence(&schema, &seq).is_some()
+            || catalog.table(&schema, &seq).is_some()
+            || catalog.view(&schema, &seq).is_some()
+        {
             if if_not_exists {
                 return Ok(());
             }

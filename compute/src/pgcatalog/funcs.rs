@@ -177,6 +177,9 @@ impl Snapshot {
                 return Some((t.schema.clone(), ix.name));
             }
         }
+        if let Some(v) = self.views().into_iter().find(|v| oids::view(v.id) == oid) {
+            return Some((v.schema.clone(), v.name.clone()));
+        }
         self.sequences()
             .iter()
             .find(|s| oids::sequence(s.id) == oid)
@@ -214,6 +217,13 @@ impl Snapshot {
             if let Some(ix) = indexes(t).into_iter().find(|i| i.name == rel) {
                 return Some(ix.oid);
             }
+        }
+        if let Some(v) = self
+            .views()
+            .into_iter()
+            .find(|v| schemas.contains(&v.schema) && v.name == rel)
+        {
+            return Some(oids::view(v.id));
         }
         self.sequences()
             .iter()
@@ -449,6 +459,21 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
                 .map(|(_, _, t)| t)))
         }),
     );
+    // A view's query as Tessera stores it (its table names qualified).
+    f(
+        "pg_get_viewdef",
+        Utf8,
+        Arc::new(|sn, a| {
+            let Some(oid) = int(a.first()) else {
+                return Ok(s(None));
+            };
+            Ok(s(sn
+                .views()
+                .into_iter()
+                .find(|v| super::oids::view(v.id) == oid)
+                .map(|v| v.definition.clone())))
+        }),
+    );
     f(
         "col_description",
         Utf8,
@@ -466,7 +491,6 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
     f("shobj_description", Utf8, Arc::new(|_, _| Ok(s(None))));
     for name in [
         "pg_get_partkeydef",
-        "pg_get_viewdef",
         "pg_get_triggerdef",
         "pg_get_ruledef",
         "pg_get_statisticsobjdef_columns",

@@ -5,6 +5,7 @@ use common::SqlType;
 
 use super::batch::{Col::*, V};
 use super::tables::{indexes, Table};
+use super::typefacts::{column_row, oid_facts, type_facts};
 use super::Snapshot;
 
 pub const NAMES: &[&str] = &[
@@ -20,93 +21,6 @@ pub const NAMES: &[&str] = &[
 
 fn yes(b: bool) -> V {
     if b { "YES" } else { "NO" }.into()
-}
-
-/// `data_type`, `character_maximum_length`, `numeric_precision`,
-/// `numeric_precision_radix`, `numeric_scale`, `datetime_precision`,
-/// `udt_name` of a column type.
-fn type_facts(t: &SqlType) -> (String, V, V, V, V, V, &'static str) {
-    let n = V::N;
-    match t {
-        SqlType::SmallInt => (
-            "smallint".into(),
-            n,
-            V::I(16),
-            V::I(2),
-            V::I(0),
-            V::N,
-            "int2",
-        ),
-        SqlType::Integer => (
-            "integer".into(),
-            n,
-            V::I(32),
-            V::I(2),
-            V::I(0),
-            V::N,
-            "int4",
-        ),
-        SqlType::BigInt => ("bigint".into(), n, V::I(64), V::I(2), V::I(0), V::N, "int8"),
-        SqlType::Numeric { precision, scale } => (
-            "numeric".into(),
-            n,
-            V::I(*precision as i64),
-            V::I(10),
-            V::I(*scale as i64),
-            V::N,
-            "numeric",
-        ),
-        SqlType::Real => ("real".into(), n, V::I(24), V::I(2), V::N, V::N, "float4"),
-        SqlType::Double => (
-            "double precision".into(),
-            n,
-            V::I(53),
-            V::I(2),
-            V::N,
-            V::N,
-            "float8",
-        ),
-        SqlType::Boolean => ("boolean".into(), n, V::N, V::N, V::N, V::N, "bool"),
-        SqlType::Char(l) => (
-            "character".into(),
-            V::I(*l as i64),
-            V::N,
-            V::N,
-            V::N,
-            V::N,
-            "bpchar",
-        ),
-        SqlType::Varchar(l) => (
-            "character varying".into(),
-            l.map(|l| V::I(l as i64)).unwrap_or(V::N),
-            V::N,
-            V::N,
-            V::N,
-            V::N,
-            "varchar",
-        ),
-        SqlType::Text => ("text".into(), n, V::N, V::N, V::N, V::N, "text"),
-        SqlType::Date => ("date".into(), n, V::N, V::N, V::N, V::I(0), "date"),
-        SqlType::Timestamp => (
-            "timestamp without time zone".into(),
-            n,
-            V::N,
-            V::N,
-            V::N,
-            V::I(6),
-            "timestamp",
-        ),
-        SqlType::TimestampTz => (
-            "timestamp with time zone".into(),
-            n,
-            V::N,
-            V::N,
-            V::N,
-            V::I(6),
-            "timestamptz",
-        ),
-        SqlType::Bytea => ("bytea".into(), n, V::N, V::N, V::N, V::N, "bytea"),
-    }
 }
 
 impl Snapshot {
@@ -128,121 +42,123 @@ impl Snapshot {
                     ("is_typed", Text),
                     ("commit_action", Text),
                 ],
-                self.tables()
-                    .map(|t| {
-                        vec![
-                            db(),
-                            t.schema.as_str().into(),
-                            t.name.as_str().into(),
-                            "BASE TABLE".into(),
-                            V::N,
-                            V::N,
-                            V::N,
-                            V::N,
-                            V::N,
-                            "YES".into(),
-                            "NO".into(),
-                            V::N,
-                        ]
-                    })
-                    .collect(),
-            ),
-            "columns" => (
-                &[
-                    ("table_catalog", Text),
-                    ("table_schema", Text),
-                    ("table_name", Text),
-                    ("column_name", Text),
-                    ("ordinal_position", I32),
-                    ("column_default", Text),
-                    ("is_nullable", Text),
-                    ("data_type", Text),
-                    ("character_maximum_length", I32),
-                    ("character_octet_length", I32),
-                    ("numeric_precision", I32),
-                    ("numeric_precision_radix", I32),
-                    ("numeric_scale", I32),
-                    ("datetime_precision", I32),
-                    ("interval_type", Text),
-                    ("interval_precision", I32),
-                    ("character_set_catalog", Text),
-                    ("character_set_schema", Text),
-                    ("character_set_name", Text),
-                    ("collation_catalog", Text),
-                    ("collation_schema", Text),
-                    ("collation_name", Text),
-                    ("domain_catalog", Text),
-                    ("domain_schema", Text),
-                    ("domain_name", Text),
-                    ("udt_catalog", Text),
-                    ("udt_schema", Text),
-                    ("udt_name", Text),
-                    ("scope_catalog", Text),
-                    ("scope_schema", Text),
-                    ("scope_name", Text),
-                    ("maximum_cardinality", I32),
-                    ("dtd_identifier", Text),
-                    ("is_self_referencing", Text),
-                    ("is_identity", Text),
-                    ("identity_generation", Text),
-                    ("identity_start", Text),
-                    ("identity_increment", Text),
-                    ("identity_maximum", Text),
-                    ("identity_minimum", Text),
-                    ("identity_cycle", Text),
-                    ("is_generated", Text),
-                    ("generation_expression", Text),
-                    ("is_updatable", Text),
-                ],
-                self.tables()
-                    .flat_map(|t| {
-                        t.columns.iter().enumerate().map(move |(i, c)| {
-                            let (dt, len, prec, radix, scale, dtp, udt) = type_facts(&c.ty);
-                            let octets = match &len {
-                                V::I(l) => V::I(l * 4),
-                                _ if matches!(c.ty, SqlType::Text | SqlType::Varchar(None)) => {
-                                    V::I(1_073_741_824)
-                                }
-                                _ => V::N,
-                            };
-                            let mut row = vec![
+                {
+                    let mut rows: Vec<(String, String, &str)> = self
+                        .tables()
+                        .map(|t| (t.schema.clone(), t.name.clone(), "BASE TABLE"))
+                        .chain(
+                            self.views()
+                                .into_iter()
+                                .map(|v| (v.schema.clone(), v.name.clone(), "VIEW")),
+                        )
+                        .collect();
+                    rows.sort();
+                    rows.into_iter()
+                        .map(|(schema, name, kind)| {
+                            vec![
                                 db(),
-                                t.schema.as_str().into(),
-                                t.name.as_str().into(),
-                                c.name.as_str().into(),
-                                V::I(i as i64 + 1),
-                                super::funcs::default_text(t, c).into(),
-                                yes(!c.not_null),
-                                dt.into(),
-                                len,
-                                octets,
-                                prec,
-                                radix,
-                                scale,
-                                dtp,
-                            ];
-                            row.extend(std::iter::repeat_n(V::N, 11));
-                            row.extend([db(), "pg_catalog".into(), udt.into()]);
-                            row.extend(std::iter::repeat_n(V::N, 4));
-                            row.extend([
-                                V::S((i + 1).to_string()),
-                                "NO".into(),
+                                schema.into(),
+                                name.into(),
+                                kind.into(),
+                                V::N,
+                                V::N,
+                                V::N,
+                                V::N,
+                                V::N,
+                                yes(kind == "BASE TABLE"),
                                 "NO".into(),
                                 V::N,
-                                V::N,
-                                V::N,
-                                V::N,
-                                V::N,
-                                "NO".into(),
-                                "NEVER".into(),
-                                V::N,
-                                "YES".into(),
-                            ]);
-                            row
+                            ]
                         })
-                    })
-                    .collect(),
+                        .collect()
+                },
             ),
+            "columns" => {
+                (
+                    &[
+                        ("table_catalog", Text),
+                        ("table_schema", Text),
+                        ("table_name", Text),
+                        ("column_name", Text),
+                        ("ordinal_position", I32),
+                        ("column_default", Text),
+                        ("is_nullable", Text),
+                        ("data_type", Text),
+                        ("character_maximum_length", I32),
+                        ("character_octet_length", I32),
+                        ("numeric_precision", I32),
+                        ("numeric_precision_radix", I32),
+                        ("numeric_scale", I32),
+                        ("datetime_precision", I32),
+                        ("interval_type", Text),
+                        ("interval_precision", I32),
+                        ("character_set_catalog", Text),
+                        ("character_set_schema", Text),
+                        ("character_set_name", Text),
+                        ("collation_catalog", Text),
+                        ("collation_schema", Text),
+                        ("collation_name", Text),
+                        ("domain_catalog", Text),
+                        ("domain_schema", Text),
+                        ("domain_name", Text),
+                        ("udt_catalog", Text),
+                        ("udt_schema", Text),
+                        ("udt_name", Text),
+                        ("scope_catalog", Text),
+                        ("scope_schema", Text),
+                        ("scope_name", Text),
+                        ("maximum_cardinality", I32),
+                        ("dtd_identifier", Text),
+                        ("is_self_referencing", Text),
+                        ("is_identity", Text),
+                        ("identity_generation", Text),
+                        ("identity_start", Text),
+                        ("identity_increment", Text),
+                        ("identity_maximum", Text),
+                        ("identity_minimum", Text),
+                        ("identity_cycle", Text),
+                        ("is_generated", Text),
+                        ("generation_expression", Text),
+                        ("is_updatable", Text),
+                    ],
+                    self.tables()
+                        .flat_map(|t| {
+                            t.columns.iter().enumerate().map(move |(i, c)| {
+                                let (dt, len, prec, radix, scale, dtp, udt) = type_facts(&c.ty);
+                                let octets = match &len {
+                                    V::I(l) => V::I(l * 4),
+                                    _ if matches!(c.ty, SqlType::Text | SqlType::Varchar(None)) => {
+                                        V::I(1_073_741_824)
+                                    }
+                                    _ => V::N,
+                                };
+                                column_row(
+                                    &self.database,
+                                    (&t.schema, &t.name, &c.name, i),
+                                    super::funcs::default_text(t, c).into(),
+                                    !c.not_null,
+                                    (dt, len, octets, prec, radix, scale, dtp, udt.to_string()),
+                                    true,
+                                )
+                            })
+                        })
+                        .chain(self.views().into_iter().flat_map(|v| {
+                            v.columns.iter().zip(&v.type_oids).enumerate().map(
+                                move |(i, (c, oid))| {
+                                    column_row(
+                                        &self.database,
+                                        (&v.schema, &v.name, c, i),
+                                        V::N,
+                                        true,
+                                        oid_facts(*oid),
+                                        false,
+                                    )
+                                },
+                            )
+                        }))
+                        .collect(),
+                )
+            }
             "schemata" => (
                 &[
                     ("catalog_name", Text),
@@ -401,7 +317,23 @@ impl Snapshot {
                     ("is_trigger_deletable", Text),
                     ("is_trigger_insertable_into", Text),
                 ],
-                vec![],
+                self.views()
+                    .into_iter()
+                    .map(|v| {
+                        vec![
+                            db(),
+                            v.schema.as_str().into(),
+                            v.name.as_str().into(),
+                            v.definition.as_str().into(),
+                            "NONE".into(),
+                            "NO".into(),
+                            "NO".into(),
+                            "NO".into(),
+                            "NO".into(),
+                            "NO".into(),
+                        ]
+                    })
+                    .collect(),
             ),
             "sequences" => (
                 &[

@@ -22,6 +22,7 @@ pub mod info;
 pub mod oids;
 mod relations;
 pub mod tables;
+mod typefacts;
 mod udf;
 
 use std::sync::Arc;
@@ -90,6 +91,13 @@ impl Snapshot {
         let mut v: Vec<&TableDef> = self.catalog.tables.values().map(|t| t.as_ref()).collect();
         v.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
         v.into_iter()
+    }
+
+    /// Views, by schema and name.
+    pub fn views(&self) -> Vec<&meta::ViewDef> {
+        let mut v: Vec<&meta::ViewDef> = self.catalog.views.values().map(|v| v.as_ref()).collect();
+        v.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
+        v
     }
 
     pub fn sequences(&self) -> Vec<&SequenceDef> {

@@ -75,6 +75,7 @@ const TABLE_BASE: i64 = 100_000;
 /// first).
 const PER_TABLE: i64 = 64;
 const SEQUENCE_BASE: i64 = 1_000_000_000;
+const VIEW_BASE: i64 = 1_100_000_000;
 const FOREIGN_KEY_BASE: i64 = 1_200_000_000;
 const CONSTRAINT_OFFSET: i64 = 600_000_000;
 
@@ -118,6 +119,10 @@ pub fn index_constraint(index_oid: i64) -> i64 {
 
 pub fn sequence(id: u64) -> i64 {
     SEQUENCE_BASE + id as i64
+}
+
+pub fn view(id: u64) -> i64 {
+    VIEW_BASE + id as i64
 }
 
 pub fn foreign_key(id: u64) -> i64 {

@@ -78,6 +78,19 @@ impl Snapshot {
                 ));
             }
         }
+        for v in self.views() {
+            rows.push(self.class_row(
+                oids::view(v.id),
+                &v.name,
+                &v.schema,
+                "v",
+                0,
+                v.columns.len(),
+                false,
+                None,
+                V::N,
+            ));
+        }
         for s in self.sequences() {
             rows.push(self.class_row(
                 oids::sequence(s.id),
@@ -146,27 +159,25 @@ impl Snapshot {
 
     pub(super) fn pg_attribute(&self) -> Vec<Vec<V>> {
         let mut rows = vec![];
-        let mut attr = |relid: i64,
-                        name: &str,
-                        ty: &common::SqlType,
-                        num: usize,
-                        not_null: bool,
-                        has_def: bool| {
-            let (oid, typmod) = oids::column_type(ty);
+        let mut attr_of = |relid: i64,
+                           name: &str,
+                           (oid, typmod): (i64, i32),
+                           num: usize,
+                           not_null: bool,
+                           has_def: bool| {
+            use pgwire::api::Type;
             // PostgreSQL's storage of the type: numeric "main", other
             // variable-width types "extended", fixed-width ones "plain".
-            let storage = match ty {
-                common::SqlType::Numeric { .. } => "m",
-                common::SqlType::Text
-                | common::SqlType::Varchar(_)
-                | common::SqlType::Char(_)
-                | common::SqlType::Bytea => "x",
+            let ty = Type::from_oid(oid as u32);
+            let textual = [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME];
+            let storage = match &ty {
+                Some(t) if *t == Type::NUMERIC => "m",
+                Some(t) if textual.contains(t) || *t == Type::BYTEA => "x",
+                Some(t) if matches!(t.kind(), postgres_types::Kind::Array(_)) => "x",
                 _ => "p",
             };
-            let collation = match ty {
-                common::SqlType::Text | common::SqlType::Varchar(_) | common::SqlType::Char(_) => {
-                    oids::DEFAULT_COLLATION
-                }
+            let collation = match &ty {
+                Some(t) if textual.contains(t) => oids::DEFAULT_COLLATION,
                 _ => 0,
             };
             rows.push(vec![
@@ -198,6 +209,14 @@ impl Snapshot {
                 V::N,
             ]);
         };
+        let mut attr = |relid: i64,
+                        name: &str,
+                        ty: &common::SqlType,
+                        num: usize,
+                        not_null: bool,
+                        has_def: bool| {
+            attr_of(relid, name, oids::column_type(ty), num, not_null, has_def)
+        };
         for t in self.tables() {
             for (i, c) in t.columns.iter().enumerate() {
                 attr(
@@ -227,6 +246,11 @@ impl Snapshot {
             .enumerate()
             {
                 attr(oids::sequence(s.id), name, ty, i + 1, true, false);
+            }
+        }
+        for v in self.views() {
+            for (i, (c, oid)) in v.columns.iter().zip(&v.type_oids).enumerate() {
+                attr_of(oids::view(v.id), c, (*oid as i64, -1), i + 1, false, false);
             }
         }
         rows

@@ -563,7 +563,17 @@ impl Snapshot {
                     ("viewowner", Text),
                     ("definition", Text),
                 ],
-                vec![],
+                self.views()
+                    .into_iter()
+                    .map(|v| {
+                        vec![
+                            v.schema.as_str().into(),
+                            v.name.as_str().into(),
+                            self.user.as_str().into(),
+                            v.definition.as_str().into(),
+                        ]
+                    })
+                    .collect(),
             ),
             "pg_matviews" => (
                 &[

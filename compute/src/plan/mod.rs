@@ -24,6 +24,7 @@ pub mod prepare;
 pub mod query;
 pub mod sequence;
 pub mod settings;
+pub mod views;
 
 pub use df::Scope;
 pub use prepare::{plan_statement, plan_statement_sized, Prepared};
@@ -256,6 +257,14 @@ impl Planner<'_> {
     /// session (see `session.rs`); for those it returns `PlanKind::DataFusion`
     /// with no fields yet.
     pub fn plan(&self, stmt: &Statement) -> Result<Plan> {
+        if let Some(expanded) = views::expand(self.catalog, self.schema, stmt)? {
+            return self.plan_expanded(&expanded);
+        }
+        self.plan_expanded(stmt)
+    }
+
+    /// [`Planner::plan`] of a statement whose views are expanded.
+    fn plan_expanded(&self, stmt: &Statement) -> Result<Plan> {
         Ok(match stmt {
             Statement::StartTransaction { modes, .. } => {
                 let mut isolation = None;
@@ -385,8 +394,10 @@ impl Planner<'_> {
             | Statement::AlterRole { .. }
             | Statement::Grant(_)
             | Statement::Revoke(_)
-            | Statement::Comment { .. }) => {
+            | Statement::Comment { .. }
+            | Statement::CreateView(_)) => {
                 let tag = match s {
+                    Statement::CreateView(_) => "CREATE VIEW",
                     Statement::CreateTable(_) => "CREATE TABLE",
                     Statement::CreateIndex(_) => "CREATE INDEX",
                     Statement::AlterTable(_) => "ALTER TABLE",
@@ -401,6 +412,7 @@ impl Planner<'_> {
                         datafusion::sql::sqlparser::ast::ObjectType::Schema => "DROP SCHEMA",
                         datafusion::sql::sqlparser::ast::ObjectType::Role => "DROP ROLE",
                         datafusion::sql::sqlparser::ast::ObjectType::Sequence => "DROP SEQUENCE",
+                        datafusion::sql::sqlparser::ast::ObjectType::View => "DROP VIEW",
                         _ => "DROP",
                     },
                     Statement::Truncate(_) => "TRUNCATE TABLE",

@@ -249,6 +249,47 @@ impl DdlTxn {
             .map_err(me)
     }
 
+    /// Records a view; returns its id. `def.id` is ignored.
+    pub async fn create_view(&mut self, def: &crate::catalog::ViewDef) -> Result<u64> {
+        let conn = self.c()?;
+        let oids: Vec<String> = def.type_oids.iter().map(|o| o.to_string()).collect();
+        let reads: Vec<String> = def.reads.iter().map(|(s, n)| format!("{s}.{n}")).collect();
+        conn.exec_drop(
+            "INSERT INTO cat_views (schema_name, view_name, definition, columns, type_oids, reads_from) VALUES (?, ?, ?, ?, ?, ?)",
+            (&def.schema, &def.name, &def.definition, list(&def.columns), list(&oids), list(&reads)),
+        )
+        .await
+        .map_err(me)?;
+        conn.last_insert_id()
+            .ok_or_else(|| Error::meta("no view id assigned"))
+    }
+
+    /// Replaces a view's definition (CREATE OR REPLACE VIEW), keeping its id.
+    pub async fn replace_view(&mut self, def: &crate::catalog::ViewDef) -> Result<()> {
+        let oids: Vec<String> = def.type_oids.iter().map(|o| o.to_string()).collect();
+        let reads: Vec<String> = def.reads.iter().map(|(s, n)| format!("{s}.{n}")).collect();
+        self.c()?
+            .exec_drop(
+                "UPDATE cat_views SET definition = ?, columns = ?, type_oids = ?, reads_from = ? WHERE view_id = ?",
+                (&def.definition, list(&def.columns), list(&oids), list(&reads), def.id),
+            )
+            .await
+            .map_err(me)
+    }
+
+    pub async fn drop_view(&mut self, id: u64) -> Result<()> {
+        let c = self.c()?;
+        c.exec_drop("DELETE FROM cat_views WHERE view_id = ?", (id,))
+            .await
+            .map_err(me)?;
+        c.exec_drop(
+            "DELETE FROM cat_comments WHERE kind = 'view' AND object_id = ?",
+            (id,),
+        )
+        .await
+        .map_err(me)
+    }
+
     pub async fn drop_sequence(&mut self, id: u64) -> Result<()> {
         self.c()?
             .exec_drop("DELETE FROM cat_sequences WHERE seq_id = ?", (id,))

@@ -99,6 +99,7 @@ impl MetaStore {
             sequences: HashMap::new(),
             foreign_keys: vec![],
             comments: HashMap::new(),
+            views: HashMap::new(),
         };
         let roles: Vec<(String, bool, bool)> = conn
             .query("SELECT user_name, superuser, can_login FROM users")
@@ -167,6 +168,38 @@ impl MetaStore {
             .map_err(me)?;
         for (kind, id, column, text) in comments {
             catalog.comments.insert((kind, id, column), text);
+        }
+        type ViewRow = (u64, String, String, String, String, String, String);
+        let views: Vec<ViewRow> = conn
+            .query("SELECT view_id, schema_name, view_name, definition, columns, type_oids, reads_from FROM cat_views")
+            .await
+            .map_err(me)?;
+        for (id, schema, name, definition, columns, oids, reads) in views {
+            let json = |what: &str, text: &str| -> Result<Vec<String>> {
+                serde_json::from_str(text)
+                    .map_err(|e| Error::meta(format!("cat_views {what} of {schema}.{name}: {e}")))
+            };
+            let type_oids = json("type_oids", &oids)?
+                .iter()
+                .map(|o| o.parse::<u32>().map_err(Error::meta))
+                .collect::<Result<Vec<u32>>>()?;
+            let reads = json("reads", &reads)?
+                .into_iter()
+                .filter_map(|r| {
+                    r.split_once('.')
+                        .map(|(s, n)| (s.to_string(), n.to_string()))
+                })
+                .collect();
+            let def = crate::catalog::ViewDef {
+                id,
+                schema: schema.clone(),
+                name: name.clone(),
+                definition,
+                columns: json("columns", &columns)?,
+                type_oids,
+                reads,
+            };
+            catalog.views.insert((schema, name), Arc::new(def));
         }
         type FkRow = (u64, u64, String, String, u64, String, String, String, bool);
         let fks: Vec<FkRow> = conn
