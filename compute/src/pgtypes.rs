@@ -191,7 +191,7 @@ pub fn encode_arrow(
             enc.encode_field_with_type_and_format($v, ty, fmt, &opts)
         };
     }
-    if col.is_null(row) {
+    if col.is_null(row) || col.data_type() == &DataType::Null {
         return put!(&None::<i32>);
     }
     macro_rules! prim {
@@ -357,7 +357,7 @@ pub fn encode_arrow(
 
 /// PostgreSQL text form of an Arrow value (COPY TO), or None for NULL.
 pub fn arrow_text(col: &ArrayRef, row: usize) -> Option<String> {
-    if col.is_null(row) {
+    if col.is_null(row) || col.data_type() == &DataType::Null {
         return None;
     }
     Some(match col.data_type() {

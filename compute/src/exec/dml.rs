@@ -175,6 +175,23 @@ impl Session {
 
     pub(crate) async fn execute_write(&mut self, p: &WritePlan, params: &[Datum]) -> Result<usize> {
         let t = &p.table;
+        let work = self.write_work(p, params)?;
+        let n = self.run_writes(work).await?;
+        // A mirror table's copies each report the same count.
+        Ok(if matches!(t.distribution, Distribution::Mirror) {
+            (n / t.partition_count().max(1) as u64) as usize
+        } else {
+            n as usize
+        })
+    }
+
+    /// The shard statements of a write plan with its parameters.
+    pub(crate) fn write_work(
+        &self,
+        p: &WritePlan,
+        params: &[Datum],
+    ) -> Result<Vec<shard_router::exec::ShardStatement>> {
+        let t = &p.table;
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
             Route::Partitions(v) => v,
@@ -198,13 +215,7 @@ impl Session {
             let vals = shard_router::exec::bind(order, params)?;
             work.push((t.partition_shards[part as usize], sql.clone(), vals));
         }
-        let n = self.run_writes(work).await?;
-        // A mirror table's copies each report the same count.
-        Ok(if matches!(t.distribution, Distribution::Mirror) {
-            (n / t.partition_count().max(1) as u64) as usize
-        } else {
-            n as usize
-        })
+        Ok(work)
     }
 }
 

@@ -39,15 +39,28 @@ impl Session {
     /// Runs a query of this session and returns its rows (at most `limit`;
     /// 54000 beyond).
     pub(crate) async fn query_rows(&mut self, q: &Query, limit: usize) -> Result<Vec<Vec<Cell>>> {
+        let stmt = Statement::Query(Box::new(q.clone()));
+        let plan = crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &[]).await?;
+        self.plan_rows(&plan, &[], limit, "the query of INSERT ... SELECT")
+            .await
+    }
+
+    /// Runs a planned query with `params` and returns its rows (at most
+    /// `limit`; 54000 beyond, naming `what`).
+    pub(crate) async fn plan_rows(
+        &mut self,
+        plan: &crate::plan::Plan,
+        params: &[Datum],
+        limit: usize,
+        what: &str,
+    ) -> Result<Vec<Vec<Cell>>> {
         use futures::TryStreamExt;
         let too_many = || Error::Sql {
             state: SqlState("54000"),
-            message: format!("the query of INSERT ... SELECT returned more than {limit} rows"),
+            message: format!("{what} returned more than {limit} rows"),
         };
-        let stmt = Statement::Query(Box::new(q.clone()));
-        let plan = crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &[]).await?;
         match &plan.kind {
-            PlanKind::FastSelect(p) => match self.execute_fast_select(p, &[]).await? {
+            PlanKind::FastSelect(p) => match self.execute_fast_select(p, params).await? {
                 Output::Rows(rows) => {
                     if rows.len() > limit {
                         return Err(too_many());
@@ -60,7 +73,7 @@ impl Session {
                 _ => Err(Error::internal("a query answered without rows")),
             },
             PlanKind::DataFusion(..) => {
-                let mut stream = self.start_datafusion(&plan, &[]).await?;
+                let mut stream = self.start_datafusion(plan, params).await?;
                 let mut out = vec![];
                 while let Some(b) = stream
                     .try_next()
@@ -81,7 +94,7 @@ impl Session {
                 }
                 Ok(out)
             }
-            _ => Err(Error::unsupported("this query in INSERT ... SELECT")),
+            _ => Err(Error::unsupported(format!("this query in {what}"))),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod df;
 pub mod dml;
 pub mod fast;
 pub mod insert_select;
+pub mod readwrite;
 pub mod runner;
 pub mod sequence;
 pub mod views;
@@ -121,6 +122,7 @@ impl Session {
                 })
             }
             PlanKind::FastSelect(p) => self.execute_fast_select(p, params).await,
+            PlanKind::ReadWrite(p) => self.execute_read_write(p, &plan.fields, params).await,
             PlanKind::CopyIn(p) => {
                 self.copy_in = Some(crate::session::copy::CopyIn::new(
                     p.clone(),

@@ -22,6 +22,7 @@ pub mod origins;
 pub mod pgsyntax;
 pub mod prepare;
 pub mod query;
+pub mod readwrite;
 pub mod sequence;
 pub mod settings;
 pub mod views;
@@ -69,6 +70,8 @@ pub enum PlanKind {
     },
     Insert(Arc<InsertPlan>),
     Write(Arc<WritePlan>),
+    /// UPDATE / DELETE in two steps (`readwrite`).
+    ReadWrite(Arc<readwrite::ReadWritePlan>),
     FastSelect(Arc<FastSelect>),
     /// Planned by DataFusion; the lock clause (`FOR UPDATE`) each shard
     /// scan appends, taken off the statement DataFusion sees.
@@ -425,7 +428,12 @@ impl Planner<'_> {
             // Borrowed: a multi-row INSERT's AST is large, and the plan
             // keeps only its rows.
             Statement::Insert(ins) => self.plan_insert(ins)?,
-            s @ (Statement::Update(_) | Statement::Delete(_)) => self.plan_write(s.clone())?,
+            // The one rendered statement per partition where it can say
+            // it, else the two steps of `readwrite`.
+            s @ (Statement::Update(_) | Statement::Delete(_)) => match self.plan_write(s.clone()) {
+                Err(Error::Unsupported { .. }) => self.plan_read_write(s)?,
+                other => other?,
+            },
             Statement::Query(q) => self.plan_query(q.clone())?,
             Statement::Copy {
                 source,

@@ -133,6 +133,34 @@ pub async fn plan_statement_sized(
         };
         return Ok(plan);
     }
+    // Step 1 of a two-step UPDATE/DELETE is prepared with it: its
+    // parameters are the statement's, its last columns the RETURNING ones.
+    if let PlanKind::ReadWrite(rw) = &plan.kind {
+        let inner = Box::pin(plan_statement_sized(
+            router,
+            scope,
+            &rw.query,
+            client_types,
+            heavy,
+        ))
+        .await?;
+        plan.param_types = inner.param_types.clone();
+        let skip = inner.fields.len().saturating_sub(rw.returning);
+        plan.fields = inner.fields[skip..]
+            .iter()
+            .zip(&rw.returning_names)
+            .map(|((_, ty), name)| (name.clone(), ty.clone()))
+            .collect();
+        plan.kind = PlanKind::ReadWrite(Arc::new(super::readwrite::ReadWritePlan {
+            table: rw.table.clone(),
+            query: rw.query.clone(),
+            action: rw.action.clone(),
+            prepared: Some(Arc::new(inner)),
+            returning: rw.returning,
+            returning_names: rw.returning_names.clone(),
+        }));
+        return Ok(plan);
+    }
     let (s, lock, describes) = match &plan.kind {
         PlanKind::DataFusion(s, lock) => (s.clone(), *lock, true),
         PlanKind::CopyOut(s, _) => (s.clone(), None, false),

@@ -34,6 +34,11 @@ pub enum Output {
 pub struct Session {
     pub router: Arc<Router>,
     pub txn: Option<Arc<Branches>>,
+    /// The implicit transaction of one autocommit statement that reads
+    /// before it writes (a two-step UPDATE/DELETE): its reads lock rows in
+    /// it. Not a transaction block; a leftover of a statement cut off is
+    /// rolled back by the next such statement or dropped with the session.
+    pub stmt_txn: Option<Arc<Branches>>,
     pub failed: bool,
     pub settings: BTreeMap<String, String>,
     pub database: String,
@@ -140,6 +145,7 @@ impl Session {
         Session {
             router,
             txn: None,
+            stmt_txn: None,
             failed: false,
             settings: settings::default_settings(),
             database,
@@ -234,7 +240,7 @@ impl Session {
     }
 
     pub fn access(&self) -> ShardAccess {
-        match &self.txn {
+        match self.txn.as_ref().or(self.stmt_txn.as_ref()) {
             Some(b) => ShardAccess::Txn(b.clone()),
             None => ShardAccess::Autocommit,
         }

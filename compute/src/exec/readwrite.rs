@@ -1,0 +1,207 @@
+//! Running a two-step UPDATE/DELETE (`plan::readwrite`): step 1's rows
+//! read and locked, step 2's keyed writes, in the session's transaction or
+//! one implicit transaction committed with the statement (all or
+//! nothing).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use common::{Datum, Error, Result};
+use pgwire::api::Type;
+use shard_router::txn::{Branches, ShardAccess};
+
+use super::insert_select::{Cell, MAX_ROWS};
+use crate::plan::readwrite::{Action, ReadWritePlan};
+use crate::session::{Output, Session};
+
+/// Rows written per batch of shard statements.
+const BATCH_ROWS: usize = 500;
+
+/// A RETURNING value as the wire encodes its column's type.
+fn wire_datum(c: Cell, ty: &Type) -> Result<Datum> {
+    use common::SqlType as S;
+    let s = match c {
+        Cell::Datum(d) => return Ok(d),
+        Cell::Text(None) => return Ok(Datum::Null),
+        Cell::Text(Some(s)) => s,
+    };
+    let as_type = match ty {
+        t if *t == Type::INT2 || *t == Type::INT4 || *t == Type::INT8 => Some(S::BigInt),
+        t if *t == Type::FLOAT4 || *t == Type::FLOAT8 => Some(S::Double),
+        t if *t == Type::BOOL => Some(S::Boolean),
+        t if *t == Type::DATE => Some(S::Date),
+        t if *t == Type::TIMESTAMP => Some(S::Timestamp),
+        t if *t == Type::TIMESTAMPTZ => Some(S::TimestampTz),
+        t if *t == Type::BYTEA => Some(S::Bytea),
+        t if *t == Type::NUMERIC => {
+            return Ok(s
+                .parse::<rust_decimal::Decimal>()
+                .map(Datum::Decimal)
+                .unwrap_or(Datum::Text(s)))
+        }
+        _ => None,
+    };
+    match as_type {
+        Some(t) => Datum::parse(&s, &t),
+        None => Ok(Datum::Text(s)),
+    }
+}
+
+impl Session {
+    pub(crate) async fn execute_read_write(
+        &mut self,
+        p: &ReadWritePlan,
+        fields: &[(String, Type)],
+        params: &[Datum],
+    ) -> Result<Output> {
+        if let Some(stale) = self.stmt_txn.take() {
+            let _ = stale.finish(&self.router, false).await;
+        }
+        let implicit = if self.txn.is_none() {
+            let b = Arc::new(Branches::new(self.router.node_id, None, false));
+            self.stmt_txn = Some(b.clone());
+            Some(b)
+        } else {
+            None
+        };
+        let result = self.read_write_rows(p, fields, params).await;
+        if let Some(b) = implicit {
+            self.stmt_txn = None;
+            match &result {
+                Ok(_) => {
+                    let _shield =
+                        crate::cancel::Shield::raise(self.pid, self.statement_generation)?;
+                    b.finish_detached(self.router.clone(), true).await?;
+                }
+                Err(_) => {
+                    let _ = b.finish(&self.router, false).await;
+                }
+            }
+        }
+        let (count, returned) = result?;
+        if p.returning == 0 {
+            return Ok(Output::Command {
+                tag: if matches!(p.action, Action::Delete(_)) {
+                    "DELETE".into()
+                } else {
+                    "UPDATE".into()
+                },
+                rows: Some(count),
+            });
+        }
+        Ok(Output::Rows(returned))
+    }
+
+    async fn read_write_rows(
+        &mut self,
+        p: &ReadWritePlan,
+        fields: &[(String, Type)],
+        params: &[Datum],
+    ) -> Result<(usize, Vec<Vec<Datum>>)> {
+        let step1 = p
+            .prepared
+            .clone()
+            .ok_or_else(|| Error::internal("a two-step write without its query"))?;
+        let t = p.table.clone();
+        let rows = self
+            .plan_rows(&step1, params, MAX_ROWS, "the rows of UPDATE or DELETE")
+            .await?;
+        let access = self.access();
+        if matches!(access, ShardAccess::Autocommit) {
+            return Err(Error::internal("a two-step write outside a transaction"));
+        }
+        let key_cols: Vec<usize> = t
+            .primary_key
+            .iter()
+            .map(|k| {
+                t.column_index(k)
+                    .ok_or_else(|| Error::internal("key column"))
+            })
+            .collect::<Result<_>>()?;
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut count = 0usize;
+        let mut returned = vec![];
+        let mut work = vec![];
+        let mut inserts: Vec<Vec<Datum>> = vec![];
+        for row in rows {
+            let mut cells = row.into_iter();
+            let mut key = Vec::with_capacity(key_cols.len());
+            for ci in &key_cols {
+                let c = cells.next().ok_or_else(|| Error::internal("short row"))?;
+                key.push(c.into_datum(&t.columns[*ci].ty)?);
+            }
+            // A target row met through several FROM rows changes once.
+            if !seen.insert(format!("{key:?}")) {
+                continue;
+            }
+            count += 1;
+            let mut new_row = vec![];
+            if p.has_new_row() {
+                for col in &t.columns {
+                    let c = cells.next().ok_or_else(|| Error::internal("short row"))?;
+                    new_row.push(c.into_datum(&col.ty)?);
+                }
+            }
+            match &p.action {
+                Action::Delete(w) => work.extend(self.write_work(w, &key)?),
+                Action::Update { set, assigned } => {
+                    let mut vals = Vec::with_capacity(assigned.len() + key.len());
+                    for ci in assigned {
+                        let v = new_row[*ci].clone();
+                        crate::rows::check_value(&t, &t.columns[*ci], &v)?;
+                        vals.push(v);
+                    }
+                    vals.extend(key);
+                    work.extend(self.write_work(set, &vals)?);
+                }
+                Action::Move(delete) => {
+                    for (col, v) in t.columns.iter().zip(&new_row) {
+                        crate::rows::check_value(&t, col, v)?;
+                    }
+                    work.extend(self.write_work(delete, &key)?);
+                    inserts.push(new_row);
+                }
+            }
+            if p.returning > 0 {
+                let skip = fields.len().saturating_sub(p.returning);
+                returned.push(
+                    cells
+                        .zip(&fields[skip..])
+                        .map(|(c, (_, ty))| wire_datum(c, ty))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+            if work.len() >= BATCH_ROWS {
+                self.flush_read_write(&t, &access, &mut work, &mut inserts)
+                    .await?;
+            }
+        }
+        self.flush_read_write(&t, &access, &mut work, &mut inserts)
+            .await?;
+        Ok((count, returned))
+    }
+
+    /// Writes a batch: deletes of moved rows before their inserts (a row
+    /// that stays in its partition is deleted and inserted again).
+    async fn flush_read_write(
+        &mut self,
+        t: &meta::TableDef,
+        access: &ShardAccess,
+        work: &mut Vec<shard_router::exec::ShardStatement>,
+        inserts: &mut Vec<Vec<Datum>>,
+    ) -> Result<()> {
+        if !work.is_empty() {
+            shard_router::exec::write_in(&self.router, access, std::mem::take(work)).await?;
+        }
+        if !inserts.is_empty() {
+            let rows = std::mem::take(inserts);
+            let ins = shard_router::render::insert_statements_on(
+                t,
+                &rows,
+                &shard_router::render::OnConflict::Error,
+            );
+            shard_router::exec::write_in(&self.router, access, ins).await?;
+        }
+        Ok(())
+    }
+}

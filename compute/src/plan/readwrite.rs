@@ -1,0 +1,432 @@
+//! UPDATE and DELETE the single rendered statement per partition cannot
+//! express (`UPDATE ... FROM`, `DELETE ... USING`, RETURNING of any
+//! expression, subqueries, expressions MariaDB would evaluate differently,
+//! an UPDATE of the partition key) run in two steps, inside the session's
+//! transaction or one implicit transaction:
+//!
+//! 1. a SELECT ... FOR UPDATE, planned like any query, finds the target
+//!    rows and computes, per row, its primary key, every column's new
+//!    value (UPDATE; PostgreSQL's semantics, evaluated by the query engine)
+//!    and the RETURNING items (over the new row for UPDATE, the old one for
+//!    DELETE);
+//! 2. each row is written by its key: `UPDATE t SET c = $1 ... WHERE key`,
+//!    `DELETE FROM t WHERE key`, or, when the partition key changes, the
+//!    old row deleted and the new one inserted (so it lands in its new
+//!    partition).
+//!
+//! The target needs a primary key (0A000 otherwise). A row joined to
+//! several FROM rows is changed once, as in PostgreSQL.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use common::{Error, Result};
+use datafusion::sql::sqlparser::ast::{
+    Expr, FromTable, Ident, LockClause, LockType, Query, SelectItem, SetExpr, Statement,
+    TableFactor, TableWithJoins, UpdateTableFromKind, VisitMut, VisitorMut,
+};
+use meta::{Distribution, TableDef};
+use shard_router::route::normalize_ident;
+
+use super::{resolve_table, Plan, PlanKind, Planner, WritePlan};
+
+/// How step 2 writes one row found by step 1.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// `DELETE FROM t WHERE key = $1 ...` (parameters: the key).
+    Delete(Arc<WritePlan>),
+    /// `UPDATE t SET <assigned> = $1 ... WHERE key = $n ...` (parameters:
+    /// the assigned columns' new values, then the key).
+    Update {
+        set: Arc<WritePlan>,
+        assigned: Vec<usize>,
+    },
+    /// A partition key column is assigned: the old row deleted by its key,
+    /// the new one inserted.
+    Move(Arc<WritePlan>),
+}
+
+#[derive(Debug)]
+pub struct ReadWritePlan {
+    pub table: Arc<TableDef>,
+    /// Step 1: the key's columns, then (UPDATE) every column's new value,
+    /// then the RETURNING items.
+    pub query: Box<Statement>,
+    pub action: Action,
+    /// Step 1 planned (by `plan_statement`; `None` until then).
+    pub prepared: Option<Arc<Plan>>,
+    pub returning: usize,
+    /// PostgreSQL's names of the RETURNING items.
+    pub returning_names: Vec<String>,
+}
+
+impl ReadWritePlan {
+    pub fn key_len(&self) -> usize {
+        self.table.primary_key.len()
+    }
+
+    /// Whether step 1 gives every column's new value (UPDATE).
+    pub fn has_new_row(&self) -> bool {
+        !matches!(self.action, Action::Delete(_))
+    }
+}
+
+/// A PostgreSQL identifier, quoted.
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn ident(s: &str) -> Ident {
+    Ident::with_quote('"', s)
+}
+
+/// Replaces references to the target's columns by their new values.
+struct NewValues<'a> {
+    target: &'a str,
+    values: &'a HashMap<String, Expr>,
+}
+
+impl VisitorMut for NewValues<'_> {
+    type Break = ();
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        let name = match e {
+            Expr::Identifier(i) => Some(normalize_ident(i)),
+            Expr::CompoundIdentifier(p)
+                if p.len() == 2 && normalize_ident(&p[0]) == self.target =>
+            {
+                Some(normalize_ident(&p[1]))
+            }
+            _ => None,
+        };
+        if let Some(v) = name.and_then(|n| self.values.get(&n)) {
+            *e = Expr::Nested(Box::new(v.clone()));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl Planner<'_> {
+    /// The two-step plan of an UPDATE or DELETE (module comment).
+    pub(crate) fn plan_read_write(&self, stmt: &Statement) -> Result<Plan> {
+        let (relation, from, assignments, selection, returning, is_delete) = match stmt {
+            Statement::Update(u) => {
+                if !u.table.joins.is_empty() || u.limit.is_some() || !u.order_by.is_empty() {
+                    return Err(Error::unsupported("UPDATE of a join, ORDER BY or LIMIT"));
+                }
+                let from = match &u.from {
+                    Some(UpdateTableFromKind::AfterSet(f)) => f.clone(),
+                    Some(UpdateTableFromKind::BeforeSet(_)) => {
+                        return Err(Error::unsupported("UPDATE FROM before SET"))
+                    }
+                    None => vec![],
+                };
+                (
+                    &u.table.relation,
+                    from,
+                    u.assignments.as_slice(),
+                    u.selection.clone(),
+                    u.returning.clone(),
+                    false,
+                )
+            }
+            Statement::Delete(d) => {
+                if !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
+                    return Err(Error::unsupported(
+                        "DELETE of several tables, ORDER BY or LIMIT",
+                    ));
+                }
+                let (FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f)) = &d.from;
+                let [target] = f.as_slice() else {
+                    return Err(Error::unsupported("DELETE from several tables"));
+                };
+                if !target.joins.is_empty() {
+                    return Err(Error::unsupported("DELETE from a join"));
+                }
+                (
+                    &target.relation,
+                    d.using.clone().unwrap_or_default(),
+                    &[][..],
+                    d.selection.clone(),
+                    d.returning.clone(),
+                    true,
+                )
+            }
+            _ => return Err(Error::internal("not an UPDATE or DELETE")),
+        };
+        let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = relation
+        else {
+            return Err(Error::unsupported("UPDATE or DELETE of this target"));
+        };
+        let table = resolve_table(self.catalog, name, self.schema)?;
+        if table.primary_key.is_empty() {
+            return Err(Error::unsupported(format!(
+                "this UPDATE or DELETE on table \"{}\" without a primary key (UPDATE ... FROM, DELETE ... USING, RETURNING expressions, subqueries or a partition key change need one)",
+                table.name
+            )));
+        }
+        if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+            return Err(Error::unsupported("column aliases on the target"));
+        }
+        let target = alias
+            .as_ref()
+            .map(|a| normalize_ident(&a.name))
+            .unwrap_or_else(|| table.name.clone());
+        let column = |c: &str| -> Expr {
+            Expr::CompoundIdentifier(vec![Ident::new(target.clone()), ident(c)])
+        };
+        // New values by column.
+        let mut values: HashMap<String, Expr> = HashMap::new();
+        let mut assigned: Vec<usize> = vec![];
+        for a in assignments {
+            let col = match &a.target {
+                datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) => {
+                    super::object_parts(n).last().cloned().unwrap_or_default()
+                }
+                _ => return Err(Error::unsupported("UPDATE of a column tuple")),
+            };
+            let ci = table
+                .column_index(&col)
+                .ok_or_else(|| Error::ColumnNotFound { name: col.clone() })?;
+            if values.insert(col.clone(), a.value.clone()).is_some() {
+                return Err(Error::Sql {
+                    state: common::SqlState("42601"),
+                    message: format!("multiple assignments to same column \"{col}\""),
+                });
+            }
+            if matches!(&a.value, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+            {
+                return Err(Error::unsupported("SET column = DEFAULT here"));
+            }
+            assigned.push(ci);
+        }
+        // Step 1's select list.
+        let mut items: Vec<SelectItem> = table
+            .primary_key
+            .iter()
+            .map(|k| SelectItem::UnnamedExpr(column(k)))
+            .collect();
+        if !is_delete {
+            for c in &table.columns {
+                items.push(SelectItem::UnnamedExpr(match values.get(&c.name) {
+                    Some(v) => Expr::Nested(Box::new(v.clone())),
+                    None => column(&c.name),
+                }));
+            }
+        }
+        let returned = match &returning {
+            Some(r) => self.returning_items(r, &table, &target, !from.is_empty(), &values)?,
+            None => vec![],
+        };
+        let n_returning = returned.len();
+        let returning_names: Vec<String> = returned.iter().map(|(n, _)| n.clone()).collect();
+        items.extend(
+            returned
+                .into_iter()
+                .map(|(_, e)| SelectItem::UnnamedExpr(e)),
+        );
+        // Unique names for the query engine (PostgreSQL's names of the
+        // RETURNING items are put back on the statement's columns).
+        let items: Vec<SelectItem> = items
+            .into_iter()
+            .enumerate()
+            .map(|(i, it)| match it {
+                SelectItem::UnnamedExpr(expr) => SelectItem::ExprWithAlias {
+                    expr,
+                    alias: Ident::new(format!("__tessera_rw_{i}")),
+                },
+                other => other,
+            })
+            .collect();
+        let mut tables = vec![TableWithJoins {
+            relation: relation.clone(),
+            joins: vec![],
+        }];
+        tables.extend(from);
+        let select_sql = "SELECT 1";
+        let mut query: Box<Query> = match crate::dialect::parse(select_sql)
+            .map_err(Error::internal)?
+            .pop()
+        {
+            Some(Statement::Query(q)) => q,
+            _ => return Err(Error::internal("no query")),
+        };
+        let SetExpr::Select(select) = query.body.as_mut() else {
+            return Err(Error::internal("no select"));
+        };
+        select.projection = items;
+        select.from = tables;
+        select.selection = selection;
+        query.locks = vec![LockClause {
+            lock_type: LockType::Update,
+            of: None,
+            nonblock: None,
+        }];
+        // Step 2's statements, planned as ordinary keyed writes.
+        let qualified = format!("{}.{}", quote(&table.schema), quote(&table.name));
+        let key_at = |first: usize| {
+            table
+                .primary_key
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("{} = ${}", quote(k), first + i))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        };
+        let write = |sql: String| -> Result<Arc<WritePlan>> {
+            let stmt = crate::dialect::parse(&sql)
+                .map_err(Error::internal)?
+                .pop()
+                .ok_or_else(|| Error::internal("no statement"))?;
+            match self.plan_write(stmt)?.kind {
+                PlanKind::Write(w) => Ok(w),
+                _ => Err(Error::internal("a keyed write planned otherwise")),
+            }
+        };
+        let keys = match &table.distribution {
+            Distribution::Hash { columns, .. } => columns.clone(),
+            _ => vec![],
+        };
+        let moves = assigned
+            .iter()
+            .any(|ci| keys.contains(&table.columns[*ci].name));
+        let action = if is_delete {
+            Action::Delete(write(format!(
+                "DELETE FROM {qualified} WHERE {}",
+                key_at(1)
+            ))?)
+        } else if moves {
+            if !self.catalog.foreign_keys_of(table.id, false).is_empty() {
+                return Err(Error::unsupported(
+                    "UPDATE of the partition key of a table other tables' foreign keys reference",
+                ));
+            }
+            Action::Move(write(format!(
+                "DELETE FROM {qualified} WHERE {}",
+                key_at(1)
+            ))?)
+        } else {
+            let sets: Vec<String> = assigned
+                .iter()
+                .enumerate()
+                .map(|(i, ci)| format!("{} = ${}", quote(&table.columns[*ci].name), i + 1))
+                .collect();
+            Action::Update {
+                set: write(format!(
+                    "UPDATE {qualified} SET {} WHERE {}",
+                    sets.join(", "),
+                    key_at(assigned.len() + 1)
+                ))?,
+                assigned,
+            }
+        };
+        Ok(Plan {
+            kind: PlanKind::ReadWrite(Arc::new(ReadWritePlan {
+                table,
+                query: Box::new(Statement::Query(query)),
+                action,
+                prepared: None,
+                returning: n_returning,
+                returning_names,
+            })),
+            param_types: vec![],
+            fields: vec![],
+            tag: if is_delete { "DELETE" } else { "UPDATE" },
+            catalog_version: self.catalog.version,
+            logical: None,
+            origins: vec![],
+        })
+    }
+
+    /// RETURNING items as step 1 computes them: wildcards expanded to the
+    /// target's columns, references to assigned columns replaced by their
+    /// new values, each named as PostgreSQL names the item as written.
+    fn returning_items(
+        &self,
+        items: &[SelectItem],
+        table: &TableDef,
+        target: &str,
+        has_from: bool,
+        values: &HashMap<String, Expr>,
+    ) -> Result<Vec<(String, Expr)>> {
+        let mut expanded: Vec<SelectItem> = vec![];
+        for it in items {
+            match it {
+                SelectItem::Wildcard(_) if has_from => {
+                    return Err(Error::unsupported("RETURNING * with FROM or USING tables"))
+                }
+                SelectItem::Wildcard(_) => expanded.extend(
+                    table
+                        .columns
+                        .iter()
+                        .map(|c| SelectItem::UnnamedExpr(Expr::Identifier(ident(&c.name)))),
+                ),
+                SelectItem::QualifiedWildcard(k, _) => {
+                    let q = k.to_string();
+                    let q = q.trim_end_matches(".*");
+                    if normalize_ident(&Ident::new(q)) != target && q != quote(target) {
+                        return Err(Error::unsupported(
+                            "RETURNING another table's columns by wildcard",
+                        ));
+                    }
+                    expanded.extend(
+                        table
+                            .columns
+                            .iter()
+                            .map(|c| SelectItem::UnnamedExpr(Expr::Identifier(ident(&c.name)))),
+                    );
+                }
+                other => expanded.push(other.clone()),
+            }
+        }
+        // Names from the items as written.
+        let names = {
+            let probe = Statement::Query(Box::new(Query {
+                body: Box::new(SetExpr::Select(Box::new(
+                    datafusion::sql::sqlparser::ast::Select {
+                        projection: expanded.clone(),
+                        ..empty_select()?
+                    },
+                ))),
+                ..empty_query()?
+            }));
+            super::colnames::pg_column_names(&probe)
+                .ok_or_else(|| Error::internal("RETURNING names"))?
+        };
+        let mut sub = NewValues { target, values };
+        expanded
+            .into_iter()
+            .zip(names)
+            .map(|(it, name)| {
+                let mut e = match it {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                    _ => return Err(Error::unsupported("this RETURNING item")),
+                };
+                let _ = VisitMut::visit(&mut e, &mut sub);
+                Ok((name, e))
+            })
+            .collect()
+    }
+}
+
+fn empty_query() -> Result<Query> {
+    match crate::dialect::parse("SELECT 1")
+        .map_err(Error::internal)?
+        .pop()
+    {
+        Some(Statement::Query(q)) => Ok(*q),
+        _ => Err(Error::internal("SELECT 1 is not a query")),
+    }
+}
+
+fn empty_select() -> Result<datafusion::sql::sqlparser::ast::Select> {
+    match *empty_query()?.body {
+        SetExpr::Select(s) => Ok(*s),
+        _ => Err(Error::internal("SELECT 1 is not a select")),
+    }
+}
