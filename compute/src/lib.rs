@@ -33,6 +33,7 @@ pub mod rows;
 pub mod scram;
 pub mod semantics;
 pub mod session;
+pub mod tokens;
 pub mod wire;
 pub mod wirevals;
 

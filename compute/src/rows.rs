@@ -96,6 +96,7 @@ mod tests {
                 not_null: true,
                 default: None,
                 sequence: None,
+                identity: None,
             }],
             primary_key: vec![],
             distribution: meta::Distribution::Mirror,

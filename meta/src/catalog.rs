@@ -38,6 +38,43 @@ pub struct ColumnDef {
     pub default: Option<String>,
     /// Global sequence feeding this column (SERIAL/BIGSERIAL).
     pub sequence: Option<String>,
+    /// `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY`: fed by the
+    /// sequence in `sequence` (one OWNED BY the column).
+    pub identity: Option<Identity>,
+}
+
+/// How an identity column takes given values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// Given values are refused (428C9) unless `OVERRIDING SYSTEM VALUE`.
+    Always,
+    /// A given value is stored, as for a column default.
+    ByDefault,
+}
+
+impl Identity {
+    /// The catalog's spelling, and `pg_attribute.attidentity`'s letter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Identity::Always => "always",
+            Identity::ByDefault => "by default",
+        }
+    }
+
+    pub fn letter(self) -> &'static str {
+        match self {
+            Identity::Always => "a",
+            Identity::ByDefault => "d",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Identity> {
+        match s {
+            "always" => Some(Identity::Always),
+            "by default" => Some(Identity::ByDefault),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@ pub mod schema;
 pub mod store;
 
 pub use catalog::{
-    Catalog, ColumnDef, Distribution, ForeignKeyDef, IndexDef, Privilege, Role, ScramVerifier,
-    SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
+    Catalog, ColumnDef, Distribution, ForeignKeyDef, Identity, IndexDef, Privilege, Role,
+    ScramVerifier, SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
 };
 pub use store::{DdlTxn, MetaStore, OrphanClaim};
 

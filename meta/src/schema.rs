@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -91,6 +91,10 @@ pub const V7: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS cat_views (view_id BIGINT AUTO_INCREMENT PRIMARY KEY, schema_name VARCHAR(64) NOT NULL, view_name VARCHAR(64) NOT NULL, definition LONGTEXT NOT NULL, columns TEXT NOT NULL, type_oids TEXT NOT NULL, reads_from TEXT NOT NULL, UNIQUE KEY (schema_name, view_name))",
 ];
 
+/// Version 8: identity columns (`GENERATED ... AS IDENTITY`).
+pub const V8: &[&str] =
+    &["ALTER TABLE cat_columns ADD COLUMN IF NOT EXISTS identity VARCHAR(16) NULL"];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -117,6 +121,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (5, V5),
         (6, V6),
         (7, V7),
+        (8, V8),
     ] {
         if current < version {
             for stmt in stmts {

@@ -508,6 +508,7 @@ mod tests {
             not_null: false,
             default: None,
             sequence: None,
+            identity: None,
         }
     }
 

@@ -72,6 +72,7 @@ mod tests {
                     not_null: true,
                     default: None,
                     sequence: None,
+                    identity: None,
                 })
                 .collect(),
             primary_key: keys.iter().map(|k| (*k).to_string()).collect(),

@@ -364,6 +364,7 @@ mod tests {
                     not_null: true,
                     default: None,
                     sequence: None,
+                    identity: None,
                 },
                 ColumnDef {
                     name: "v".into(),
@@ -371,6 +372,7 @@ mod tests {
                     not_null: false,
                     default: None,
                     sequence: None,
+                    identity: None,
                 },
             ],
             primary_key: vec!["id".into()],

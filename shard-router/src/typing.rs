@@ -187,6 +187,7 @@ mod tests {
             not_null: false,
             default: None,
             sequence: None,
+            identity: None,
         };
         TableDef {
             id: TableId(1),

@@ -36,6 +36,45 @@ impl Session {
                     }
                     return Err(Error::TableExists { name: def.name });
                 }
+                // Identity columns' sequences: PostgreSQL's names
+                // (`<table>_<column>_seq`, a digit added while taken).
+                let mut identities = vec![];
+                for c in def.columns.iter_mut().filter(|c| c.identity.is_some()) {
+                    let base = format!("{}_{}_seq", def.name, c.name);
+                    let mut name = base.clone();
+                    let mut n = 0;
+                    while catalog.sequence(&def.schema, &name).is_some()
+                        || catalog.table(&def.schema, &name).is_some()
+                        || catalog.view(&def.schema, &name).is_some()
+                    {
+                        n += 1;
+                        name = format!("{base}{n}");
+                    }
+                    let ast = ct
+                        .columns
+                        .iter()
+                        .find(|a| normalize_ident(&a.name) == c.name)
+                        .ok_or_else(|| Error::internal("identity column vanished"))?;
+                    let options = ast
+                        .options
+                        .iter()
+                        .find_map(|o| match &o.option {
+                            datafusion::sql::sqlparser::ast::ColumnOption::Generated {
+                                sequence_options,
+                                ..
+                            } => sequence_options.clone(),
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    let seq = crate::plan::sequence::sequence_def(
+                        &def.schema,
+                        &name,
+                        Some(&ast.data_type),
+                        &options,
+                    )?;
+                    c.sequence = Some(seq.column_source());
+                    identities.push((seq, c.name.clone()));
+                }
                 let mut txn = router
                     .meta
                     .begin_ddl(router.node_id, &stmt.to_string())
@@ -44,6 +83,10 @@ impl Session {
                 // then the shards; the meta commit makes it visible.
                 let id = txn.create_table(&def).await?;
                 def.id = id;
+                for (mut seq, column) in identities {
+                    seq.owned_by = Some((id, column));
+                    txn.create_sequence(&seq).await?;
+                }
                 if !crate::privileges::is_superuser(&catalog, &self.user) {
                     txn.set_owner(id, &self.user).await?;
                 }

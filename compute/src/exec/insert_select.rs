@@ -106,6 +106,13 @@ impl Session {
         let t = p.table.clone();
         let source = self.query_rows(q, MAX_ROWS).await?;
         if let Some(r) = source.first() {
+            for (ci, c) in t.columns.iter().enumerate() {
+                if c.identity == Some(meta::Identity::Always)
+                    && p.column_map[ci].is_some_and(|j| j < r.len())
+                {
+                    return Err(crate::plan::dml::identity_always_insert(&c.name));
+                }
+            }
             if r.len() > p.target_columns {
                 return Err(Error::Syntax {
                     message: "INSERT has more expressions than target columns".into(),

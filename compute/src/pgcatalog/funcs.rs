@@ -23,6 +23,10 @@ use super::udf::{
 /// A column's default as `pg_attrdef.adbin` and `information_schema`
 /// show it: its sequence's `nextval(...)`, else its expression.
 pub fn default_text(t: &meta::TableDef, c: &ColumnDef) -> Option<String> {
+    // An identity column has no default (its sequence is the identity's).
+    if c.identity.is_some() {
+        return None;
+    }
     if let Some(seq) = &c.sequence {
         // A SERIAL column's counter is shown under the name PostgreSQL
         // gives its sequence.

@@ -139,6 +139,7 @@ impl Snapshot {
                                     !c.not_null,
                                     (dt, len, octets, prec, radix, scale, dtp, udt.to_string()),
                                     true,
+                                    c.identity.zip(self.sequence_of_column(c)),
                                 )
                             })
                         })
@@ -152,6 +153,7 @@ impl Snapshot {
                                         true,
                                         oid_facts(*oid),
                                         false,
+                                        None,
                                     )
                                 },
                             )

@@ -16,6 +16,7 @@
 //! (PostgreSQL searches `pg_catalog` first; a user table named like a
 //! catalog is the only case where the two differ).
 
+mod attributes;
 pub mod batch;
 pub mod funcs;
 pub mod info;
@@ -91,6 +92,16 @@ impl Snapshot {
         let mut v: Vec<&TableDef> = self.catalog.tables.values().map(|t| t.as_ref()).collect();
         v.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
         v.into_iter()
+    }
+
+    /// The catalog sequence feeding a column (`DEFAULT nextval`, identity).
+    pub fn sequence_of_column(&self, c: &meta::ColumnDef) -> Option<&SequenceDef> {
+        let q = c
+            .sequence
+            .as_ref()?
+            .strip_prefix(meta::SEQUENCE_SOURCE_PREFIX)?;
+        let (schema, name) = q.split_once('.')?;
+        self.catalog.sequence(schema, name).map(|s| s.as_ref())
     }
 
     /// Views, by schema and name.

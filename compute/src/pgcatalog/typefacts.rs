@@ -81,6 +81,7 @@ pub(super) fn column_row(
     nullable: bool,
     (dt, len, octets, prec, radix, scale, dtp, udt): Facts,
     updatable: bool,
+    identity: Option<(meta::Identity, &meta::SequenceDef)>,
 ) -> Vec<V> {
     let db = || V::from(database);
     let mut row = vec![
@@ -102,20 +103,24 @@ pub(super) fn column_row(
     row.extend(std::iter::repeat_n(V::N, 11));
     row.extend([db(), "pg_catalog".into(), udt.into()]);
     row.extend(std::iter::repeat_n(V::N, 4));
-    row.extend([
-        V::S((i + 1).to_string()),
-        "NO".into(),
-        "NO".into(),
-        V::N,
-        V::N,
-        V::N,
-        V::N,
-        V::N,
-        "NO".into(),
-        "NEVER".into(),
-        V::N,
-        yes(updatable),
-    ]);
+    row.extend([V::S((i + 1).to_string()), "NO".into()]);
+    match identity {
+        Some((how, s)) => row.extend([
+            "YES".into(),
+            match how {
+                meta::Identity::Always => "ALWAYS",
+                meta::Identity::ByDefault => "BY DEFAULT",
+            }
+            .into(),
+            V::S(s.start.to_string()),
+            V::S(s.increment.to_string()),
+            V::S(s.max.to_string()),
+            V::S(s.min.to_string()),
+            yes(s.cycle),
+        ]),
+        None => row.extend(["NO".into(), V::N, V::N, V::N, V::N, V::N, "NO".into()]),
+    }
+    row.extend(["NEVER".into(), V::N, yes(updatable)]);
     row
 }
 

@@ -176,6 +176,9 @@ pub fn analyze(
                 ..
             } => {
                 let (mut col, key) = column_def(cd, &table.schema, &table.name, catalog)?;
+                if col.identity.is_some() {
+                    return Err(Error::unsupported("ADD COLUMN ... GENERATED AS IDENTITY"));
+                }
                 if new.column_index(&col.name).is_some() {
                     if *if_not_exists {
                         continue;

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use common::{Error, Result, ShardId, SqlState, SqlType};
-use datafusion::sql::sqlparser::ast::{ColumnOption, CreateTable, Expr, TableConstraint};
+use datafusion::sql::sqlparser::ast::{
+    ColumnOption, CreateTable, Expr, GeneratedAs, TableConstraint,
+};
 use meta::{ColumnDef, Distribution, IndexDef, TableDef};
 use shard_router::route::normalize_ident;
 
@@ -272,12 +274,21 @@ pub fn column_def(
         } else {
             None
         },
+        identity: None,
     };
     let mut key = None;
     for opt in &c.options {
         match &opt.option {
             ColumnOption::NotNull => col.not_null = true,
             ColumnOption::Null => {}
+            ColumnOption::Default(_) if col.identity.is_some() => {
+                return Err(Error::Sql {
+                    state: SqlState("42601"),
+                    message: format!(
+                        "both default and identity specified for column \"{cname}\" of table \"{table}\""
+                    ),
+                })
+            }
             ColumnOption::Default(e) => {
                 if let Some(source) = crate::plan::sequence::nextval_default(e, catalog, schema)? {
                     col.sequence = Some(source);
@@ -299,6 +310,39 @@ pub fn column_def(
                 key = Some(ColumnKey::Primary);
             }
             ColumnOption::Unique(_) => key = Some(ColumnKey::Unique),
+            // An identity column: fed by a sequence OWNED BY it, made with
+            // the table (`exec::ddl`, which names it in `sequence`).
+            ColumnOption::Generated {
+                generated_as: g @ (GeneratedAs::Always | GeneratedAs::ByDefault),
+                generation_expr: None,
+                ..
+            } => {
+                if !matches!(
+                    col.ty,
+                    SqlType::SmallInt | SqlType::Integer | SqlType::BigInt
+                ) || serial
+                {
+                    return Err(Error::Sql {
+                        state: SqlState("22023"),
+                        message: format!(
+                            "identity column type must be smallint, integer, or bigint (column \"{cname}\")"
+                        ),
+                    });
+                }
+                if col.identity.is_some() || col.default.is_some() {
+                    return Err(Error::Sql {
+                        state: SqlState("42601"),
+                        message: format!(
+                            "both default and identity specified for column \"{cname}\" of table \"{table}\""
+                        ),
+                    });
+                }
+                col.identity = Some(match g {
+                    GeneratedAs::Always => meta::Identity::Always,
+                    _ => meta::Identity::ByDefault,
+                });
+                col.not_null = true;
+            }
             other => return Err(Error::unsupported(format!("column option {other}"))),
         }
     }

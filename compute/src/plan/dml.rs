@@ -112,6 +112,20 @@ impl Planner<'_> {
                 origins: origins.clone(),
             });
         };
+        for (ci, c) in table.columns.iter().enumerate() {
+            if c.identity != Some(meta::Identity::Always) {
+                continue;
+            }
+            let Some(j) = column_map[ci] else { continue };
+            let given = values.rows.iter().any(|r| {
+                r.content.get(j).is_some_and(|e| {
+                    !matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+                })
+            });
+            if given {
+                return Err(identity_always_insert(&c.name));
+            }
+        }
         let mut inferred: Vec<Option<SqlType>> = vec![];
         for row in values.rows.iter().map(|r| &r.content) {
             if row.len() > cols.len() {
@@ -201,6 +215,9 @@ impl Planner<'_> {
             _ => return Err(Error::internal("not a write")),
         };
         let table = resolve_table(self.catalog, &name, self.schema)?;
+        if let Statement::Update(u) = &stmt {
+            check_identity_assignments(&table, &u.assignments)?;
+        }
         // A subquery would reach the shard naming logical tables.
         if datafusion::sql::sqlparser::ast::visit_expressions(&stmt, |e| match e {
             Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
@@ -308,6 +325,38 @@ impl Planner<'_> {
             origins: vec![],
         })
     }
+}
+
+/// 428C9: a value given for a `GENERATED ALWAYS AS IDENTITY` column.
+pub(crate) fn identity_always_insert(column: &str) -> Error {
+    Error::Sql {
+        state: common::SqlState("428C9"),
+        message: format!("cannot insert a non-DEFAULT value into column \"{column}\""),
+    }
+}
+
+/// 428C9 for an UPDATE assigning a `GENERATED ALWAYS AS IDENTITY` column.
+pub(crate) fn check_identity_assignments(
+    table: &TableDef,
+    assignments: &[datafusion::sql::sqlparser::ast::Assignment],
+) -> Result<()> {
+    for a in assignments {
+        if let datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) = &a.target {
+            let col = object_parts(n).last().cloned().unwrap_or_default();
+            let is_default = matches!(&a.value, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"));
+            if !is_default
+                && table
+                    .column(&col)
+                    .is_ok_and(|c| c.identity == Some(meta::Identity::Always))
+            {
+                return Err(Error::Sql {
+                    state: common::SqlState("428C9"),
+                    message: format!("column \"{col}\" can only be updated to DEFAULT"),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether an assigned value is one of the current-time functions (its

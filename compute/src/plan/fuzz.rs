@@ -15,6 +15,7 @@ pub(super) fn catalog() -> Catalog {
         not_null,
         default: None,
         sequence: None,
+        identity: None,
     };
     let mut c = Catalog::default();
     c.schemas.insert("public".into());

@@ -164,6 +164,7 @@ impl Planner<'_> {
             return Err(Error::unsupported("UPDATE or DELETE of this target"));
         };
         let table = resolve_table(self.catalog, name, self.schema)?;
+        super::dml::check_identity_assignments(&table, assignments)?;
         if table.primary_key.is_empty() {
             return Err(Error::unsupported(format!(
                 "this UPDATE or DELETE on table \"{}\" without a primary key (UPDATE ... FROM, DELETE ... USING, RETURNING expressions, subqueries or a partition key change need one)",

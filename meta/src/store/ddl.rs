@@ -124,7 +124,7 @@ impl DdlTxn {
         }
         for (i, c) in def.columns.iter().enumerate() {
             conn.exec_drop(
-                "INSERT INTO cat_columns VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO cat_columns (table_id, ordinal, column_name, type_name, not_null, default_expr, sequence_name, identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     id,
                     i as u32,
@@ -133,6 +133,7 @@ impl DdlTxn {
                     c.not_null,
                     &c.default,
                     &c.sequence,
+                    c.identity.map(|x| x.as_str()),
                 ),
             )
             .await

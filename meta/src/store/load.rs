@@ -14,7 +14,15 @@ use crate::catalog::{
 use super::{me, parse_list, MetaStore};
 
 type TableRow = (u64, String, String, String, String, String);
-type ColumnRow = (u64, String, String, bool, Option<String>, Option<String>);
+type ColumnRow = (
+    u64,
+    String,
+    String,
+    bool,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
 
 impl MetaStore {
     /// Reads one consistent snapshot of the whole catalog.
@@ -40,7 +48,7 @@ impl MetaStore {
             .await
             .map_err(me)?;
         let columns: Vec<ColumnRow> = conn
-            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name FROM cat_columns ORDER BY table_id, ordinal")
+            .query("SELECT table_id, column_name, type_name, not_null, default_expr, sequence_name, identity FROM cat_columns ORDER BY table_id, ordinal")
             .await
             .map_err(me)?;
         let indexes: Vec<(u64, String, String, bool)> = conn
@@ -54,13 +62,16 @@ impl MetaStore {
         conn.query_drop("COMMIT").await.map_err(me)?;
 
         let mut cols: HashMap<u64, Vec<ColumnDef>> = HashMap::new();
-        for (tid, name, ty, not_null, default, sequence) in columns {
+        for (tid, name, ty, not_null, default, sequence, identity) in columns {
             cols.entry(tid).or_default().push(ColumnDef {
                 name,
                 ty: SqlType::parse(&ty)?,
                 not_null,
                 default,
                 sequence,
+                identity: identity
+                    .as_deref()
+                    .and_then(crate::catalog::Identity::parse),
             });
         }
         let mut idx: HashMap<u64, Vec<IndexDef>> = HashMap::new();
