@@ -106,8 +106,24 @@ fn table_of(
 
 /// `SELECT` on every catalog table a statement names.
 fn check_reads(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> Result<()> {
+    check_reads_besides(catalog, user, stmt, schema, None)
+}
+
+/// `SELECT` on every catalog table a statement names other than the
+/// table it writes (whose privileges its write checks): UPDATE ... FROM,
+/// DELETE ... USING and subqueries read them.
+fn check_reads_besides(
+    catalog: &Catalog,
+    user: &str,
+    stmt: &Statement,
+    schema: &str,
+    target: Option<common::TableId>,
+) -> Result<()> {
     let mut err = None;
     let _ = visit_relations(stmt, |name| {
+        if target.is_some() && table_of(catalog, name, schema).map(|t| t.id) == target {
+            return ControlFlow::Continue(());
+        }
         // A view: SELECT granted on the view itself (its tables are read
         // with its owner's, a superuser's, privileges, as in PostgreSQL).
         if let Some(v) = crate::plan::views::view_named(catalog, name, schema) {
@@ -134,11 +150,24 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
     }
     let superuser_only = |what: &str| Err(denied(format!("{what} (superusers only)")));
     match stmt {
-        Statement::Query(_) | Statement::Explain { .. } => check_reads(catalog, user, stmt, schema),
+        // `WITH ... INSERT / UPDATE / DELETE`: the write's privileges, and
+        // SELECT on what the whole statement reads.
+        Statement::Query(q) => {
+            use datafusion::sql::sqlparser::ast::SetExpr;
+            if let SetExpr::Insert(s) | SetExpr::Update(s) | SetExpr::Delete(s) = q.body.as_ref() {
+                check(catalog, user, s, schema)?;
+            }
+            check_reads(catalog, user, stmt, schema)
+        }
+        Statement::Explain { .. } => check_reads(catalog, user, stmt, schema),
         Statement::Insert(ins) => {
             if let TableObject::TableName(n) = &ins.table {
                 if let Some(t) = table_of(catalog, n, schema) {
                     check_table(catalog, user, &t, "INSERT")?;
+                    // RETURNING reads the rows (PostgreSQL asks SELECT).
+                    if ins.returning.is_some() {
+                        check_table(catalog, user, &t, "SELECT")?;
+                    }
                 }
             }
             if let Some(src) = &ins.source {
@@ -148,26 +177,42 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
         }
         Statement::Update(u) => {
             use datafusion::sql::sqlparser::ast::TableFactor;
+            let mut target = None;
             if let TableFactor::Table { name, .. } = &u.table.relation {
                 if let Some(t) = table_of(catalog, name, schema) {
-                    check_write(catalog, user, &t, "UPDATE", u.selection.is_some())?;
+                    check_write(
+                        catalog,
+                        user,
+                        &t,
+                        "UPDATE",
+                        u.selection.is_some() || u.returning.is_some(),
+                    )?;
+                    target = Some(t.id);
                 }
             }
-            Ok(())
+            check_reads_besides(catalog, user, stmt, schema, target)
         }
         Statement::Delete(d) => {
             use datafusion::sql::sqlparser::ast::{FromTable, TableFactor};
             let from = match &d.from {
                 FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => f,
             };
+            let mut target = None;
             for f in from {
                 if let TableFactor::Table { name, .. } = &f.relation {
                     if let Some(t) = table_of(catalog, name, schema) {
-                        check_write(catalog, user, &t, "DELETE", d.selection.is_some())?;
+                        check_write(
+                            catalog,
+                            user,
+                            &t,
+                            "DELETE",
+                            d.selection.is_some() || d.returning.is_some(),
+                        )?;
+                        target = Some(t.id);
                     }
                 }
             }
-            Ok(())
+            check_reads_besides(catalog, user, stmt, schema, target)
         }
         Statement::Truncate(t) => {
             for target in &t.table_names {

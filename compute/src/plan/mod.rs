@@ -33,7 +33,7 @@ pub use prepare::{plan_statement, plan_statement_sized, Prepared};
 use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
-use datafusion::sql::sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Statement};
+use datafusion::sql::sqlparser::ast::{Expr, ObjectName, ObjectNamePart, SetExpr, Statement};
 use meta::{Catalog, TableDef};
 use pgwire::api::Type;
 use shard_router::route::{normalize_ident, RoutePlan};
@@ -434,6 +434,16 @@ impl Planner<'_> {
                 Err(Error::Unsupported { .. }) => self.plan_read_write(s)?,
                 other => other?,
             },
+            // `WITH ... INSERT / UPDATE / DELETE`: the CTEs go to the
+            // statement's query (INSERT's source, the two-step read).
+            Statement::Query(q)
+                if matches!(
+                    q.body.as_ref(),
+                    SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)
+                ) =>
+            {
+                self.plan_with_dml(q)?
+            }
             Statement::Query(q) => self.plan_query(q.clone())?,
             Statement::Copy {
                 source,

@@ -108,7 +108,60 @@ impl VisitorMut for NewValues<'_> {
 
 impl Planner<'_> {
     /// The two-step plan of an UPDATE or DELETE (module comment).
+    /// `WITH ctes INSERT / UPDATE / DELETE ...`.
+    pub(crate) fn plan_with_dml(&self, q: &Query) -> Result<Plan> {
+        if q.order_by.is_some()
+            || q.limit_clause.is_some()
+            || q.fetch.is_some()
+            || !q.locks.is_empty()
+        {
+            return Err(Error::unsupported(
+                "ORDER BY, LIMIT or locking after a data-modifying statement",
+            ));
+        }
+        let with = q.with.as_ref();
+        // A CTE that itself writes is not modelled.
+        if with.is_some_and(|w| {
+            w.cte_tables.iter().any(|c| {
+                matches!(
+                    c.query.body.as_ref(),
+                    SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)
+                )
+            })
+        }) {
+            return Err(Error::unsupported("data-modifying statements in WITH"));
+        }
+        match q.body.as_ref() {
+            SetExpr::Insert(Statement::Insert(ins)) => {
+                let mut ins = ins.clone();
+                if let (Some(w), Some(src)) = (with, ins.source.as_mut()) {
+                    if !matches!(src.body.as_ref(), SetExpr::Values(_)) {
+                        match &mut src.with {
+                            Some(own) => {
+                                let mut ctes = w.cte_tables.clone();
+                                ctes.append(&mut own.cte_tables);
+                                own.cte_tables = ctes;
+                            }
+                            None => src.with = Some(w.clone()),
+                        }
+                    }
+                }
+                self.plan_insert(&ins)
+            }
+            SetExpr::Update(s) | SetExpr::Delete(s) => self.plan_read_write_with(s, with),
+            _ => Err(Error::unsupported("this statement after WITH")),
+        }
+    }
+
     pub(crate) fn plan_read_write(&self, stmt: &Statement) -> Result<Plan> {
+        self.plan_read_write_with(stmt, None)
+    }
+
+    fn plan_read_write_with(
+        &self,
+        stmt: &Statement,
+        with: Option<&datafusion::sql::sqlparser::ast::With>,
+    ) -> Result<Plan> {
         let (relation, from, assignments, selection, returning, is_delete) = match stmt {
             Statement::Update(u) => {
                 if !u.table.joins.is_empty() || u.limit.is_some() || !u.order_by.is_empty() {
@@ -263,6 +316,7 @@ impl Planner<'_> {
         select.projection = items;
         select.from = tables;
         select.selection = selection;
+        query.with = with.cloned();
         query.locks = vec![LockClause {
             lock_type: LockType::Update,
             of: None,

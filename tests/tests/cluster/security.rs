@@ -107,6 +107,31 @@ pub(crate) async fn roles_and_privileges(cluster: &TestCluster) {
     assert_eq!(code(&bob, "DELETE FROM pt WHERE id = 3").await, "42501");
     admin.batch_execute("REVOKE SELECT, INSERT ON ALL TABLES IN SCHEMA public FROM PUBLIC; REVOKE SELECT ON pt FROM alice").await.unwrap();
     assert_eq!(code(&alice, "SELECT * FROM pt").await, "42501");
+    // Writes to her own table that read one she may not read: refused;
+    // so is a view over it (SELECT is granted on the view itself).
+    for sql in [
+        "UPDATE at SET id = at.id FROM pt WHERE pt.id = at.id",
+        "DELETE FROM at USING pt WHERE pt.id = at.id",
+        "DELETE FROM at WHERE id IN (SELECT id FROM pt)",
+        "WITH x AS (SELECT id FROM pt) UPDATE at SET id = id WHERE id IN (SELECT id FROM x)",
+        "WITH x AS (SELECT id FROM pt) INSERT INTO at SELECT id + 100 FROM x",
+        "SELECT * FROM pv",
+    ] {
+        admin
+            .batch_execute("CREATE OR REPLACE VIEW pv AS SELECT id FROM pt")
+            .await
+            .unwrap();
+        assert_eq!(code(&alice, sql).await, "42501", "{sql}");
+    }
+    assert_eq!(
+        code(
+            &alice,
+            "UPDATE at SET id = id + 10 WHERE id = 1 RETURNING id"
+        )
+        .await,
+        "ok"
+    );
+    admin.batch_execute("DROP VIEW pv").await.unwrap();
     assert_eq!(code(&alice, "DROP TABLE at").await, "ok");
     assert!(
         connect(&login("nol", "pw-n")).await.is_err(),
