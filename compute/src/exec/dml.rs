@@ -55,6 +55,7 @@ impl Session {
                 source: None,
                 target_columns: p.target_columns,
                 returning: p.returning.clone(),
+                returning_exprs: p.returning_exprs.clone(),
             };
             &with_values
         } else {
@@ -84,17 +85,13 @@ impl Session {
             Ok((rows, work))
         })?;
         let written = self.run_writes(work).await?;
-        if p.returning.is_empty() {
+        if p.returning.is_empty() && p.returning_exprs.is_none() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
                 rows: Some(crate::plan::conflict::inserted(p, rows.len(), written)),
             });
         }
-        Ok(Output::Rows(
-            rows.iter()
-                .map(|r| p.returning.iter().map(|i| r[*i].clone()).collect())
-                .collect(),
-        ))
+        Ok(Output::Rows(self.returned_rows(p, &rows, params).await?))
     }
 
     /// TRUNCATE as PostgreSQL's is: all of it or none of it, inside a

@@ -172,13 +172,8 @@ impl Session {
                 let work = shard_router::render::insert_statements_on(&t, &rows, &on);
                 let written = shard_router::exec::write_in(&self.router, &access, work).await?;
                 count += crate::plan::conflict::inserted(p, rows.len(), written);
-                if !p.returning.is_empty() {
-                    returned.extend(rows.iter().map(|r| {
-                        p.returning
-                            .iter()
-                            .map(|i| r[*i].clone())
-                            .collect::<Vec<_>>()
-                    }));
+                if !p.returning.is_empty() || p.returning_exprs.is_some() {
+                    returned.extend(self.returned_rows(p, &rows, &[]).await?);
                 }
             }
             Ok::<_, Error>(())
@@ -197,7 +192,7 @@ impl Session {
             }
         }
         result?;
-        if p.returning.is_empty() {
+        if p.returning.is_empty() && p.returning_exprs.is_none() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
                 rows: Some(count),

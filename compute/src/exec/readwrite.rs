@@ -205,3 +205,52 @@ impl Session {
         Ok(())
     }
 }
+
+impl Session {
+    /// The RETURNING rows of stored rows: their columns, or the items'
+    /// values computed by `plan::returning`'s query.
+    pub(crate) async fn returned_rows(
+        &mut self,
+        p: &crate::plan::InsertPlan,
+        rows: &[Vec<Datum>],
+        statement_params: &[Datum],
+    ) -> Result<Vec<Vec<Datum>>> {
+        let Some(rx) = &p.returning_exprs else {
+            return Ok(rows
+                .iter()
+                .map(|r| p.returning.iter().map(|i| r[*i].clone()).collect())
+                .collect());
+        };
+        let types: Vec<Type> = rx
+            .described
+            .as_ref()
+            .map(|d| d.fields.iter().map(|f| f.1.clone()).collect())
+            .unwrap_or_default();
+        let mut out = vec![];
+        let k = statement_params.len();
+        let per = crate::plan::returning::ReturningExprs::rows_per_query(&p.table, k);
+        let client: Vec<Option<Type>> = rx
+            .described
+            .as_ref()
+            .map(|d| d.param_types.iter().take(k).cloned().map(Some).collect())
+            .unwrap_or_default();
+        for chunk in rows.chunks(per) {
+            let stmt = rx.query(&p.table, chunk.len(), k)?;
+            let plan =
+                crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &client).await?;
+            let params = crate::plan::returning::params(statement_params, chunk);
+            for row in self
+                .plan_rows(&plan, &params, usize::MAX, "RETURNING")
+                .await?
+            {
+                out.push(
+                    row.into_iter()
+                        .zip(&types)
+                        .map(|(c, ty)| wire_datum(c, ty))
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+        }
+        Ok(out)
+    }
+}

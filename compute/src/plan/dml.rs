@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, SelectItem, SetExpr,
-    Statement, TableFactor, Value,
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, SetExpr, Statement,
+    TableFactor, Value,
 };
 use meta::{Distribution, TableDef};
 use pgwire::api::Type;
@@ -65,9 +65,23 @@ impl Planner<'_> {
             }
             column_map[i] = Some(j);
         }
-        let named = match &ins.returning {
-            None => vec![],
-            Some(items) => returning_columns(&table, items)?,
+        let alias = ins
+            .table_alias
+            .as_ref()
+            .map(|a| normalize_ident(&a.alias))
+            .unwrap_or_else(|| table.name.clone());
+        let (named, returning_exprs) = match &ins.returning {
+            None => (vec![], None),
+            Some(items) => match super::returning::returning_columns(&table, items) {
+                Ok(named) => (named, None),
+                Err(Error::Unsupported { .. }) => (
+                    vec![],
+                    Some(Arc::new(super::returning::ReturningExprs::new(
+                        &table, &alias, items,
+                    )?)),
+                ),
+                Err(e) => return Err(e),
+            },
         };
         let returning: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
         let origins: Vec<_> = returning
@@ -103,6 +117,7 @@ impl Planner<'_> {
                     source: Some(source.clone()),
                     target_columns: cols.len(),
                     returning,
+                    returning_exprs: returning_exprs.clone(),
                 })),
                 param_types: vec![],
                 fields,
@@ -166,6 +181,7 @@ impl Planner<'_> {
                 source: None,
                 target_columns: cols.len(),
                 returning,
+                returning_exprs,
             })),
             param_types: param_types(n, &inferred, self.client_types),
             fields,
@@ -532,55 +548,4 @@ pub(crate) fn check_columns(e: &Expr, table: &TableDef) -> Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
-}
-
-/// RETURNING items: table columns, plain or qualified by the table's
-/// name, with their output names (an alias, else the column's name).
-pub(crate) fn returning_columns(
-    table: &TableDef,
-    items: &[SelectItem],
-) -> Result<Vec<(usize, String)>> {
-    let column = |e: &Expr| -> Result<Option<usize>> {
-        let name = match e {
-            Expr::Identifier(i) => normalize_ident(i),
-            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
-                if normalize_ident(&parts[parts.len() - 2]) != table.name {
-                    return Ok(None);
-                }
-                normalize_ident(&parts[parts.len() - 1])
-            }
-            _ => return Ok(None),
-        };
-        Ok(Some(
-            table
-                .column_index(&name)
-                .ok_or(Error::ColumnNotFound { name })?,
-        ))
-    };
-    let mut out = vec![];
-    for item in items {
-        match item {
-            SelectItem::Wildcard(_) => {
-                out.extend((0..table.columns.len()).map(|i| (i, table.columns[i].name.clone())))
-            }
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                let Some(i) = column(e)? else {
-                    return Err(Error::unsupported(
-                        "RETURNING expressions other than columns",
-                    ));
-                };
-                let name = match item {
-                    SelectItem::ExprWithAlias { alias, .. } => normalize_ident(alias),
-                    _ => table.columns[i].name.clone(),
-                };
-                out.push((i, name));
-            }
-            _ => {
-                return Err(Error::unsupported(
-                    "RETURNING expressions other than columns",
-                ))
-            }
-        }
-    }
-    Ok(out)
 }

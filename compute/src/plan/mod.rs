@@ -23,6 +23,7 @@ pub mod pgsyntax;
 pub mod prepare;
 pub mod query;
 pub mod readwrite;
+pub mod returning;
 pub mod sequence;
 pub mod settings;
 pub mod views;
@@ -146,6 +147,27 @@ pub struct InsertPlan {
     pub target_columns: usize,
     /// RETURNING: table column indexes.
     pub returning: Vec<usize>,
+    /// RETURNING items other than columns: computed over the stored rows
+    /// by a query (`plan::returning`); `returning` is then empty.
+    pub returning_exprs: Option<Arc<returning::ReturningExprs>>,
+}
+
+impl InsertPlan {
+    /// A copy of the plan (to complete it after planning).
+    pub fn clone_of(p: &InsertPlan) -> InsertPlan {
+        InsertPlan {
+            table: p.table.clone(),
+            column_map: p.column_map.clone(),
+            rows: p.rows.clone(),
+            sequence_calls: p.sequence_calls,
+            on_conflict: p.on_conflict.clone(),
+            conflict_key: p.conflict_key.clone(),
+            source: p.source.clone(),
+            target_columns: p.target_columns,
+            returning: p.returning.clone(),
+            returning_exprs: p.returning_exprs.clone(),
+        }
+    }
 }
 
 #[derive(Debug)]

@@ -161,6 +161,35 @@ pub async fn plan_statement_sized(
         }));
         return Ok(plan);
     }
+    // INSERT ... RETURNING expressions: the one-row query gives the
+    // result columns' types.
+    if let PlanKind::Insert(ins) = &plan.kind {
+        if let Some(rx) = &ins.returning_exprs {
+            let k = plan.param_types.len();
+            let one = rx.query(&ins.table, 1, k)?;
+            let given: Vec<Option<Type>> = (0..k)
+                .map(|i| {
+                    client_types
+                        .get(i)
+                        .cloned()
+                        .flatten()
+                        .or_else(|| plan.param_types.get(i).cloned())
+                })
+                .collect();
+            let described =
+                Box::pin(plan_statement_sized(router, scope, &one, &given, heavy)).await?;
+            plan.fields = described
+                .fields
+                .iter()
+                .zip(&rx.names)
+                .map(|((_, ty), name)| (name.clone(), ty.clone()))
+                .collect();
+            let mut with = super::InsertPlan::clone_of(ins);
+            with.returning_exprs = Some(Arc::new(rx.with_description(described)));
+            plan.kind = PlanKind::Insert(Arc::new(with));
+        }
+        return Ok(plan);
+    }
     let (s, lock, describes) = match &plan.kind {
         PlanKind::DataFusion(s, lock) => (s.clone(), *lock, true),
         PlanKind::CopyOut(s, _) => (s.clone(), None, false),
