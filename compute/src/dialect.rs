@@ -66,6 +66,10 @@ impl Drop for Budget {
     }
 }
 
+/// The start of a parser error that is a feature Tessera does not have
+/// (0A000), not a syntax error.
+pub const UNSUPPORTED: &str = "unsupported: ";
+
 /// The message of the error a statement gets when it spends its budget.
 pub const TOO_COMPLEX: &str = "statement too complex: the parser's work exceeds its budget";
 
@@ -84,6 +88,13 @@ impl Dialect for TesseraDialect {
     fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
         if parser.parse_keyword(Keyword::VACUUM) {
             return Some(parse_vacuum(parser));
+        }
+        // PostgreSQL statements sqlparser has no statement for: refused by
+        // name (0A000) rather than as a syntax error.
+        if parser.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {
+            return Some(Err(ParserError::ParserError(format!(
+                "{UNSUPPORTED}ALTER SEQUENCE (drop and create the sequence, or use setval)"
+            ))));
         }
         if !parser.parse_keywords(&[Keyword::CREATE, Keyword::USER]) {
             return None;

@@ -14,6 +14,9 @@ fn parse_error(sql: &str, e: ParserError) -> Error {
                 message: m.clone(),
             }
         }
+        ParserError::ParserError(m) if m.starts_with(crate::dialect::UNSUPPORTED) => {
+            return Error::unsupported(m.trim_start_matches(crate::dialect::UNSUPPORTED));
+        }
         ParserError::RecursionLimitExceeded => {
             return Error::Sql {
                 state: common::SqlState::STATEMENT_TOO_COMPLEX,
