@@ -31,3 +31,8 @@ cargo test --workspace -- --nocapture
   --tables 2 --table-size 2000 --threads 4 --time 3 --ps-modes auto,disable \
   --distributions hash --no-baselines \
   --work "${TMPDIR:-/tmp}/tessera-ci-sysbench" --out "${TMPDIR:-/tmp}/tessera-ci-results"
+# TPC-C, the project's driver at 1 warehouse for 30 s: correctness and the
+# consistency conditions 1-4 only (it fails on a failed condition).
+"$CARGO_TARGET_DIR/debug/tpcc" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --warehouses 1 --terminals 4 --time 30 --warmup 3 \
+  --work "${TMPDIR:-/tmp}/tessera-ci-tpcc" --out "${TMPDIR:-/tmp}/tessera-ci-results/tpcc.json"

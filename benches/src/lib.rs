@@ -7,10 +7,13 @@
 //! * `sysbench-compare`: Debian's sysbench against a Tessera cluster through
 //!   haproxy, one MariaDB and one PostgreSQL 15, printing TPS, QPS, p95 and
 //!   ratios, writing JSON/TSV and an SVG chart.
+//! * `tpcc`: TPC-C over the PostgreSQL wire (schema and loader in
+//!   [`tpcc`]), tpmC, latencies and the consistency conditions per target.
 
 pub mod pgbinary;
 pub mod servers;
 pub mod svg;
+pub mod tpcc;
 
 /// One sysbench run's figures.
 #[derive(Debug, Clone, Default, serde::Serialize)]
