@@ -72,6 +72,8 @@ struct Stats {
     latencies: BTreeMap<String, Vec<u64>>,
     /// New-orders rolled back by the specification's 1 % invalid item.
     rollbacks: u64,
+    /// Committed transactions that touched another warehouse.
+    remote: u64,
     /// Errors by SQLSTATE (the transaction retried).
     errors: BTreeMap<String, u64>,
 }
@@ -195,8 +197,10 @@ async fn terminal(
                     .entry(KINDS[kind].to_string())
                     .or_default()
                     .push(t.elapsed().as_micros() as u64);
-                if matches!(done, Done::RolledBack) && kind == 0 {
-                    stats.rollbacks += 1;
+                match done {
+                    Done::RolledBack if kind == 0 => stats.rollbacks += 1,
+                    Done::Committed { remote: true } => stats.remote += 1,
+                    _ => {}
                 }
             }
             Ok(_) => {}
@@ -259,6 +263,8 @@ struct Report {
     p95_ms: BTreeMap<String, f64>,
     p99_ms: BTreeMap<String, f64>,
     rollbacks: u64,
+    /// Share of committed transactions that touched another warehouse.
+    remote_share: f64,
     errors: BTreeMap<String, u64>,
     consistency_failures: Vec<String>,
 }
@@ -296,6 +302,7 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
             all.latencies.entry(k).or_default().append(&mut v);
         }
         all.rollbacks += s.rollbacks;
+        all.remote += s.remote;
         for (k, n) in s.errors {
             *all.errors.entry(k).or_default() += n;
         }
@@ -314,6 +321,7 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
         p95_ms: BTreeMap::new(),
         p99_ms: BTreeMap::new(),
         rollbacks: all.rollbacks,
+        remote_share: all.remote as f64 / total.max(1.0),
         errors: all.errors,
         consistency_failures: consistency(url).await?,
     };
@@ -393,13 +401,13 @@ async fn main() {
         }
     }
     println!(
-        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}  consistency",
-        "target", "tpmC", "tpmTotal", "NO p50", "NO p95", "NO p99", "errors"
+        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7}  consistency",
+        "target", "tpmC", "tpmTotal", "NO p50", "NO p95", "NO p99", "errors", "remote"
     );
     for r in &reports {
         let errors: u64 = r.errors.values().sum();
         println!(
-            "{:<12} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7}  {}",
+            "{:<12} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>6.1}%  {}",
             r.target,
             r.tpmc,
             r.tpm_total,
@@ -407,6 +415,7 @@ async fn main() {
             r.p95_ms.get("new_order").copied().unwrap_or(0.0),
             r.p99_ms.get("new_order").copied().unwrap_or(0.0),
             errors,
+            r.remote_share * 100.0,
             if r.consistency_failures.is_empty() {
                 "CC1-CC4 ok".to_string()
             } else {

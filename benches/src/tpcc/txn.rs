@@ -59,7 +59,12 @@ pub async fn prepare(c: &Client) -> Result<Statements, String> {
 
 /// Outcome of one transaction.
 pub enum Done {
-    Committed,
+    /// `remote`: the transaction touched another warehouse (remote order
+    /// lines, a remote customer's payment) - a distributed transaction on
+    /// a cluster when that warehouse lives on another shard.
+    Committed {
+        remote: bool,
+    },
     RolledBack,
 }
 
@@ -153,7 +158,9 @@ pub async fn new_order(c: &Client, st: &Statements, rng: &mut Rng, w: i32, ws: u
         .await?;
     }
     c.batch_execute("COMMIT").await?;
-    Ok(Done::Committed)
+    Ok(Done::Committed {
+        remote: all_local == 0,
+    })
 }
 
 pub async fn payment(
@@ -192,7 +199,7 @@ pub async fn payment(
     )
     .await?;
     c.batch_execute("COMMIT").await?;
-    Ok(Done::Committed)
+    Ok(Done::Committed { remote: cw != w })
 }
 
 pub async fn order_status(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
@@ -206,7 +213,7 @@ pub async fn order_status(c: &Client, st: &Statements, rng: &mut Rng, w: i32) ->
         }
     }
     c.batch_execute("COMMIT").await?;
-    Ok(Done::Committed)
+    Ok(Done::Committed { remote: false })
 }
 
 pub async fn delivery(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
@@ -227,7 +234,7 @@ pub async fn delivery(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxR
             .await?;
     }
     c.batch_execute("COMMIT").await?;
-    Ok(Done::Committed)
+    Ok(Done::Committed { remote: false })
 }
 
 pub async fn stock_level(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
@@ -238,5 +245,5 @@ pub async fn stock_level(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> 
     c.query_one(st.get("slevel"), &[&w, &d, &(next - 20), &next, &threshold])
         .await?;
     c.batch_execute("COMMIT").await?;
-    Ok(Done::Committed)
+    Ok(Done::Committed { remote: false })
 }
