@@ -74,6 +74,8 @@ struct Stats {
     rollbacks: u64,
     /// Committed transactions that touched another warehouse.
     remote: u64,
+    /// Connections made again after a node died.
+    reconnects: u64,
     /// Errors by SQLSTATE (the transaction retried).
     errors: BTreeMap<String, u64>,
 }
@@ -163,8 +165,8 @@ async fn terminal(
     measuring: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 ) -> Result<Stats, String> {
-    let c = connect(&url).await?;
-    let st = prepare(&c).await?;
+    let mut c = connect(&url).await?;
+    let mut st = prepare(&c).await?;
     let mut rng = Rng::new(1000 + id as u64);
     let mut stats = Stats::default();
     let mut h_seq: i64 = 0;
@@ -209,8 +211,27 @@ async fn terminal(
                 if measured {
                     *stats.errors.entry(sqlstate(&e)).or_default() += 1;
                 }
+                // A node that died: connect again (through haproxy, to a
+                // live one) for up to a minute, as an application would.
                 if c.is_closed() {
-                    return Err(format!("terminal {id}: connection lost: {e}"));
+                    stats.reconnects += 1;
+                    let since = Instant::now();
+                    loop {
+                        match connect(&url).await {
+                            Ok(n) => match prepare(&n).await {
+                                Ok(p) => {
+                                    c = n;
+                                    st = p;
+                                    break;
+                                }
+                                Err(_) if since.elapsed() < Duration::from_secs(60) => {}
+                                Err(e) => return Err(format!("terminal {id}: {e}")),
+                            },
+                            Err(_) if since.elapsed() < Duration::from_secs(60) => {}
+                            Err(e) => return Err(format!("terminal {id}: connection lost: {e}")),
+                        }
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
                 }
             }
         }
@@ -265,6 +286,7 @@ struct Report {
     rollbacks: u64,
     /// Share of committed transactions that touched another warehouse.
     remote_share: f64,
+    reconnects: u64,
     errors: BTreeMap<String, u64>,
     consistency_failures: Vec<String>,
 }
@@ -303,6 +325,7 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
         }
         all.rollbacks += s.rollbacks;
         all.remote += s.remote;
+        all.reconnects += s.reconnects;
         for (k, n) in s.errors {
             *all.errors.entry(k).or_default() += n;
         }
@@ -322,6 +345,7 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
         p99_ms: BTreeMap::new(),
         rollbacks: all.rollbacks,
         remote_share: all.remote as f64 / total.max(1.0),
+        reconnects: all.reconnects,
         errors: all.errors,
         consistency_failures: consistency(url).await?,
     };
@@ -422,8 +446,11 @@ async fn main() {
                 r.consistency_failures.join("; ")
             }
         );
-        if !r.errors.is_empty() {
-            println!("  errors by SQLSTATE: {:?}", r.errors);
+        if !r.errors.is_empty() || r.reconnects > 0 {
+            println!(
+                "  errors by SQLSTATE: {:?}; reconnects: {}",
+                r.errors, r.reconnects
+            );
         }
     }
     if let Some(base) = reports.iter().find(|r| !r.target.starts_with("tessera")) {
