@@ -25,6 +25,26 @@ use rust_decimal::Decimal;
 use crate::pgtext::{float_text, interval_of, interval_parts};
 use crate::wirevals::{PgInterval, PgNumeric};
 
+/// The catalog type a wire type stands for, where one does exactly
+/// (numeric without its typmod, and types Tessera does not store, do not).
+pub fn sql_type_of(t: &Type) -> Option<SqlType> {
+    Some(match t {
+        t if *t == Type::INT2 => SqlType::SmallInt,
+        t if *t == Type::INT4 => SqlType::Integer,
+        t if *t == Type::INT8 => SqlType::BigInt,
+        t if *t == Type::FLOAT4 => SqlType::Real,
+        t if *t == Type::FLOAT8 => SqlType::Double,
+        t if *t == Type::BOOL => SqlType::Boolean,
+        t if *t == Type::TEXT => SqlType::Text,
+        t if *t == Type::VARCHAR => SqlType::Varchar(None),
+        t if *t == Type::DATE => SqlType::Date,
+        t if *t == Type::TIMESTAMP => SqlType::Timestamp,
+        t if *t == Type::TIMESTAMPTZ => SqlType::TimestampTz,
+        t if *t == Type::BYTEA => SqlType::Bytea,
+        _ => return None,
+    })
+}
+
 pub fn pg_type(t: &SqlType) -> Type {
     match t {
         SqlType::SmallInt => Type::INT2,

@@ -168,35 +168,34 @@ pub fn items(rng: &mut Rng) -> CopyText {
     CopyText { table: "item", buf }
 }
 
-/// One warehouse's rows, table by table (`now`: the load's timestamp).
-pub fn warehouse(w: u32, rng: &mut Rng, now: &str) -> Vec<CopyText> {
-    let mut out = vec![];
-    let mut b = String::new();
-    let tax = |rng: &mut Rng| format!("{:.4}", rng.int(0, 2000) as f64 / 10_000.0);
-    let (n, s1, s2, c, st, z, t) = (
+type NameAddressTax = (String, String, String, String, String, String, String);
+
+/// A warehouse's or district's name, street 1 and 2, city, state, zip and
+/// tax (4.3.3.1).
+fn name_address_tax(rng: &mut Rng) -> NameAddressTax {
+    (
         rng.astring(6, 10),
         rng.astring(10, 20),
         rng.astring(10, 20),
         rng.astring(10, 20),
         rng.astring(2, 2),
         rng.zip(),
-        tax(rng),
-    );
+        format!("{:.4}", rng.int(0, 2000) as f64 / 10_000.0),
+    )
+}
+
+/// One warehouse's rows, table by table (`now`: the load's timestamp).
+pub fn warehouse(w: u32, rng: &mut Rng, now: &str) -> Vec<CopyText> {
+    let mut out = vec![];
+    let mut b = String::new();
+    let (n, s1, s2, c, st, z, t) = name_address_tax(rng);
     line(&mut b, &[&w, &n, &s1, &s2, &c, &st, &z, &t, &"300000.00"]);
     out.push(CopyText {
         table: "warehouse",
         buf: std::mem::take(&mut b),
     });
     for d in 1..=DISTRICTS {
-        let (n, s1, s2, c, st, z, t) = (
-            rng.astring(6, 10),
-            rng.astring(10, 20),
-            rng.astring(10, 20),
-            rng.astring(10, 20),
-            rng.astring(2, 2),
-            rng.zip(),
-            tax(rng),
-        );
+        let (n, s1, s2, c, st, z, t) = name_address_tax(rng);
         line(
             &mut b,
             &[

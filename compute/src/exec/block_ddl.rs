@@ -21,10 +21,7 @@ use datafusion::sql::sqlparser::ast::{AlterTableOperation, ObjectType, Statement
 use crate::plan::{object_parts, resolve_table};
 use crate::session::{BlockDdl, Session};
 
-/// A PostgreSQL identifier, quoted.
-fn ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
+use crate::plan::quoted_ident as ident;
 
 fn parse_one(sql: &str) -> Result<Statement> {
     crate::dialect::parse(sql)
@@ -35,7 +32,10 @@ fn parse_one(sql: &str) -> Result<Statement> {
 
 impl Session {
     /// (schema, name) of a possibly qualified name.
-    fn qualified(&self, name: &datafusion::sql::sqlparser::ast::ObjectName) -> (String, String) {
+    pub(crate) fn qualified(
+        &self,
+        name: &datafusion::sql::sqlparser::ast::ObjectName,
+    ) -> (String, String) {
         let parts = object_parts(name);
         match parts.as_slice() {
             [n] => (self.current_schema(), n.clone()),

@@ -19,29 +19,19 @@ const BATCH_ROWS: usize = 500;
 
 /// A RETURNING value as the wire encodes its column's type.
 fn wire_datum(c: Cell, ty: &Type) -> Result<Datum> {
-    use common::SqlType as S;
     let s = match c {
         Cell::Datum(d) => return Ok(d),
         Cell::Text(None) => return Ok(Datum::Null),
         Cell::Text(Some(s)) => s,
     };
-    let as_type = match ty {
-        t if *t == Type::INT2 || *t == Type::INT4 || *t == Type::INT8 => Some(S::BigInt),
-        t if *t == Type::FLOAT4 || *t == Type::FLOAT8 => Some(S::Double),
-        t if *t == Type::BOOL => Some(S::Boolean),
-        t if *t == Type::DATE => Some(S::Date),
-        t if *t == Type::TIMESTAMP => Some(S::Timestamp),
-        t if *t == Type::TIMESTAMPTZ => Some(S::TimestampTz),
-        t if *t == Type::BYTEA => Some(S::Bytea),
-        t if *t == Type::NUMERIC => {
-            return Ok(s
-                .parse::<rust_decimal::Decimal>()
-                .map(Datum::Decimal)
-                .unwrap_or(Datum::Text(s)))
-        }
-        _ => None,
-    };
-    match as_type {
+    // numeric keeps the scale its text has (NaN stays text).
+    if *ty == Type::NUMERIC {
+        return Ok(s
+            .parse::<rust_decimal::Decimal>()
+            .map(Datum::Decimal)
+            .unwrap_or(Datum::Text(s)));
+    }
+    match crate::pgtypes::sql_type_of(ty) {
         Some(t) => Datum::parse(&s, &t),
         None => Ok(Datum::Text(s)),
     }
@@ -235,9 +225,18 @@ impl Session {
             .map(|d| d.param_types.iter().take(k).cloned().map(Some).collect())
             .unwrap_or_default();
         for chunk in rows.chunks(per) {
-            let stmt = rx.query(&p.table, chunk.len(), k)?;
-            let plan =
-                crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &client).await?;
+            // One row (the usual INSERT ... RETURNING): the query planned
+            // at Parse is this one; more rows are planned here.
+            let plan = match &rx.described {
+                Some(d) if chunk.len() == 1 => d.clone(),
+                _ => {
+                    let stmt = rx.query(&p.table, chunk.len(), k)?;
+                    Arc::new(
+                        crate::plan::plan_statement(&self.router, &self.scope(), &stmt, &client)
+                            .await?,
+                    )
+                }
+            };
             let params = crate::plan::returning::params(statement_params, chunk);
             for row in self
                 .plan_rows(&plan, &params, usize::MAX, "RETURNING")

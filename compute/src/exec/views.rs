@@ -7,7 +7,6 @@ use common::{Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{CreateView, ObjectName};
 use meta::ViewDef;
 
-use crate::plan::object_parts;
 use crate::session::Session;
 
 fn sql_err(state: &'static str, message: String) -> Error {
@@ -23,16 +22,6 @@ fn type_name(oid: u32) -> String {
 }
 
 impl Session {
-    /// (schema, name) a relation name means here.
-    fn relation_name(&self, name: &ObjectName) -> (String, String) {
-        let parts = object_parts(name);
-        match parts.as_slice() {
-            [n] => (self.current_schema(), n.clone()),
-            [.., s, n] => (s.clone(), n.clone()),
-            [] => (self.current_schema(), String::new()),
-        }
-    }
-
     pub(crate) async fn create_view(&mut self, cv: &CreateView) -> Result<()> {
         if cv.materialized {
             return Err(Error::unsupported("materialized views"));
@@ -59,7 +48,7 @@ impl Session {
         }
         let router = self.router.clone();
         let catalog = router.ensure_fresh().await?;
-        let (schema, name) = self.relation_name(&cv.name);
+        let (schema, name) = self.qualified(&cv.name);
         if !catalog.schemas.contains(&schema) {
             return Err(Error::SchemaNotFound { name: schema });
         }
@@ -152,7 +141,7 @@ impl Session {
         let catalog = router.ensure_fresh().await?;
         let mut dropping: Vec<std::sync::Arc<ViewDef>> = vec![];
         for n in names {
-            let (schema, name) = self.relation_name(n);
+            let (schema, name) = self.qualified(n);
             let Some(v) = catalog.view(&schema, &name).cloned() else {
                 if catalog.table(&schema, &name).is_some() {
                     return Err(sql_err("42809", format!("\"{name}\" is not a view")));
@@ -168,7 +157,7 @@ impl Session {
                 .filter(|r| {
                     !names
                         .iter()
-                        .any(|n| self.relation_name(n) == (r.schema.clone(), r.name.clone()))
+                        .any(|n| self.qualified(n) == (r.schema.clone(), r.name.clone()))
                 })
                 .collect();
             if !outside.is_empty() && !cascade {

@@ -18,23 +18,7 @@ pub(super) type Facts = (String, V, V, V, V, V, V, String);
 pub(super) fn oid_facts(oid: u32) -> Facts {
     use pgwire::api::Type;
     let ty = Type::from_oid(oid);
-    let sql = ty.as_ref().and_then(|t| {
-        Some(match t {
-            t if *t == Type::INT2 => SqlType::SmallInt,
-            t if *t == Type::INT4 => SqlType::Integer,
-            t if *t == Type::INT8 => SqlType::BigInt,
-            t if *t == Type::FLOAT4 => SqlType::Real,
-            t if *t == Type::FLOAT8 => SqlType::Double,
-            t if *t == Type::BOOL => SqlType::Boolean,
-            t if *t == Type::TEXT => SqlType::Text,
-            t if *t == Type::VARCHAR => SqlType::Varchar(None),
-            t if *t == Type::DATE => SqlType::Date,
-            t if *t == Type::TIMESTAMP => SqlType::Timestamp,
-            t if *t == Type::TIMESTAMPTZ => SqlType::TimestampTz,
-            t if *t == Type::BYTEA => SqlType::Bytea,
-            _ => return None,
-        })
-    });
+    let sql = ty.as_ref().and_then(crate::pgtypes::sql_type_of);
     match (sql, ty) {
         (Some(sql), _) => {
             let (dt, len, prec, radix, scale, dtp, udt) = type_facts(&sql);

@@ -226,6 +226,12 @@ pub enum LimitValue {
     Param(usize),
 }
 
+/// A PostgreSQL identifier, quoted, in SQL Tessera makes for its own
+/// planner (shard SQL quotes through `shard_router::shard_sql`).
+pub fn quoted_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 pub fn object_parts(name: &ObjectName) -> Vec<String> {
     name.0
         .iter()

@@ -72,10 +72,7 @@ impl ReadWritePlan {
     }
 }
 
-/// A PostgreSQL identifier, quoted.
-fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
+use super::quoted_ident as quote;
 
 fn ident(s: &str) -> Ident {
     Ident::with_quote('"', s)

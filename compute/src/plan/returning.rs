@@ -30,9 +30,7 @@ pub struct ReturningExprs {
     pub described: Option<Arc<Plan>>,
 }
 
-fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
+use super::quoted_ident as quote;
 
 impl ReturningExprs {
     pub fn new(table: &TableDef, alias: &str, items: &[SelectItem]) -> Result<ReturningExprs> {
