@@ -1,26 +1,30 @@
 //! TPC-C over the PostgreSQL wire protocol (tokio-postgres, prepared
-//! statements, the path users take): loads the initial database through
-//! COPY, runs the five transactions with the specification's mix and
-//! keying from terminals bound to warehouses (no think time), then checks
-//! consistency conditions 1-4 (TPC-C 3.3.2). Prints tpmC, tpmTotal,
-//! per-transaction latency percentiles and errors by SQLSTATE.
+//! statements, the path users take) and, for the MariaDB baseline, over
+//! the MySQL protocol with the same transaction logic: loads the initial
+//! database (COPY / LOAD DATA), runs the five transactions with the
+//! specification's mix and keying from terminals bound to warehouses (no
+//! think time unless `--think`), then checks consistency conditions 1-4
+//! (TPC-C 3.3.2). Prints tpmC, tpmTotal, per-transaction latency
+//! percentiles and errors by SQLSTATE; writes JSON, TSV and an SVG chart.
 //!
-//! `tpcc --tessera target/release/tessera --postgres --warehouses 10
-//! --terminals 32 --time 300` starts a 3-shard cluster (through haproxy)
-//! and one PostgreSQL 15 under `--work`, with the same durability, and runs
-//! each in turn with the same settings; `--target name=url` runs against a
-//! server already up (a target named `tessera*` gets the
-//! warehouse-partitioned schema). MariaDB as a baseline is not done yet.
+//! `tpcc --tessera target/release/tessera --postgres --mariadb
+//! --warehouses 10 --terminals 32 --time 300` starts a 3-shard cluster
+//! (through haproxy), one PostgreSQL 15 and one MariaDB under `--work`, with
+//! the same durability, and runs each in turn with the same settings;
+//! `--target name=url` runs against a server already up (a target named
+//! `tessera*` gets the warehouse-partitioned schema, a `mysql://` url the
+//! MySQL protocol). `--faults` kills a compute node and then a shard of the
+//! started cluster with SIGKILL during the run and restarts them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benches::tpcc::txn::{delivery, new_order, order_status, payment, prepare, stock_level, Done};
-use benches::tpcc::{self, Rng};
+use benches::tpcc::db::{Db, DbError, My, Pg};
+use benches::tpcc::txn::{delivery, new_order, order_status, payment, stock_level, Done};
+use benches::tpcc::{self, Flavor, Rng};
 use clap::Parser;
-use tokio_postgres::{Client, NoTls};
 
 #[derive(Parser, Debug)]
 struct Args {
@@ -33,6 +37,16 @@ struct Args {
     /// Start one PostgreSQL 15 and run on it.
     #[arg(long)]
     postgres: bool,
+    /// Start one MariaDB (the shards' settings) and run on it.
+    #[arg(long)]
+    mariadb: bool,
+    /// Kill a compute node (at 10 s) and then a shard (at 30 s) of the
+    /// started cluster with SIGKILL, restarting each 10 s later.
+    #[arg(long)]
+    faults: bool,
+    /// The specification's keying and think times (5.2.5.4), not none.
+    #[arg(long)]
+    think: bool,
     /// Where started servers keep their files.
     #[arg(long, default_value = "/tmp/tessera-tpcc")]
     work: std::path::PathBuf,
@@ -56,6 +70,12 @@ struct Args {
     /// Write the results as JSON here.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Write the results as TSV here.
+    #[arg(long)]
+    tsv: Option<std::path::PathBuf>,
+    /// Write a chart (SVG) of tpmC and tpmTotal here.
+    #[arg(long)]
+    chart: Option<std::path::PathBuf>,
 }
 
 const KINDS: [&str; 5] = [
@@ -80,28 +100,16 @@ struct Stats {
     errors: BTreeMap<String, u64>,
 }
 
-async fn connect(url: &str) -> Result<Client, String> {
-    let (c, conn) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(c)
-}
-
-/// Schema and initial database, through COPY.
-async fn load(url: &str, tessera: bool, warehouses: u32) -> Result<(), String> {
-    let c = connect(url).await?;
+/// Schema and initial database.
+async fn load<D: Db>(url: &str, flavor: Flavor, warehouses: u32) -> Result<(), String> {
+    let mut c = D::connect(url, false).await?;
     for t in tpcc::TABLES {
-        c.batch_execute(&format!("DROP TABLE IF EXISTS {t}"))
+        c.batch(&format!("DROP TABLE IF EXISTS {t}"))
             .await
             .map_err(|e| e.to_string())?;
     }
-    for ddl in tpcc::schema(tessera) {
-        c.batch_execute(&ddl)
-            .await
-            .map_err(|e| format!("{ddl}: {e}"))?;
+    for ddl in tpcc::schema(flavor) {
+        c.batch(&ddl).await.map_err(|e| format!("{ddl}: {e}"))?;
     }
     let now = chrono::Utc::now()
         .naive_utc()
@@ -113,60 +121,43 @@ async fn load(url: &str, tessera: bool, warehouses: u32) -> Result<(), String> {
     for w in 1..=warehouses {
         chunks.extend(tpcc::warehouse(w, &mut rng, &now));
         for ch in chunks.drain(..) {
-            copy(&c, &ch).await?;
+            c.load(&ch).await?;
         }
         eprintln!(
             "  loaded warehouse {w}/{warehouses} ({:.1} s)",
             start.elapsed().as_secs_f64()
         );
     }
-    c.batch_execute("ANALYZE").await.ok();
-    Ok(())
-}
-
-async fn copy(c: &Client, ch: &tpcc::CopyText) -> Result<(), String> {
-    use futures::SinkExt;
-    let sink = c
-        .copy_in(&format!("COPY {} FROM STDIN", ch.table))
-        .await
-        .map_err(|e| format!("COPY {}: {e}", ch.table))?;
-    futures::pin_mut!(sink);
-    // In pieces of about 1 MiB, at line ends.
-    let bytes = ch.buf.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        let mut end = (at + (1 << 20)).min(bytes.len());
-        while end < bytes.len() && bytes[end - 1] != b'\n' {
-            end += 1;
-        }
-        sink.send(bytes::Bytes::copy_from_slice(&bytes[at..end]))
-            .await
-            .map_err(|e| format!("COPY {}: {e}", ch.table))?;
-        at = end;
+    if flavor != Flavor::Mariadb {
+        c.batch("ANALYZE").await.ok();
     }
-    sink.finish()
-        .await
-        .map_err(|e| format!("COPY {}: {e}", ch.table))?;
     Ok(())
 }
 
-fn sqlstate(e: &tokio_postgres::Error) -> String {
-    e.code()
-        .map(|c| c.code().to_string())
-        .unwrap_or_else(|| "connection".into())
+/// TPC-C 5.2.5: keying time before and think time after each
+/// transaction kind (seconds; think times are negative exponential with
+/// this mean, cut at ten times it).
+const KEYING: [f64; 5] = [18.0, 3.0, 2.0, 2.0, 2.0];
+const THINK: [f64; 5] = [12.0, 12.0, 10.0, 5.0, 5.0];
+
+async fn pause(secs: f64, stop: &AtomicBool) {
+    let end = Instant::now() + Duration::from_secs_f64(secs);
+    while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(200).min(end - Instant::now())).await;
+    }
 }
 
 /// One terminal: its home warehouse, transactions by the mix until `stop`.
-async fn terminal(
+async fn terminal<D: Db + 'static>(
     url: String,
     id: u32,
     w: i32,
     ws: u32,
+    think: bool,
     measuring: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 ) -> Result<Stats, String> {
-    let mut c = connect(&url).await?;
-    let mut st = prepare(&c).await?;
+    let mut c = D::connect(&url, true).await?;
     let mut rng = Rng::new(1000 + id as u64);
     let mut stats = Stats::default();
     let mut h_seq: i64 = 0;
@@ -179,17 +170,20 @@ async fn terminal(
             93..=96 => 3,
             _ => 4,
         };
+        if think {
+            pause(KEYING[kind], &stop).await;
+        }
         let t = Instant::now();
         h_seq += 1;
         let r = match kind {
-            0 => new_order(&c, &st, &mut rng, w, ws).await,
+            0 => new_order(&mut c, &mut rng, w, ws).await,
             1 => {
                 let h = ((id as i64 + 1) << 40) + h_seq;
-                payment(&c, &st, &mut rng, w, ws, h).await
+                payment(&mut c, &mut rng, w, ws, h).await
             }
-            2 => order_status(&c, &st, &mut rng, w).await,
-            3 => delivery(&c, &st, &mut rng, w).await,
-            _ => stock_level(&c, &st, &mut rng, w).await,
+            2 => order_status(&mut c, &mut rng, w).await,
+            3 => delivery(&mut c, &mut rng, w).await,
+            _ => stock_level(&mut c, &mut rng, w).await,
         };
         let measured = measuring.load(Ordering::Relaxed);
         match r {
@@ -207,9 +201,9 @@ async fn terminal(
             }
             Ok(_) => {}
             Err(e) => {
-                let _ = c.batch_execute("ROLLBACK").await;
+                let _ = c.batch("ROLLBACK").await;
                 if measured {
-                    *stats.errors.entry(sqlstate(&e)).or_default() += 1;
+                    *stats.errors.entry(e.sqlstate).or_default() += 1;
                 }
                 // A node that died: connect again (through haproxy, to a
                 // live one) for up to a minute, as an application would.
@@ -217,16 +211,11 @@ async fn terminal(
                     stats.reconnects += 1;
                     let since = Instant::now();
                     loop {
-                        match connect(&url).await {
-                            Ok(n) => match prepare(&n).await {
-                                Ok(p) => {
-                                    c = n;
-                                    st = p;
-                                    break;
-                                }
-                                Err(_) if since.elapsed() < Duration::from_secs(60) => {}
-                                Err(e) => return Err(format!("terminal {id}: {e}")),
-                            },
+                        match D::connect(&url, true).await {
+                            Ok(n) => {
+                                c = n;
+                                break;
+                            }
                             Err(_) if since.elapsed() < Duration::from_secs(60) => {}
                             Err(e) => return Err(format!("terminal {id}: connection lost: {e}")),
                         }
@@ -235,13 +224,17 @@ async fn terminal(
                 }
             }
         }
+        if think {
+            let r = (rng.int(1, 1_000_000) as f64 / 1_000_000.0).ln();
+            pause((-r * THINK[kind]).min(10.0 * THINK[kind]), &stop).await;
+        }
     }
     Ok(stats)
 }
 
 /// TPC-C 3.3.2.1-4 on the database as it is; the failures, if any.
-async fn consistency(url: &str) -> Result<Vec<String>, String> {
-    let c = connect(url).await?;
+async fn consistency<D: Db>(url: &str) -> Result<Vec<String>, String> {
+    let mut c = D::connect(url, false).await?;
     let checks = [
         ("CC1 w_ytd = sum(d_ytd)", "SELECT count(*) FROM warehouse w WHERE w.w_ytd <> (SELECT sum(d_ytd) FROM district d WHERE d.d_w_id = w.w_id)"),
         ("CC2 d_next_o_id - 1 = max(o_id)", "SELECT count(*) FROM district d WHERE d.d_next_o_id - 1 <> (SELECT max(o_id) FROM orders o WHERE o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id)"),
@@ -251,11 +244,10 @@ async fn consistency(url: &str) -> Result<Vec<String>, String> {
     ];
     let mut failed = vec![];
     for (name, sql) in checks {
-        let bad: i64 = c
-            .query_one(sql, &[])
+        let bad = c
+            .scalar(sql)
             .await
-            .map_err(|e| format!("{name}: {e}"))?
-            .get(0);
+            .map_err(|e: DbError| format!("{name}: {e}"))?;
         if bad != 0 {
             failed.push(format!("{name}: {bad} districts or warehouses fail"));
         }
@@ -288,24 +280,54 @@ struct Report {
     remote_share: f64,
     reconnects: u64,
     errors: BTreeMap<String, u64>,
+    /// XA branches still prepared on the shards after the run (a started
+    /// cluster only).
+    prepared_left: Option<u64>,
     consistency_failures: Vec<String>,
 }
 
-async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
+struct Target {
+    name: String,
+    url: String,
+    flavor: Flavor,
+}
+
+/// The fault schedule of `--faults` on the started cluster: a compute
+/// node killed at 10 s, a shard at 30 s, each restarted 10 s later.
+async fn faults(bin: std::path::PathBuf, dir: std::path::PathBuf) {
+    for (at, role) in [(10, "compute"), (30, "shard")] {
+        let (b, d) = (bin.clone(), dir.clone());
+        tokio::time::sleep(Duration::from_secs(if role == "compute" { at } else { 10 })).await;
+        let r = tokio::task::spawn_blocking(move || tpcc::faults::kill(&b, &d, role, 1)).await;
+        eprintln!("  fault: SIGKILL {role}: {r:?}");
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let (b, d) = (bin.clone(), dir.clone());
+        let r = tokio::task::spawn_blocking(move || tpcc::faults::restart(&b, &d)).await;
+        eprintln!("  fault: cluster up: {r:?}");
+    }
+}
+
+async fn run_target<D: Db + 'static>(
+    a: &Args,
+    t: &Target,
+    cluster: Option<&benches::servers::Tessera>,
+) -> Result<Report, String> {
+    let (name, url) = (t.name.as_str(), t.url.as_str());
     if !a.no_load {
         eprintln!("[{name}] loading {} warehouses", a.warehouses);
-        load(url, name.starts_with("tessera"), a.warehouses).await?;
+        load::<D>(url, t.flavor, a.warehouses).await?;
     }
     let measuring = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
     let mut handles = vec![];
     for t in 0..a.terminals {
         let w = (t % a.warehouses) as i32 + 1;
-        handles.push(tokio::spawn(terminal(
+        handles.push(tokio::spawn(terminal::<D>(
             url.to_string(),
             t,
             w,
             a.warehouses,
+            a.think,
             measuring.clone(),
             stop.clone(),
         )));
@@ -313,10 +335,17 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
     tokio::time::sleep(Duration::from_secs(a.warmup)).await;
     measuring.store(true, Ordering::Relaxed);
     let start = Instant::now();
+    let fault_task = match cluster {
+        Some(c) if a.faults => Some(tokio::spawn(faults(c.bin.clone(), c.dir.clone()))),
+        _ => None,
+    };
     tokio::time::sleep(Duration::from_secs(a.time)).await;
     measuring.store(false, Ordering::Relaxed);
     let secs = start.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
+    if let Some(f) = fault_task {
+        let _ = f.await;
+    }
     let mut all = Stats::default();
     for h in handles {
         let s = h.await.map_err(|e| e.to_string())??;
@@ -330,6 +359,14 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
             *all.errors.entry(k).or_default() += n;
         }
     }
+    // In-doubt branches are resolved by the compute nodes' recovery; none
+    // may be left prepared.
+    let prepared_left = match cluster {
+        Some(c) => {
+            Some(tpcc::faults::prepared_left(&c.bin, &c.dir, Duration::from_secs(60)).await?)
+        }
+        None => None,
+    };
     let minutes = secs / 60.0;
     let count = |k: &str| all.latencies.get(k).map(|v| v.len()).unwrap_or(0) as f64;
     let total: f64 = KINDS.iter().map(|k| count(k)).sum();
@@ -347,7 +384,8 @@ async fn run_target(a: &Args, name: &str, url: &str) -> Result<Report, String> {
         remote_share: all.remote as f64 / total.max(1.0),
         reconnects: all.reconnects,
         errors: all.errors,
-        consistency_failures: consistency(url).await?,
+        prepared_left,
+        consistency_failures: consistency::<D>(url).await?,
     };
     for (k, v) in all.latencies.iter_mut() {
         r.p50_ms.insert(k.clone(), percentile(v, 0.50));
@@ -364,29 +402,144 @@ fn url(ep: &benches::servers::Endpoint) -> String {
     )
 }
 
+fn flavor_of(name: &str, url: &str) -> Flavor {
+    if url.starts_with("mysql://") {
+        Flavor::Mariadb
+    } else if name.starts_with("tessera") {
+        Flavor::Tessera
+    } else {
+        Flavor::Postgres
+    }
+}
+
+fn print_table(reports: &[Report]) {
+    println!(
+        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7}  consistency",
+        "target", "tpmC", "tpmTotal", "NO p50", "NO p95", "NO p99", "errors", "remote"
+    );
+    for r in reports {
+        let errors: u64 = r.errors.values().sum();
+        let mut verdict = if r.consistency_failures.is_empty() {
+            "CC1-CC4 ok".to_string()
+        } else {
+            r.consistency_failures.join("; ")
+        };
+        if let Some(n) = r.prepared_left {
+            verdict.push_str(&format!(", {n} XA branches left prepared"));
+        }
+        println!(
+            "{:<12} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>6.1}%  {verdict}",
+            r.target,
+            r.tpmc,
+            r.tpm_total,
+            r.p50_ms.get("new_order").copied().unwrap_or(0.0),
+            r.p95_ms.get("new_order").copied().unwrap_or(0.0),
+            r.p99_ms.get("new_order").copied().unwrap_or(0.0),
+            errors,
+            r.remote_share * 100.0,
+        );
+        if !r.errors.is_empty() || r.reconnects > 0 {
+            println!(
+                "  errors by SQLSTATE: {:?}; reconnects: {}",
+                r.errors, r.reconnects
+            );
+        }
+    }
+    for r in reports.iter().filter(|r| r.target.starts_with("tessera")) {
+        for base in reports.iter().filter(|r| !r.target.starts_with("tessera")) {
+            println!(
+                "{} / {}: tpmC ratio {:.2}",
+                r.target,
+                base.target,
+                r.tpmc / base.tpmc.max(f64::MIN_POSITIVE)
+            );
+        }
+    }
+}
+
+fn tsv(reports: &[Report]) -> String {
+    let mut out = String::from(
+        "target\twarehouses\tterminals\tseconds\ttpmC\ttpmTotal\tno_p50_ms\tno_p95_ms\tno_p99_ms\terrors\tremote_share\tconsistency\n",
+    );
+    for r in reports {
+        let p = |m: &BTreeMap<String, f64>| m.get("new_order").copied().unwrap_or(0.0);
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.2}\t{:.2}\t{:.2}\t{}\t{:.4}\t{}\n",
+            r.target,
+            r.warehouses,
+            r.terminals,
+            r.seconds,
+            r.tpmc,
+            r.tpm_total,
+            p(&r.p50_ms),
+            p(&r.p95_ms),
+            p(&r.p99_ms),
+            r.errors.values().sum::<u64>(),
+            r.remote_share,
+            if r.consistency_failures.is_empty() && r.prepared_left.unwrap_or(0) == 0 {
+                "ok"
+            } else {
+                "FAILED"
+            }
+        ));
+    }
+    out
+}
+
+fn chart(a: &Args, reports: &[Report]) -> String {
+    let series: Vec<benches::svg::Series> = reports
+        .iter()
+        .map(|r| benches::svg::Series {
+            name: r.target.clone(),
+            values: vec![r.tpmc, r.tpm_total],
+        })
+        .collect();
+    benches::svg::bar_chart(
+        &format!(
+            "TPC-C, {} warehouses, {} terminals, {} s ({})",
+            a.warehouses,
+            a.terminals,
+            a.time,
+            a.durability.name()
+        ),
+        "transactions per minute",
+        &["tpmC".to_string(), "tpmTotal".to_string()],
+        &series,
+    )
+}
+
 #[tokio::main]
 async fn main() {
     let a = Args::parse();
     let mut reports = vec![];
     let mut failed = false;
-    let mut targets: Vec<(String, String)> = vec![];
+    let mut targets: Vec<Target> = vec![];
     for t in &a.targets {
         let Some((name, url)) = t.split_once('=') else {
             eprintln!("--target wants name=url: {t}");
             std::process::exit(2);
         };
-        targets.push((name.into(), url.into()));
+        targets.push(Target {
+            name: name.into(),
+            url: url.into(),
+            flavor: flavor_of(name, url),
+        });
     }
     // Servers started here stay up until the end of main.
-    let mut _tessera = None;
+    let mut cluster = None;
     let mut _postgres = None;
+    let mut _mariadb = None;
+    let _ = std::fs::create_dir_all(&a.work);
     if let Some(bin) = &a.tessera {
         let dir = a.work.join("tessera");
-        let _ = std::fs::create_dir_all(&a.work);
         match benches::servers::Tessera::start(bin, &dir, a.base_port, "hash", a.durability) {
             Ok((t, ep)) => {
-                targets.push(("tessera".into(), url(&ep)));
-                _tessera = Some(t);
+                targets.push(Target {
+                    name: "tessera".into(),
+                    url: url(&ep),
+                    flavor: Flavor::Tessera,
+                });
+                cluster = Some(t);
             }
             Err(e) => {
                 eprintln!("tessera did not start: {e}");
@@ -401,73 +554,73 @@ async fn main() {
             a.durability,
         ) {
             Ok((p, ep)) => {
-                targets.push(("postgres".into(), url(&ep)));
+                targets.push(Target {
+                    name: "postgres".into(),
+                    url: url(&ep),
+                    flavor: Flavor::Postgres,
+                });
                 _postgres = Some(p);
             }
             Err(e) => eprintln!("postgres baseline did not start: {e}"),
         }
     }
+    if a.mariadb {
+        match benches::servers::Mariadb::start(
+            &a.work.join("mariadb"),
+            a.base_port + 400,
+            a.durability,
+        ) {
+            Ok((m, ep)) => {
+                targets.push(Target {
+                    name: "mariadb".into(),
+                    url: format!(
+                        "mysql://{}:{}@127.0.0.1:{}/{}",
+                        ep.user, ep.password, ep.port, ep.db
+                    ),
+                    flavor: Flavor::Mariadb,
+                });
+                _mariadb = Some(m);
+            }
+            Err(e) => eprintln!("mariadb baseline did not start: {e}"),
+        }
+    }
     if targets.is_empty() {
-        eprintln!("nothing to run: give --tessera, --postgres or --target");
+        eprintln!("nothing to run: give --tessera, --postgres, --mariadb or --target");
         std::process::exit(2);
     }
-    for (name, url) in &targets {
-        let (name, url) = (name.as_str(), url.as_str());
-        match run_target(&a, name, url).await {
+    for t in &targets {
+        let on_cluster = if t.name == "tessera" {
+            cluster.as_ref()
+        } else {
+            None
+        };
+        let r = match t.flavor {
+            Flavor::Mariadb => run_target::<My>(&a, t, None).await,
+            _ => run_target::<Pg>(&a, t, on_cluster).await,
+        };
+        match r {
             Ok(r) => {
-                failed |= !r.consistency_failures.is_empty();
+                failed |= !r.consistency_failures.is_empty() || r.prepared_left.unwrap_or(0) > 0;
                 reports.push(r);
             }
             Err(e) => {
-                eprintln!("[{name}] failed: {e}");
+                eprintln!("[{}] failed: {e}", t.name);
                 failed = true;
             }
         }
     }
-    println!(
-        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7}  consistency",
-        "target", "tpmC", "tpmTotal", "NO p50", "NO p95", "NO p99", "errors", "remote"
-    );
-    for r in &reports {
-        let errors: u64 = r.errors.values().sum();
-        println!(
-            "{:<12} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>6.1}%  {}",
-            r.target,
-            r.tpmc,
-            r.tpm_total,
-            r.p50_ms.get("new_order").copied().unwrap_or(0.0),
-            r.p95_ms.get("new_order").copied().unwrap_or(0.0),
-            r.p99_ms.get("new_order").copied().unwrap_or(0.0),
-            errors,
-            r.remote_share * 100.0,
-            if r.consistency_failures.is_empty() {
-                "CC1-CC4 ok".to_string()
-            } else {
-                r.consistency_failures.join("; ")
-            }
-        );
-        if !r.errors.is_empty() || r.reconnects > 0 {
-            println!(
-                "  errors by SQLSTATE: {:?}; reconnects: {}",
-                r.errors, r.reconnects
-            );
-        }
-    }
-    if let Some(base) = reports.iter().find(|r| !r.target.starts_with("tessera")) {
-        for r in reports.iter().filter(|r| r.target.starts_with("tessera")) {
-            println!(
-                "{} / {}: tpmC ratio {:.2}",
-                r.target,
-                base.target,
-                r.tpmc / base.tpmc.max(f64::MIN_POSITIVE)
-            );
-        }
-    }
+    print_table(&reports);
     if let Some(p) = &a.out {
         let _ = std::fs::write(
             p,
             serde_json::to_string_pretty(&reports).unwrap_or_default(),
         );
+    }
+    if let Some(p) = &a.tsv {
+        let _ = std::fs::write(p, tsv(&reports));
+    }
+    if let Some(p) = &a.chart {
+        let _ = std::fs::write(p, chart(&a, &reports));
     }
     if failed {
         std::process::exit(1);

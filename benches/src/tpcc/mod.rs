@@ -2,11 +2,14 @@
 //! Tessera (every table hash-partitioned by its warehouse id, so a home
 //! warehouse's rows share a shard, and `item` mirrored), the random
 //! numbers of the specification (NURand, last names) and the initial
-//! database's rows as COPY text; the transactions in [`txn`]. Loading,
+//! database's rows as COPY text; the transactions in [`txn`], over either
+//! protocol ([`db`]). Loading,
 //! terminals and the consistency checks are in `bin/tpcc.rs`.
 
 use std::fmt::Write as _;
 
+pub mod db;
+pub mod faults;
 pub mod txn;
 
 /// TPC-C 2.1.6's NURand constants (C for the run; the load uses its own).
@@ -89,8 +92,19 @@ pub fn last_name(n: u64) -> String {
     )
 }
 
-/// The schema: PostgreSQL's tables, or Tessera's with the partitioning.
-pub fn schema(tessera: bool) -> Vec<String> {
+/// Whose schema: PostgreSQL's plain tables, Tessera's partitioned ones,
+/// or MariaDB's (datetime for timestamp: MariaDB's timestamp updates
+/// itself).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Flavor {
+    Postgres,
+    Tessera,
+    Mariadb,
+}
+
+/// The tables and indexes of `flavor`.
+pub fn schema(flavor: Flavor) -> Vec<String> {
+    let tessera = flavor == Flavor::Tessera;
     let by = |col: &str| {
         if tessera {
             format!(" PARTITION BY HASH ({col})")
@@ -116,6 +130,12 @@ pub fn schema(tessera: bool) -> Vec<String> {
         format!("CREATE TABLE item (i_id int NOT NULL, i_im_id int, i_name varchar(24), i_price numeric(5,2), i_data varchar(50), PRIMARY KEY (i_id)){mirror}"),
         format!("CREATE TABLE stock (s_w_id int NOT NULL, s_i_id int NOT NULL, s_quantity int, s_dist_01 char(24), s_dist_02 char(24), s_dist_03 char(24), s_dist_04 char(24), s_dist_05 char(24), s_dist_06 char(24), s_dist_07 char(24), s_dist_08 char(24), s_dist_09 char(24), s_dist_10 char(24), s_ytd int, s_order_cnt int, s_remote_cnt int, s_data varchar(50), PRIMARY KEY (s_w_id, s_i_id)){}", by("s_w_id")),
     ]
+    .into_iter()
+    .map(|ddl| match flavor {
+        Flavor::Mariadb => ddl.replace(" timestamp", " datetime"),
+        _ => ddl,
+    })
+    .collect()
 }
 
 pub const TABLES: [&str; 9] = [

@@ -1,23 +1,15 @@
 //! The five TPC-C transactions (2.4-2.8) over prepared statements, as a
-//! terminal runs them; each is one transaction block.
-
-use std::collections::BTreeMap;
+//! terminal runs them; each is one transaction block. The same logic runs
+//! over either protocol ([`Db`]).
 
 use rust_decimal::Decimal;
-use tokio_postgres::{Client, Statement};
 
+use super::db::{Db, DbError, Row, V};
 use super::{Rng, CUSTOMERS, C_ID, C_LAST, DISTRICTS, ITEMS, OL_I_ID};
+use V::I32;
 
-pub struct Statements {
-    s: BTreeMap<&'static str, Statement>,
-}
-
-impl Statements {
-    fn get(&self, k: &str) -> &Statement {
-        &self.s[k]
-    }
-}
-
+/// The statements, in PostgreSQL's notation (`$n`; the MySQL side
+/// rewrites the placeholders).
 pub const SQL: &[(&str, &str)] = &[
     ("cust", "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3"),
     ("wtax", "SELECT w_tax FROM warehouse WHERE w_id = $1"),
@@ -49,14 +41,6 @@ pub const SQL: &[(&str, &str)] = &[
     ("slevel", "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 AND ol_o_id < $4 AND s_quantity < $5"),
 ];
 
-pub async fn prepare(c: &Client) -> Result<Statements, String> {
-    let mut s = BTreeMap::new();
-    for (k, sql) in SQL {
-        s.insert(*k, c.prepare(sql).await.map_err(|e| format!("{k}: {e}"))?);
-    }
-    Ok(Statements { s })
-}
-
 /// Outcome of one transaction.
 pub enum Done {
     /// `remote`: the transaction touched another warehouse (remote order
@@ -68,30 +52,46 @@ pub enum Done {
     RolledBack,
 }
 
-pub type TxResult = Result<Done, tokio_postgres::Error>;
+pub type TxResult = Result<Done, DbError>;
+
+async fn opt<D: Db>(c: &mut D, k: &'static str, p: &[V]) -> Result<Option<Row>, DbError> {
+    Ok(c.exec(k, p).await?.into_iter().next())
+}
+
+/// Exactly one row, as `query_one`.
+async fn one<D: Db>(c: &mut D, k: &'static str, p: &[V]) -> Result<Row, DbError> {
+    opt(c, k, p).await?.ok_or_else(|| DbError {
+        sqlstate: "result".into(),
+        message: format!("{k}: no row"),
+    })
+}
 
 /// A customer by id (40 %) or by last name (60 %): the middle one in
 /// c_first order (2.5.2.2).
-async fn customer(
-    c: &Client,
-    st: &Statements,
-    rng: &mut Rng,
-    w: i32,
-    d: i32,
-) -> Result<Option<i32>, tokio_postgres::Error> {
+async fn customer<D: Db>(c: &mut D, rng: &mut Rng, w: i32, d: i32) -> Result<Option<i32>, DbError> {
     if rng.int(1, 100) <= 60 {
         let last = super::last_name(rng.nurand(255, 0, 999, C_LAST));
-        let rows = c.query(st.get("byname"), &[&w, &d, &last]).await?;
-        if rows.is_empty() {
-            return Ok(None);
+        let rows = c.exec("byname", &[I32(w), I32(d), V::Text(last)]).await?;
+        match rows.get(rows.len().saturating_sub(1) / 2) {
+            Some(r) => Ok(Some(r[0].i32()?)),
+            None => Ok(None),
         }
-        Ok(Some(rows[(rows.len() - 1) / 2].get(0)))
     } else {
         Ok(Some(rng.nurand(1023, 1, CUSTOMERS as u64, C_ID) as i32))
     }
 }
 
-pub async fn new_order(c: &Client, st: &Statements, rng: &mut Rng, w: i32, ws: u32) -> TxResult {
+/// Another warehouse than `w`, uniformly.
+fn other(rng: &mut Rng, w: i32, ws: u32) -> i32 {
+    let o = rng.int(1, ws as u64 - 1) as i32;
+    if o >= w {
+        o + 1
+    } else {
+        o
+    }
+}
+
+pub async fn new_order<D: Db>(c: &mut D, rng: &mut Rng, w: i32, ws: u32) -> TxResult {
     let d = rng.int(1, 10) as i32;
     let cid = rng.nurand(1023, 1, CUSTOMERS as u64, C_ID) as i32;
     let n = rng.int(5, 15) as usize;
@@ -104,146 +104,156 @@ pub async fn new_order(c: &Client, st: &Statements, rng: &mut Rng, w: i32, ws: u
             rng.nurand(8191, 1, ITEMS as u64, OL_I_ID) as i32
         };
         let supply = if ws > 1 && rng.int(1, 100) == 1 {
-            let mut o = rng.int(1, ws as u64 - 1) as i32;
-            if o >= w {
-                o += 1;
-            }
-            o
+            other(rng, w, ws)
         } else {
             w
         };
         lines.push((item, supply, rng.int(1, 10) as i32));
     }
     let all_local = lines.iter().all(|l| l.1 == w) as i32;
-    c.batch_execute("BEGIN").await?;
-    c.query_one(st.get("cust"), &[&w, &d, &cid]).await?;
-    c.query_one(st.get("wtax"), &[&w]).await?;
-    let drow = c.query_one(st.get("dist"), &[&w, &d]).await?;
-    let o_id: i32 = drow.get(0);
-    c.execute(st.get("dnext"), &[&w, &d]).await?;
-    c.execute(
-        st.get("oins"),
-        &[&w, &d, &o_id, &cid, &(n as i32), &all_local],
+    c.batch("BEGIN").await?;
+    one(c, "cust", &[I32(w), I32(d), I32(cid)]).await?;
+    one(c, "wtax", &[I32(w)]).await?;
+    let o_id = one(c, "dist", &[I32(w), I32(d)]).await?[0].i32()?;
+    c.exec("dnext", &[I32(w), I32(d)]).await?;
+    c.exec(
+        "oins",
+        &[
+            I32(w),
+            I32(d),
+            I32(o_id),
+            I32(cid),
+            I32(n as i32),
+            I32(all_local),
+        ],
     )
     .await?;
-    c.execute(st.get("noins"), &[&w, &d, &o_id]).await?;
-    for (num, (item, supply, qty)) in lines.iter().enumerate() {
-        let Some(irow) = c.query_opt(st.get("item"), &[item]).await? else {
-            c.batch_execute("ROLLBACK").await?;
+    c.exec("noins", &[I32(w), I32(d), I32(o_id)]).await?;
+    for (num, &(item, supply, qty)) in lines.iter().enumerate() {
+        let Some(irow) = opt(c, "item", &[I32(item)]).await? else {
+            c.batch("ROLLBACK").await?;
             return Ok(Done::RolledBack);
         };
-        let price: Decimal = irow.get(0);
-        let srow = c.query_one(st.get("stock"), &[supply, item]).await?;
-        let q: i32 = srow.get(0);
-        let info: String = srow.get(2);
+        let price = irow[0].dec()?.unwrap_or_default();
+        let srow = one(c, "stock", &[I32(supply), I32(item)]).await?;
+        let q = srow[0].i32()?;
+        let info = srow[2].text()?;
         let nq = if q - qty >= 10 { q - qty } else { q - qty + 91 };
-        let remote = (*supply != w) as i32;
-        c.execute(st.get("supd"), &[&nq, qty, &remote, supply, item])
-            .await?;
-        let amount = price * Decimal::from(*qty);
-        c.execute(
-            st.get("olins"),
+        let remote = (supply != w) as i32;
+        c.exec(
+            "supd",
+            &[I32(nq), I32(qty), I32(remote), I32(supply), I32(item)],
+        )
+        .await?;
+        let amount = price * Decimal::from(qty);
+        c.exec(
+            "olins",
             &[
-                &w,
-                &d,
-                &o_id,
-                &(num as i32 + 1),
-                item,
-                supply,
-                qty,
-                &amount,
-                &info,
+                I32(w),
+                I32(d),
+                I32(o_id),
+                I32(num as i32 + 1),
+                I32(item),
+                I32(supply),
+                I32(qty),
+                V::Dec(amount),
+                V::Text(info),
             ],
         )
         .await?;
     }
-    c.batch_execute("COMMIT").await?;
+    c.batch("COMMIT").await?;
     Ok(Done::Committed {
         remote: all_local == 0,
     })
 }
 
-pub async fn payment(
-    c: &Client,
-    st: &Statements,
-    rng: &mut Rng,
-    w: i32,
-    ws: u32,
-    h_id: i64,
-) -> TxResult {
+pub async fn payment<D: Db>(c: &mut D, rng: &mut Rng, w: i32, ws: u32, h_id: i64) -> TxResult {
     let d = rng.int(1, 10) as i32;
     let (cw, cd) = if ws > 1 && rng.int(1, 100) > 85 {
-        let mut o = rng.int(1, ws as u64 - 1) as i32;
-        if o >= w {
-            o += 1;
-        }
-        (o, rng.int(1, 10) as i32)
+        (other(rng, w, ws), rng.int(1, 10) as i32)
     } else {
         (w, d)
     };
-    let amount = Decimal::new(rng.int(100, 500_000) as i64, 2);
-    c.batch_execute("BEGIN").await?;
-    c.execute(st.get("wpay"), &[&amount, &w]).await?;
-    c.execute(st.get("dpay"), &[&amount, &w, &d]).await?;
-    let Some(cid) = customer(c, st, rng, cw, cd).await? else {
-        c.batch_execute("ROLLBACK").await?;
+    let amount = V::Dec(Decimal::new(rng.int(100, 500_000) as i64, 2));
+    c.batch("BEGIN").await?;
+    c.exec("wpay", &[amount.clone(), I32(w)]).await?;
+    c.exec("dpay", &[amount.clone(), I32(w), I32(d)]).await?;
+    let Some(cid) = customer(c, rng, cw, cd).await? else {
+        c.batch("ROLLBACK").await?;
         return Ok(Done::RolledBack);
     };
-    c.query_one(st.get("cpay"), &[&cw, &cd, &cid]).await?;
-    c.execute(st.get("cupd"), &[&amount, &cw, &cd, &cid])
+    one(c, "cpay", &[I32(cw), I32(cd), I32(cid)]).await?;
+    c.exec("cupd", &[amount.clone(), I32(cw), I32(cd), I32(cid)])
         .await?;
-    let data = rng.astring(12, 24);
-    c.execute(
-        st.get("hins"),
-        &[&w, &h_id, &cid, &cd, &cw, &d, &amount, &data],
+    let data = V::Text(rng.astring(12, 24));
+    c.exec(
+        "hins",
+        &[
+            I32(w),
+            V::I64(h_id),
+            I32(cid),
+            I32(cd),
+            I32(cw),
+            I32(d),
+            amount,
+            data,
+        ],
     )
     .await?;
-    c.batch_execute("COMMIT").await?;
+    c.batch("COMMIT").await?;
     Ok(Done::Committed { remote: cw != w })
 }
 
-pub async fn order_status(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
+pub async fn order_status<D: Db>(c: &mut D, rng: &mut Rng, w: i32) -> TxResult {
     let d = rng.int(1, 10) as i32;
-    c.batch_execute("BEGIN").await?;
-    if let Some(cid) = customer(c, st, rng, w, d).await? {
-        c.query_one(st.get("cbal"), &[&w, &d, &cid]).await?;
-        if let Some(o) = c.query_opt(st.get("olast"), &[&w, &d, &cid]).await? {
-            let o_id: i32 = o.get(0);
-            c.query(st.get("olines"), &[&w, &d, &o_id]).await?;
+    c.batch("BEGIN").await?;
+    if let Some(cid) = customer(c, rng, w, d).await? {
+        one(c, "cbal", &[I32(w), I32(d), I32(cid)]).await?;
+        if let Some(o) = opt(c, "olast", &[I32(w), I32(d), I32(cid)]).await? {
+            let o_id = o[0].i32()?;
+            c.exec("olines", &[I32(w), I32(d), I32(o_id)]).await?;
         }
     }
-    c.batch_execute("COMMIT").await?;
+    c.batch("COMMIT").await?;
     Ok(Done::Committed { remote: false })
 }
 
-pub async fn delivery(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
+pub async fn delivery<D: Db>(c: &mut D, rng: &mut Rng, w: i32) -> TxResult {
     let carrier = rng.int(1, 10) as i32;
-    c.batch_execute("BEGIN").await?;
+    c.batch("BEGIN").await?;
     for d in 1..=DISTRICTS as i32 {
-        let Some(no) = c.query_opt(st.get("nofirst"), &[&w, &d]).await? else {
+        let Some(no) = opt(c, "nofirst", &[I32(w), I32(d)]).await? else {
             continue;
         };
-        let o_id: i32 = no.get(0);
-        c.execute(st.get("nodel"), &[&w, &d, &o_id]).await?;
-        c.execute(st.get("ocarrier"), &[&carrier, &w, &d, &o_id])
+        let o = I32(no[0].i32()?);
+        let (w, d) = (I32(w), I32(d));
+        c.exec("nodel", &[w.clone(), d.clone(), o.clone()]).await?;
+        c.exec("ocarrier", &[I32(carrier), w.clone(), d.clone(), o.clone()])
             .await?;
-        let cid: i32 = c.query_one(st.get("ocust"), &[&w, &d, &o_id]).await?.get(0);
-        c.execute(st.get("oldeliv"), &[&w, &d, &o_id]).await?;
-        let sum: Option<Decimal> = c.query_one(st.get("olsum"), &[&w, &d, &o_id]).await?.get(0);
-        c.execute(st.get("cdeliv"), &[&sum.unwrap_or_default(), &w, &d, &cid])
+        let cid = one(c, "ocust", &[w.clone(), d.clone(), o.clone()]).await?[0].i32()?;
+        c.exec("oldeliv", &[w.clone(), d.clone(), o.clone()])
             .await?;
+        let sum = one(c, "olsum", &[w.clone(), d.clone(), o]).await?[0]
+            .dec()?
+            .unwrap_or_default();
+        c.exec("cdeliv", &[V::Dec(sum), w, d, I32(cid)]).await?;
     }
-    c.batch_execute("COMMIT").await?;
+    c.batch("COMMIT").await?;
     Ok(Done::Committed { remote: false })
 }
 
-pub async fn stock_level(c: &Client, st: &Statements, rng: &mut Rng, w: i32) -> TxResult {
+pub async fn stock_level<D: Db>(c: &mut D, rng: &mut Rng, w: i32) -> TxResult {
     let d = rng.int(1, 10) as i32;
     let threshold = rng.int(10, 20) as i32;
-    c.batch_execute("BEGIN").await?;
-    let next: i32 = c.query_one(st.get("dnextr"), &[&w, &d]).await?.get(0);
-    c.query_one(st.get("slevel"), &[&w, &d, &(next - 20), &next, &threshold])
-        .await?;
-    c.batch_execute("COMMIT").await?;
+    c.batch("BEGIN").await?;
+    let next = one(c, "dnextr", &[I32(w), I32(d)]).await?[0].i32()?;
+    one(
+        c,
+        "slevel",
+        &[I32(w), I32(d), I32(next - 20), I32(next), I32(threshold)],
+    )
+    .await?;
+    c.batch("COMMIT").await?;
     Ok(Done::Committed { remote: false })
 }
