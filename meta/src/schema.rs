@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -95,6 +95,16 @@ pub const V7: &[&str] = &[
 pub const V8: &[&str] =
     &["ALTER TABLE cat_columns ADD COLUMN IF NOT EXISTS identity VARCHAR(16) NULL"];
 
+/// Version 9: consistent reads across shards (`shard_router::snapshot`):
+/// the barrier row, and per commit decision the shards it wrote and
+/// whether every branch has committed.
+pub const V9: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS snapshot_barrier (id INT PRIMARY KEY)",
+    "INSERT IGNORE INTO snapshot_barrier VALUES (1)",
+    "ALTER TABLE commit_log ADD COLUMN IF NOT EXISTS shards VARCHAR(1024) NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS done BOOLEAN NOT NULL DEFAULT TRUE",
+    "CREATE INDEX IF NOT EXISTS commit_log_done ON commit_log (done)",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -122,6 +132,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (6, V6),
         (7, V7),
         (8, V8),
+        (9, V9),
     ] {
         if current < version {
             for stmt in stmts {

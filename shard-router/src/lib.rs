@@ -21,6 +21,7 @@ pub mod scan;
 pub mod shard_rows;
 pub mod shard_scan;
 pub mod shard_sql;
+pub mod snapshot;
 pub mod twopc;
 pub mod txn;
 pub mod typing;
@@ -41,6 +42,8 @@ pub use datafusion;
 pub struct Router {
     pub node_id: u32,
     pub meta: MetaStore,
+    /// The readers' side of the snapshot barrier.
+    pub snapshots: snapshot::Gate,
     catalog: RwLock<Arc<Catalog>>,
     shards: RwLock<HashMap<ShardId, ShardClient>>,
     pool_max: usize,
@@ -80,6 +83,7 @@ impl Router {
         let catalog = meta.load_catalog().await?;
         let router = Router {
             node_id,
+            snapshots: snapshot::Gate::new(meta.clone()),
             meta,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             shards: RwLock::new(HashMap::new()),
@@ -102,7 +106,11 @@ impl Router {
                 if let std::collections::hash_map::Entry::Vacant(e) = shards.entry(s.id) {
                     let mut endpoint = s.endpoint.clone();
                     endpoint.password = self.shard_password.clone();
-                    e.insert(ShardClient::new(s.id, &endpoint, self.pool_max)?);
+                    let client = ShardClient::new(s.id, &endpoint, self.pool_max)?;
+                    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                        rt.spawn(snapshot::ensure_probe(client.clone()));
+                    }
+                    e.insert(client);
                 }
             }
         }
@@ -190,6 +198,13 @@ impl Router {
         self.install(fresh)?;
         tokio::time::sleep(2 * CATALOG_POLL + Duration::from_millis(20)).await;
         Ok(self.catalog())
+    }
+
+    /// Every shard of the cluster.
+    pub fn shard_ids(&self) -> Vec<ShardId> {
+        let mut v: Vec<ShardId> = self.shards.read().keys().copied().collect();
+        v.sort();
+        v
     }
 
     pub fn shard(&self, id: ShardId) -> Result<ShardClient> {

@@ -21,14 +21,23 @@ impl DecisionLog for MetaStore {
         &self,
         gtrid: &str,
         d: Decision,
+        shards: &[ShardId],
         not_after: Option<std::time::SystemTime>,
     ) -> Result<Decision> {
         let mut conn = self.conn().await?;
+        // A commit is complete once every branch has committed; an abort
+        // needs no such mark (`crate::snapshot`).
+        let done = d != Decision::Commit;
+        let list = shards
+            .iter()
+            .map(|s| s.0.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
         let r = match not_after {
             None => {
                 conn.exec_drop(
-                    "INSERT INTO commit_log (gtrid, decision, node_id) VALUES (?, ?, 0)",
-                    (gtrid, d.as_str()),
+                    "INSERT INTO commit_log (gtrid, decision, node_id, shards, done) VALUES (?, ?, 0, ?, ?)",
+                    (gtrid, d.as_str(), &list, done),
                 )
                 .await
             }
@@ -38,8 +47,8 @@ impl DecisionLog for MetaStore {
                     .map(|d| d.as_secs_f64())
                     .unwrap_or(0.0);
                 conn.exec_drop(
-                    "INSERT INTO commit_log (gtrid, decision, node_id) SELECT ?, ?, 0 FROM DUAL WHERE UNIX_TIMESTAMP(NOW(6)) < ?",
-                    (gtrid, d.as_str(), secs),
+                    "INSERT INTO commit_log (gtrid, decision, node_id, shards, done) SELECT ?, ?, 0, ?, ? FROM DUAL WHERE UNIX_TIMESTAMP(NOW(6)) < ?",
+                    (gtrid, d.as_str(), &list, done, secs),
                 )
                 .await
             }
@@ -49,7 +58,7 @@ impl DecisionLog for MetaStore {
             // instead (or whatever decision already stands).
             Ok(()) if not_after.is_some() && conn.affected_rows() == 0 => {
                 drop(conn);
-                Box::pin(self.decide(gtrid, Decision::Abort, None)).await
+                Box::pin(self.decide(gtrid, Decision::Abort, &[], None)).await
             }
             Ok(()) => Ok(d),
             Err(mysql_async::Error::Server(e)) if e.code == 1062 => {
@@ -82,6 +91,34 @@ impl DecisionLog for MetaStore {
             .into_iter()
             .map(|(g, d)| (g, Decision::parse(&d)))
             .collect())
+    }
+
+    async fn hold_barrier(&self) -> Result<Box<dyn crate::twopc::BarrierHold>> {
+        crate::snapshot::hold_shared(self).await
+    }
+
+    async fn incomplete(&self) -> Result<Vec<String>> {
+        let mut conn = self.conn().await?;
+        conn.query("SELECT gtrid FROM commit_log WHERE done = 0 LIMIT 10000")
+            .await
+            .map_err(Error::meta)
+    }
+
+    async fn completed(&self, gtrids: &[String]) -> Result<()> {
+        let mut conn = self.conn().await?;
+        for chunk in gtrids.chunks(500) {
+            let list = chunk
+                .iter()
+                .map(|g| quote_str(g))
+                .collect::<Vec<_>>()
+                .join(", ");
+            conn.query_drop(format!(
+                "UPDATE commit_log SET done = 1 WHERE gtrid IN ({list})"
+            ))
+            .await
+            .map_err(Error::meta)?;
+        }
+        Ok(())
     }
 
     async fn forget(&self, age: Duration, keep: &HashSet<String>) -> Result<usize> {

@@ -326,3 +326,25 @@ pub fn shard_scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<ShardScanReport> {
     }
     out
 }
+
+/// How many plain (not locking) reads of each shard `plan` runs at once:
+/// the connections a consistent cut needs (`crate::snapshot::Cut`). Every
+/// partition of a scan holds its connection to its end, so the cut opens
+/// one per partition.
+pub fn plain_reads(plan: &Arc<dyn ExecutionPlan>) -> std::collections::BTreeMap<ShardId, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![plan.clone()];
+    while let Some(p) = stack.pop() {
+        if let Some(s) = p.downcast_ref::<ShardScanExec>() {
+            if !s.locking {
+                for (shard, _) in &s.queries {
+                    *out.entry(*shard).or_default() += 1;
+                }
+            }
+        }
+        for c in p.children() {
+            stack.push(c.clone());
+        }
+    }
+    out
+}

@@ -57,22 +57,54 @@ pub trait Participant: Send {
     async fn rollback(&mut self, gtrid: &str) -> Result<()>;
 }
 
+/// A shared hold of the snapshot barrier (`crate::snapshot`): while a
+/// commit holds it, no consistent read opens its snapshots.
+#[async_trait]
+pub trait BarrierHold: Send {
+    /// Ends the hold; `done`: every branch of that transaction committed,
+    /// so its decision is marked complete in the same step.
+    async fn release(self: Box<Self>, done: Option<String>);
+}
+
+/// No barrier (the tests' logs).
+pub struct NoBarrier;
+
+#[async_trait]
+impl BarrierHold for NoBarrier {
+    async fn release(self: Box<Self>, _: Option<String>) {}
+}
+
 /// Where decisions are kept (meta's `commit_log`).
 #[async_trait]
 pub trait DecisionLog: Send + Sync {
     /// Records `d` unless a decision exists; returns the one that stands.
-    /// With `not_after`, a commit is recorded only if the log's own clock
-    /// has not passed that time; past it the abort decision is recorded
-    /// (and returned) instead.
+    /// A commit is recorded as not complete, with the shards it wrote,
+    /// until [`BarrierHold::release`] or [`DecisionLog::completed`] marks
+    /// it. With `not_after`, a commit is recorded only if the log's own
+    /// clock has not passed that time; past it the abort decision is
+    /// recorded (and returned) instead.
     async fn decide(
         &self,
         gtrid: &str,
         d: Decision,
+        shards: &[ShardId],
         not_after: Option<std::time::SystemTime>,
     ) -> Result<Decision>;
     async fn lookup(&self, gtrids: &[String]) -> Result<HashMap<String, Decision>>;
     /// Deletes decisions older than `age` whose gtrid is not in `keep`.
     async fn forget(&self, age: Duration, keep: &HashSet<String>) -> Result<usize>;
+    /// Takes the snapshot barrier shared, for a commit's second phase.
+    async fn hold_barrier(&self) -> Result<Box<dyn BarrierHold>> {
+        Ok(Box::new(NoBarrier))
+    }
+    /// Commit decisions not marked complete.
+    async fn incomplete(&self) -> Result<Vec<String>> {
+        Ok(vec![])
+    }
+    /// Marks commit decisions complete (no branch of theirs is prepared).
+    async fn completed(&self, _gtrids: &[String]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// How long recovery waits before deciding abort for a prepared branch
@@ -171,9 +203,23 @@ pub async fn commit<P: Participant>(
             ),
         });
     }
-    match log.decide(gtrid, Decision::Commit, Some(not_after)).await {
+    // From the decision until every branch has committed, consistent
+    // readers must not open their snapshots (`crate::snapshot`).
+    let hold = match log.hold_barrier().await {
+        Ok(h) => h,
+        Err(e) => {
+            join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
+            return Err(rolled_back(e));
+        }
+    };
+    let shards: Vec<ShardId> = writers.iter().map(|(p, _)| p.shard()).collect();
+    match log
+        .decide(gtrid, Decision::Commit, &shards, Some(not_after))
+        .await
+    {
         Ok(Decision::Commit) => {}
         Ok(Decision::Abort) => {
+            hold.release(None).await;
             // Recovery gave up on us first; its abort stands.
             join_all(writers.iter_mut().map(|(p, _)| p.rollback(gtrid))).await;
             return Err(Error::Sql {
@@ -184,6 +230,7 @@ pub async fn commit<P: Participant>(
             });
         }
         Err(e) => {
+            hold.release(None).await;
             tracing::warn!("commit decision for {gtrid} not recorded: {e}");
             return Err(Error::TxnOutcomeUnknown {
                 xid: gtrid.to_string(),
@@ -191,6 +238,9 @@ pub async fn commit<P: Participant>(
         }
     }
     if crash(Step::AfterDecision) {
+        // A coordinator that dies drops its hold (meta closes the
+        // connection): the decision stays incomplete for recovery.
+        drop(hold);
         return Err(crashed());
     }
     let stop = (0..n).find(|i| crash(Step::AfterCommit(*i)));
@@ -202,8 +252,12 @@ pub async fn commit<P: Participant>(
     )
     .await;
     if stop.is_some() {
+        drop(hold);
         return Err(crashed());
     }
+    let all_committed = results.iter().all(|r| r.is_ok());
+    // Not awaited: the commit is complete; the hold only keeps readers out.
+    tokio::spawn(hold.release(all_committed.then(|| gtrid.to_string())));
     for (i, r) in results.into_iter().enumerate() {
         if let Err(e) = r {
             // The decision is durable: recovery commits this branch.
@@ -299,6 +353,9 @@ impl Recovery {
         now: Instant,
     ) -> Result<RecoveryReport> {
         let mut report = RecoveryReport::default();
+        // Read before the scan: a decision listed here whose branches the
+        // scan then finds none of (or commits) is complete.
+        let incomplete = log.incomplete().await.unwrap_or_default();
         let mut branches: Vec<(ShardId, String, String)> = vec![];
         let mut all_reached = true;
         for s in shards {
@@ -328,21 +385,25 @@ impl Recovery {
             }
             let seen = *self.first_seen.entry(g.clone()).or_insert(now);
             if now.duration_since(seen) >= self.orphan_timeout {
-                let d = log.decide(g, Decision::Abort, None).await?;
+                let d = log.decide(g, Decision::Abort, &[], None).await?;
                 if d == Decision::Abort {
                     report.aborted += 1;
                 }
                 decisions.insert(g.clone(), d);
             }
         }
+        let mut unresolved: HashSet<&str> = HashSet::new();
         for (shard, g, b) in &branches {
             let Some(s) = shards.iter().find(|s| s.id() == *shard) else {
+                unresolved.insert(g);
                 continue;
             };
             match decisions.get(g) {
                 Some(Decision::Commit) => {
                     if s.commit(g, b).await.is_ok() {
                         report.committed += 1;
+                    } else {
+                        unresolved.insert(g);
                     }
                 }
                 Some(Decision::Abort) => {
@@ -351,6 +412,15 @@ impl Recovery {
                     }
                 }
                 None => report.pending += 1,
+            }
+        }
+        if all_reached {
+            let complete: Vec<String> = incomplete
+                .into_iter()
+                .filter(|g| !unresolved.contains(g.as_str()))
+                .collect();
+            if !complete.is_empty() {
+                log.completed(&complete).await?;
             }
         }
         let live: HashSet<String> = gtrids.into_iter().collect();
@@ -453,6 +523,7 @@ mod tests {
             &self,
             g: &str,
             d: Decision,
+            _shards: &[ShardId],
             _not_after: Option<std::time::SystemTime>,
         ) -> Result<Decision> {
             if self.down {

@@ -91,6 +91,10 @@ pub struct Branches {
     savepoints: parking_lot::Mutex<Vec<String>>,
     pub isolation: Option<IsolationLevel>,
     pub read_only: bool,
+    /// REPEATABLE READ reads one cut across shards, taken at the first
+    /// statement (`take_cut`); false once taken or when the session reads
+    /// per shard (`tessera.consistent_reads = off`).
+    cut_pending: tokio::sync::Mutex<bool>,
 }
 
 impl Branches {
@@ -102,7 +106,80 @@ impl Branches {
             slots: Default::default(),
             written: Default::default(),
             savepoints: Default::default(),
+            cut_pending: tokio::sync::Mutex::new(isolation == Some(IsolationLevel::RepeatableRead)),
         }
+    }
+
+    /// Reads per shard: no cut at the first statement.
+    pub fn without_cut(self) -> Branches {
+        *self
+            .cut_pending
+            .try_lock()
+            .expect("new branches are not shared") = false;
+        self
+    }
+
+    /// A REPEATABLE READ transaction's cut: at its first statement, a
+    /// branch on every shard with its read view opened under one
+    /// exclusive hold of the snapshot barrier (`crate::snapshot`), so all
+    /// its reads see the same distributed commits.
+    async fn take_cut(&self, router: &Router) -> Result<()> {
+        let mut pending = self.cut_pending.lock().await;
+        if !*pending {
+            return Ok(());
+        }
+        let shards = router.shard_ids();
+        crate::snapshot::under_barrier(router, &shards, || async {
+            let opened = futures::future::join_all(shards.iter().map(|&shard| async move {
+                let slot = self.slot(shard);
+                let mut guard = slot.lock_owned().await;
+                if guard.is_none() {
+                    *guard = Some(self.open_branch(router, shard, true).await?);
+                }
+                Ok::<_, Error>(())
+            }))
+            .await;
+            opened.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+        })
+        .await?;
+        *pending = false;
+        Ok(())
+    }
+
+    /// `XA START` of this transaction's branch on `shard`, in one round
+    /// trip with the isolation level (shard sessions default to READ
+    /// COMMITTED) and the savepoints taken before; `read_view`: and a
+    /// consistent read that opens the branch's read view now.
+    async fn open_branch(
+        &self,
+        router: &Router,
+        shard: ShardId,
+        read_view: bool,
+    ) -> Result<Branch> {
+        let mut conn = router.shard(shard)?.conn().await?;
+        let mut sql = String::new();
+        if let Some(level) = self.isolation {
+            if level != IsolationLevel::ReadCommitted {
+                sql.push_str("SET TRANSACTION ISOLATION LEVEL ");
+                sql.push_str(level.sql());
+                sql.push_str("; ");
+            }
+        }
+        sql.push_str(&format!("XA START {}", xid(&self.gtrid, shard)));
+        for sp in self.savepoints.lock().iter() {
+            sql.push_str(&format!("; SAVEPOINT {}", quote_ident(sp)));
+        }
+        if read_view {
+            // Any consistent read of an InnoDB table opens the read view.
+            sql.push_str(&format!(
+                "; SELECT id FROM {} LIMIT 1",
+                crate::snapshot::PROBE
+            ));
+        }
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| map_error(shard, e))?;
+        Ok(Branch { conn })
     }
 
     /// Whether every statement of this transaction reads the data
@@ -119,7 +196,8 @@ impl Branches {
         )
     }
 
-    fn has_slot(&self, shard: ShardId) -> bool {
+    /// Whether the transaction has a branch on `shard`.
+    pub fn has_slot(&self, shard: ShardId) -> bool {
         self.slots.lock().contains_key(&shard)
     }
 
@@ -380,6 +458,10 @@ pub type SharedAccess = Arc<parking_lot::RwLock<ShardAccess>>;
 pub enum ShardAccess {
     Autocommit,
     Txn(Arc<Branches>),
+    /// One statement's consistent cut (`crate::snapshot`): plain reads of
+    /// shards the transaction (if any) has no branch on read through the
+    /// cut; writes and locking reads go as they would without it.
+    Cut(Option<Arc<Branches>>, Arc<crate::snapshot::Cut>),
 }
 
 /// A connection lent for one statement: a pooled connection, or a
@@ -391,6 +473,11 @@ pub enum Lease {
         tokio::sync::OwnedMutexGuard<Option<Branch>>,
         Arc<Branches>,
     ),
+    /// A connection of a statement's consistent cut.
+    Snapshot(
+        ShardId,
+        tokio::sync::OwnedMutexGuard<crate::snapshot::SnapConn>,
+    ),
 }
 
 impl Lease {
@@ -401,12 +488,16 @@ impl Lease {
                 .as_mut()
                 .map(|b| &mut b.conn)
                 .ok_or_else(|| Error::internal("transaction branch vanished")),
+            Lease::Snapshot(_, g) => {
+                g.0.as_mut()
+                    .ok_or_else(|| Error::internal("snapshot connection vanished"))
+            }
         }
     }
 
     pub fn shard(&self) -> ShardId {
         match self {
-            Lease::Pooled(s, _) | Lease::Branch(s, _, _) => *s,
+            Lease::Pooled(s, _) | Lease::Branch(s, _, _) | Lease::Snapshot(s, _) => *s,
         }
     }
 
@@ -429,6 +520,17 @@ impl ShardAccess {
     pub async fn lease(&self, router: &Router, shard: ShardId, write: bool) -> Result<Lease> {
         match self {
             ShardAccess::Autocommit => Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?)),
+            ShardAccess::Cut(txn, cut) => {
+                let own = txn.as_ref().is_some_and(|b| b.has_slot(shard));
+                if write || own || !cut.covers(shard) {
+                    let plain = match txn {
+                        Some(b) => ShardAccess::Txn(b.clone()),
+                        None => ShardAccess::Autocommit,
+                    };
+                    return Box::pin(plain.lease(router, shard, write)).await;
+                }
+                Ok(Lease::Snapshot(shard, cut.lease(shard).await?))
+            }
             ShardAccess::Txn(branches) => {
                 if write && branches.read_only {
                     return Err(Error::Sql {
@@ -439,29 +541,11 @@ impl ShardAccess {
                 if !write && branches.statement_snapshots() && !branches.has_slot(shard) {
                     return Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?));
                 }
+                branches.take_cut(router).await?;
                 let slot = branches.slot(shard);
                 let mut guard = slot.lock_owned().await;
                 if guard.is_none() {
-                    let mut conn = router.shard(shard)?.conn().await?;
-                    // One round trip: the isolation level (shard sessions
-                    // default to READ COMMITTED), XA START, and the
-                    // savepoints taken before this shard was touched.
-                    let mut sql = String::new();
-                    if let Some(level) = branches.isolation {
-                        if level != IsolationLevel::ReadCommitted {
-                            sql.push_str("SET TRANSACTION ISOLATION LEVEL ");
-                            sql.push_str(level.sql());
-                            sql.push_str("; ");
-                        }
-                    }
-                    sql.push_str(&format!("XA START {}", xid(&branches.gtrid, shard)));
-                    for sp in branches.savepoints.lock().iter() {
-                        sql.push_str(&format!("; SAVEPOINT {}", quote_ident(sp)));
-                    }
-                    conn.query_drop(sql)
-                        .await
-                        .map_err(|e| map_error(shard, e))?;
-                    *guard = Some(Branch { conn });
+                    *guard = Some(branches.open_branch(router, shard, false).await?);
                 }
                 // A branch that writes or locks rows takes part in the
                 // commit as a writer from now on: it is prepared with the

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use benches::tpcc::db::{Db, DbError, My, Pg};
+use benches::tpcc::report::{chart, percentile, print_table, tsv, Report};
 use benches::tpcc::txn::{delivery, new_order, order_status, payment, stock_level, Done};
 use benches::tpcc::{self, Flavor, Rng};
 use clap::Parser;
@@ -255,37 +256,6 @@ async fn consistency<D: Db>(url: &str) -> Result<Vec<String>, String> {
     Ok(failed)
 }
 
-fn percentile(v: &mut [u64], p: f64) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
-    v[i] as f64 / 1000.0
-}
-
-#[derive(serde::Serialize)]
-struct Report {
-    target: String,
-    warehouses: u32,
-    terminals: u32,
-    seconds: u64,
-    tpmc: f64,
-    tpm_total: f64,
-    p50_ms: BTreeMap<String, f64>,
-    p95_ms: BTreeMap<String, f64>,
-    p99_ms: BTreeMap<String, f64>,
-    rollbacks: u64,
-    /// Share of committed transactions that touched another warehouse.
-    remote_share: f64,
-    reconnects: u64,
-    errors: BTreeMap<String, u64>,
-    /// XA branches still prepared on the shards after the run (a started
-    /// cluster only).
-    prepared_left: Option<u64>,
-    consistency_failures: Vec<String>,
-}
-
 struct Target {
     name: String,
     url: String,
@@ -412,102 +382,6 @@ fn flavor_of(name: &str, url: &str) -> Flavor {
     }
 }
 
-fn print_table(reports: &[Report]) {
-    println!(
-        "{:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7}  consistency",
-        "target", "tpmC", "tpmTotal", "NO p50", "NO p95", "NO p99", "errors", "remote"
-    );
-    for r in reports {
-        let errors: u64 = r.errors.values().sum();
-        let mut verdict = if r.consistency_failures.is_empty() {
-            "CC1-CC4 ok".to_string()
-        } else {
-            r.consistency_failures.join("; ")
-        };
-        if let Some(n) = r.prepared_left {
-            verdict.push_str(&format!(", {n} XA branches left prepared"));
-        }
-        println!(
-            "{:<12} {:>10.1} {:>10.1} {:>9.2} {:>9.2} {:>9.2} {:>7} {:>6.1}%  {verdict}",
-            r.target,
-            r.tpmc,
-            r.tpm_total,
-            r.p50_ms.get("new_order").copied().unwrap_or(0.0),
-            r.p95_ms.get("new_order").copied().unwrap_or(0.0),
-            r.p99_ms.get("new_order").copied().unwrap_or(0.0),
-            errors,
-            r.remote_share * 100.0,
-        );
-        if !r.errors.is_empty() || r.reconnects > 0 {
-            println!(
-                "  errors by SQLSTATE: {:?}; reconnects: {}",
-                r.errors, r.reconnects
-            );
-        }
-    }
-    for r in reports.iter().filter(|r| r.target.starts_with("tessera")) {
-        for base in reports.iter().filter(|r| !r.target.starts_with("tessera")) {
-            println!(
-                "{} / {}: tpmC ratio {:.2}",
-                r.target,
-                base.target,
-                r.tpmc / base.tpmc.max(f64::MIN_POSITIVE)
-            );
-        }
-    }
-}
-
-fn tsv(reports: &[Report]) -> String {
-    let mut out = String::from(
-        "target\twarehouses\tterminals\tseconds\ttpmC\ttpmTotal\tno_p50_ms\tno_p95_ms\tno_p99_ms\terrors\tremote_share\tconsistency\n",
-    );
-    for r in reports {
-        let p = |m: &BTreeMap<String, f64>| m.get("new_order").copied().unwrap_or(0.0);
-        out.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.2}\t{:.2}\t{:.2}\t{}\t{:.4}\t{}\n",
-            r.target,
-            r.warehouses,
-            r.terminals,
-            r.seconds,
-            r.tpmc,
-            r.tpm_total,
-            p(&r.p50_ms),
-            p(&r.p95_ms),
-            p(&r.p99_ms),
-            r.errors.values().sum::<u64>(),
-            r.remote_share,
-            if r.consistency_failures.is_empty() && r.prepared_left.unwrap_or(0) == 0 {
-                "ok"
-            } else {
-                "FAILED"
-            }
-        ));
-    }
-    out
-}
-
-fn chart(a: &Args, reports: &[Report]) -> String {
-    let series: Vec<benches::svg::Series> = reports
-        .iter()
-        .map(|r| benches::svg::Series {
-            name: r.target.clone(),
-            values: vec![r.tpmc, r.tpm_total],
-        })
-        .collect();
-    benches::svg::bar_chart(
-        &format!(
-            "TPC-C, {} warehouses, {} terminals, {} s ({})",
-            a.warehouses,
-            a.terminals,
-            a.time,
-            a.durability.name()
-        ),
-        "transactions per minute",
-        &["tpmC".to_string(), "tpmTotal".to_string()],
-        &series,
-    )
-}
-
 #[tokio::main]
 async fn main() {
     let a = Args::parse();
@@ -620,7 +494,14 @@ async fn main() {
         let _ = std::fs::write(p, tsv(&reports));
     }
     if let Some(p) = &a.chart {
-        let _ = std::fs::write(p, chart(&a, &reports));
+        let title = format!(
+            "TPC-C, {} warehouses, {} terminals, {} s ({})",
+            a.warehouses,
+            a.terminals,
+            a.time,
+            a.durability.name()
+        );
+        let _ = std::fs::write(p, chart(&title, &reports));
     }
     if failed {
         std::process::exit(1);

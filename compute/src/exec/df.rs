@@ -72,14 +72,23 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
     }
 }
 
-/// Runs a planned statement with parameters; returns its batches as they
-/// come (EXPLAIN [ANALYZE]: its text, once planned or run).
+/// A planned statement: EXPLAIN's answer, or the physical plan to run.
+pub(crate) enum Ran {
+    Explained(SendableRecordBatchStream),
+    Plan(
+        Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        Arc<datafusion::execution::TaskContext>,
+    ),
+}
+
+/// Plans a statement with parameters down to its physical plan (EXPLAIN
+/// [ANALYZE]: its text, once planned or run).
 pub(crate) async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<SendableRecordBatchStream> {
+) -> Result<Ran> {
     let (types, _) = describe(&plan)?;
     let plan = if types.is_empty() {
         plan
@@ -103,10 +112,27 @@ pub(crate) async fn run(
             let mut state = ctx.state();
             state.execution_props_mut().query_execution_start_time = Some(now);
             let df = datafusion::dataframe::DataFrame::new(state, plan);
-            return df.execute_stream().await.map_err(map_df_error);
+            let task = Arc::new(df.task_ctx());
+            let physical = df.create_physical_plan().await.map_err(map_df_error)?;
+            return Ok(Ran::Plan(physical, task));
         }
     };
-    explain(ctx, &inner, analyze, verbose).await
+    Ok(Ran::Explained(
+        explain(ctx, &inner, analyze, verbose).await?,
+    ))
+}
+
+/// Puts the session's own access back in the scans' cell when a
+/// statement that read through a consistent cut is done with its stream.
+struct RestoreAccess {
+    cell: shard_router::txn::SharedAccess,
+    to: shard_router::txn::ShardAccess,
+}
+
+impl Drop for RestoreAccess {
+    fn drop(&mut self) {
+        *self.cell.write() = self.to.clone();
+    }
 }
 
 /// EXPLAIN [ANALYZE] as one text column, one line per row, like
@@ -243,7 +269,37 @@ impl Session {
                     .and_then(|n| n.parse().ok())
             })
             .collect();
-        let stream = run(&ctx, lp, params, self.clock().transaction).await?;
+        let stream = match run(&ctx, lp, params, self.clock().transaction).await? {
+            Ran::Explained(s) => s,
+            Ran::Plan(physical, task) => {
+                // Two or more shards read in one statement read one
+                // consistent cut; the scans take their access from the
+                // cell when they start, which may be while the stream runs.
+                let wants = shard_router::shard_scan::plain_reads(&physical);
+                let access = self.read_access(&wants).await?;
+                let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
+                *self.access_cell.write() = access;
+                let s = datafusion::physical_plan::execute_stream(physical, task)
+                    .map_err(map_df_error)?;
+                if cut {
+                    use futures::StreamExt;
+                    let restore = RestoreAccess {
+                        cell: self.access_cell.clone(),
+                        to: self.access(),
+                    };
+                    let schema = s.schema();
+                    Box::pin(RecordBatchStreamAdapter::new(
+                        schema,
+                        s.map(move |b| {
+                            let _ = &restore;
+                            b
+                        }),
+                    ))
+                } else {
+                    s
+                }
+            }
+        };
         let stream = with_numeric_scales(stream)?;
         if widths.iter().all(Option::is_none) {
             return Ok(stream);

@@ -28,12 +28,22 @@ impl Session {
             Route::Partitions(v) => v,
             Route::Scatter => (0..t.partition_count()).collect(),
         };
-        let access = self.access();
         if let [part] = parts[..] {
+            let access = self.access();
             return Ok(Output::Rows(
                 fast_select_part(&self.router, &access, p, part, params).await?,
             ));
         }
+        // Several shards read in one statement read one consistent cut.
+        let access = if p.locking {
+            self.access()
+        } else {
+            let mut wants = std::collections::BTreeMap::new();
+            for part in &parts {
+                *wants.entry(t.partition_shards[*part as usize]).or_default() += 1;
+            }
+            self.read_access(&wants).await?
+        };
         let Some(merge) = &p.merge else {
             return Err(Error::internal(
                 "a single-partition statement routed to several partitions",

@@ -239,6 +239,44 @@ impl Session {
         "public".to_string()
     }
 
+    /// `tessera.consistent_reads` (on unless set off): a plain read of
+    /// two or more shards reads one consistent cut
+    /// (`shard_router::snapshot`); off reads each shard at its own moment.
+    pub fn consistent_reads(&self) -> bool {
+        self.settings
+            .get("tessera.consistent_reads")
+            .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
+    }
+
+    /// The access for a statement whose plain reads are `wants`
+    /// (connections per shard): a consistent cut over the shards the
+    /// transaction has no branch on when it reads two or more shards in
+    /// autocommit or READ COMMITTED; the session's access otherwise.
+    pub(crate) async fn read_access(
+        &self,
+        wants: &std::collections::BTreeMap<common::ShardId, usize>,
+    ) -> common::Result<ShardAccess> {
+        let access = self.access();
+        if wants.len() < 2 || !self.consistent_reads() {
+            return Ok(access);
+        }
+        let txn = match &access {
+            ShardAccess::Txn(b) if !b.statement_snapshots() => return Ok(access),
+            ShardAccess::Txn(b) => Some(b.clone()),
+            _ => None,
+        };
+        let outside: std::collections::BTreeMap<_, _> = wants
+            .iter()
+            .filter(|(s, _)| !txn.as_ref().is_some_and(|b| b.has_slot(**s)))
+            .map(|(s, n)| (*s, *n))
+            .collect();
+        if outside.is_empty() {
+            return Ok(access);
+        }
+        let cut = shard_router::snapshot::Cut::open(&self.router, &outside).await?;
+        Ok(ShardAccess::Cut(txn, cut))
+    }
+
     pub fn access(&self) -> ShardAccess {
         match self.txn.as_ref().or(self.stmt_txn.as_ref()) {
             Some(b) => ShardAccess::Txn(b.clone()),

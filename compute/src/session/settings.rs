@@ -30,6 +30,9 @@ pub fn default_settings() -> BTreeMap<String, String> {
         ("is_superuser", "on"),
         // Off: every shard scan is a plain table scan, all else DataFusion.
         ("tessera.pushdown", "on"),
+        // Off: a read of several shards reads each at its own moment and
+        // may see part of a distributed commit (shard_router::snapshot).
+        ("tessera.consistent_reads", "on"),
         ("lock_timeout", "0"),
         // Off: a foreign key the shards cannot check is refused (0A000).
         ("tessera.unenforced_foreign_keys", "off"),
@@ -131,19 +134,20 @@ impl Session {
         } else {
             value.clone()
         };
-        let value = &if key == "tessera.unenforced_foreign_keys" {
-            match value.to_ascii_lowercase().as_str() {
-                "on" | "true" | "1" | "yes" => "on".to_string(),
-                "off" | "false" | "0" | "no" => "off".to_string(),
-                _ => {
-                    return Err(Error::InvalidParameter {
-                        message: format!("parameter \"{key}\" requires a Boolean value"),
-                    })
+        let value =
+            &if key == "tessera.unenforced_foreign_keys" || key == "tessera.consistent_reads" {
+                match value.to_ascii_lowercase().as_str() {
+                    "on" | "true" | "1" | "yes" => "on".to_string(),
+                    "off" | "false" | "0" | "no" => "off".to_string(),
+                    _ => {
+                        return Err(Error::InvalidParameter {
+                            message: format!("parameter \"{key}\" requires a Boolean value"),
+                        })
+                    }
                 }
-            }
-        } else {
-            value.clone()
-        };
+            } else {
+                value.clone()
+            };
         if key == "tessera.pushdown" {
             if !matches!(value.to_ascii_lowercase().as_str(), "on" | "off") {
                 return Err(Error::InvalidText {

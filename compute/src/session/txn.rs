@@ -97,11 +97,12 @@ impl Session {
                 .settings
                 .get("default_transaction_isolation")
                 .and_then(|s| IsolationLevel::parse(s).ok());
-            self.txn = Some(Arc::new(Branches::new(
-                self.router.node_id,
-                isolation.or(default_iso),
-                read_only,
-            )));
+            let b = Branches::new(self.router.node_id, isolation.or(default_iso), read_only);
+            self.txn = Some(Arc::new(if self.consistent_reads() {
+                b
+            } else {
+                b.without_cut()
+            }));
         }
         Output::TxnStart
     }
@@ -173,11 +174,16 @@ impl Session {
                         .into(),
                 });
             }
-            self.txn = Some(Arc::new(Branches::new(
+            let b = Branches::new(
                 self.router.node_id,
                 Some(IsolationLevel::parse(value)?),
                 t.read_only,
-            )));
+            );
+            self.txn = Some(Arc::new(if self.consistent_reads() {
+                b
+            } else {
+                b.without_cut()
+            }));
         }
         Ok(())
     }

@@ -98,6 +98,42 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
             (acked, failed)
         }));
     }
+    // Readers of the total all along (consistent reads): never a wrong
+    // total, whatever is killed; errors while a node is down are fine.
+    let mut readers = vec![];
+    for r in 0..2u64 {
+        let urls = urls.clone();
+        let stop = stop.clone();
+        readers.push(tokio::spawn(async move {
+            let mut rng = Rng(0x5851_F42D_4C95_7F2D ^ ((r + 1) * 31));
+            let mut client = connect_any(&urls, &mut rng).await;
+            let (mut reads, mut wrong, mut failed) = (0u64, 0u64, 0u64);
+            while !stop.load(Ordering::Relaxed) {
+                let sql = if r == 0 {
+                    "SELECT sum(balance)::bigint FROM bank_acct"
+                } else {
+                    "SELECT sum(a.balance)::bigint FROM bank_acct a JOIN bank_acct b ON b.id = a.id"
+                };
+                match client.query_one(sql, &[]).await {
+                    Ok(row) => {
+                        reads += 1;
+                        if row.get::<_, i64>(0) != ACCOUNTS as i64 * 1000 {
+                            wrong += 1;
+                        }
+                    }
+                    Err(_) => {
+                        failed += 1;
+                        if client.is_closed() {
+                            client = connect_any(&urls, &mut rng).await;
+                        } else {
+                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        }
+                    }
+                }
+            }
+            (reads, wrong, failed)
+        }));
+    }
     let bin = cluster.bin.clone();
     let dir = cluster.dir.clone();
     let role = match victim {
@@ -126,6 +162,15 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
         acked.extend(a);
         failed += f;
     }
+    let (mut reads, mut wrong_reads, mut failed_reads) = (0, 0, 0);
+    for r in readers {
+        let (n, w, f) = r.await.unwrap();
+        reads += n;
+        wrong_reads += w;
+        failed_reads += f;
+    }
+    println!("bank under {victim:?} kills: {reads} total reads, {wrong_reads} wrong, {failed_reads} failed");
+    assert_eq!(wrong_reads, 0, "a read saw part of a distributed commit");
     // Recovery resolves every prepared branch.
     let start = std::time::Instant::now();
     loop {

@@ -11,6 +11,7 @@ mod protocol;
 mod pushdown;
 mod security;
 mod slt;
+mod snapshots;
 mod transactions;
 
 use std::collections::HashMap;
@@ -27,6 +28,7 @@ use protocol::*;
 use pushdown::*;
 use security::*;
 use slt::*;
+use snapshots::*;
 use transactions::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,12 +40,15 @@ async fn cluster_suite() {
         return;
     }
     // Each scenario's time, so a slow CI run shows where it went.
+    // TESSERA_SCENARIO=name runs just the scenarios of that name.
+    let only = std::env::var("TESSERA_SCENARIO").ok();
     macro_rules! step {
         ($name:expr, $e:expr) => {{
-            let t = std::time::Instant::now();
-            let r = $e;
-            println!("step {}: {:.1} s", $name, t.elapsed().as_secs_f64());
-            r
+            if only.as_deref().is_none_or(|o| o == $name) {
+                let t = std::time::Instant::now();
+                $e;
+                println!("step {}: {:.1} s", $name, t.elapsed().as_secs_f64());
+            }
         }};
     }
     step!("garbage_bytes", garbage_bytes(&cluster).await);
@@ -61,6 +66,7 @@ async fn cluster_suite() {
     step!("cancel_request", cancel_request(&cluster).await);
     step!("for_update_locks", for_update_locks(&cluster).await);
     step!("isolation_levels", isolation_levels(&cluster).await);
+    step!("consistent_reads", consistent_reads(&cluster).await);
     step!(
         "pushdown_matches_datafusion",
         pushdown_matches_datafusion(&cluster).await

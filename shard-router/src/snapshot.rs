@@ -1,0 +1,404 @@
+//! Consistent reads across shards: a multi-shard read sees every
+//! distributed commit entirely or not at all.
+//!
+//! The barrier is one row of meta's `snapshot_barrier`. A distributed
+//! commit holds it shared (`LOCK IN SHARE MODE`, [`hold_shared`]) from just
+//! before its decision until every branch has committed; a reader takes it
+//! exclusively (`FOR UPDATE`) just long enough to open `START TRANSACTION
+//! WITH CONSISTENT SNAPSHOT, READ ONLY` on every connection it will read
+//! through ([`Cut::open`]). While a reader holds it no distributed commit is
+//! between its decision and its last `XA COMMIT`, so each such commit is
+//! either committed on all its shards or on none when the snapshots open.
+//! Readers of one node share one exclusive hold ([`Gate`]: whoever comes
+//! while a hold is being taken rides on it), so readers do not queue behind
+//! each other, only behind commits in their second phase.
+//!
+//! A commit whose coordinator died (or lost a shard) in phase two leaves its
+//! decision `done = 0` in `commit_log` until recovery has committed every
+//! branch. Under the hold a reader lists those and waits (bounded) while one
+//! of them wrote two or more of the shards it reads: only then could it see
+//! part of that commit. ARCHITECTURE.md, "Consistent reads", has the
+//! argument and the failure modes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use common::{Error, Result, ShardId, SqlState};
+use meta::MetaStore;
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+use storage_adapter::{map_error, quote_str};
+
+use crate::twopc::BarrierHold;
+use crate::Router;
+
+/// How long a reader waits for the barrier, and for in-doubt commits that
+/// touch what it reads to be completed, before giving up with 40001.
+const READER_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long opening the snapshots may take while the barrier is held
+/// exclusively (a hung shard must not stall every distributed commit).
+const OPEN_LIMIT: Duration = Duration::from_secs(5);
+
+fn unavailable(what: String) -> Error {
+    Error::Sql {
+        state: SqlState::SERIALIZATION_FAILURE,
+        message: format!("could not take a consistent snapshot across shards: {what}"),
+    }
+}
+
+/// A meta connection inside a transaction that holds the barrier; closed
+/// (so meta rolls back and frees the lock) unless ended cleanly.
+struct Held(Option<Conn>);
+
+impl Held {
+    async fn end(mut self, sql: String) {
+        if let Some(mut c) = self.0.take() {
+            if c.query_drop(sql).await.is_err() {
+                let _ = c.disconnect().await;
+            }
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    let _ = c.disconnect().await;
+                });
+            }
+        }
+    }
+}
+
+/// The committer's side: the barrier held shared until
+/// [`BarrierHold::release`].
+pub async fn hold_shared(meta: &MetaStore) -> Result<Box<dyn BarrierHold>> {
+    let mut c = meta.conn().await?;
+    match c
+        .query_drop(
+            "START TRANSACTION; SET STATEMENT innodb_lock_wait_timeout = 10 FOR SELECT id FROM snapshot_barrier WHERE id = 1 LOCK IN SHARE MODE",
+        )
+        .await
+    {
+        Ok(()) => Ok(Box::new(SharedHold(Held(Some(c))))),
+        Err(e) => {
+            let _ = c.disconnect().await;
+            Err(Error::meta(e))
+        }
+    }
+}
+
+struct SharedHold(Held);
+
+#[async_trait]
+impl BarrierHold for SharedHold {
+    async fn release(self: Box<Self>, done: Option<String>) {
+        let sql = match done {
+            Some(g) => format!(
+                "UPDATE commit_log SET done = 1 WHERE gtrid = {}; COMMIT",
+                quote_str(&g)
+            ),
+            None => "ROLLBACK".into(),
+        };
+        self.0.end(sql).await
+    }
+}
+
+/// What a reader learns under the exclusive hold: the shard sets of the
+/// commits decided but not completed (`done = 0`).
+type Pending = Arc<Vec<Vec<ShardId>>>;
+
+type Ready = Option<std::result::Result<Pending, String>>;
+
+#[derive(Clone)]
+struct Epoch {
+    ready: tokio::sync::watch::Receiver<Ready>,
+    /// Dropped by every reader once its snapshots are open; the hold ends
+    /// when the last is gone.
+    riders: tokio::sync::mpsc::Sender<()>,
+}
+
+/// The readers' side of the barrier on one node.
+pub struct Gate {
+    meta: MetaStore,
+    current: Arc<parking_lot::Mutex<Option<Epoch>>>,
+}
+
+/// A reader's share of an exclusive hold.
+pub struct Ticket {
+    pub pending: Pending,
+    _rider: tokio::sync::mpsc::Sender<()>,
+}
+
+impl Gate {
+    pub fn new(meta: MetaStore) -> Gate {
+        Gate {
+            meta,
+            current: Default::default(),
+        }
+    }
+
+    /// Waits for an exclusive hold (its own or one being taken by another
+    /// reader of this node) and joins it.
+    pub async fn enter(&self) -> Result<Ticket> {
+        let epoch = {
+            let mut cur = self.current.lock();
+            match &*cur {
+                Some(e) => e.clone(),
+                None => {
+                    let e = self.start();
+                    *cur = Some(e.clone());
+                    e
+                }
+            }
+        };
+        let Epoch { mut ready, riders } = epoch;
+        let r = ready
+            .wait_for(|r| r.is_some())
+            .await
+            .map_err(|_| unavailable("the barrier's holder went away".into()))?
+            .clone();
+        match r {
+            Some(Ok(pending)) => Ok(Ticket {
+                pending,
+                _rider: riders,
+            }),
+            Some(Err(e)) => Err(unavailable(e)),
+            None => Err(unavailable("no answer".into())),
+        }
+    }
+
+    fn start(&self) -> Epoch {
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        let (riders, mut gone) = tokio::sync::mpsc::channel::<()>(1);
+        let epoch = Epoch {
+            ready: rx,
+            riders: riders.clone(),
+        };
+        let meta = self.meta.clone();
+        let current = self.current.clone();
+        let ready_rx = epoch.ready.clone();
+        tokio::spawn(async move {
+            let taken = tokio::time::timeout(READER_PATIENCE, take_exclusive(&meta)).await;
+            // Readers coming from now on start the next hold.
+            {
+                let mut cur = current.lock();
+                if cur
+                    .as_ref()
+                    .is_some_and(|e| e.ready.same_channel(&ready_rx))
+                {
+                    *cur = None;
+                }
+            }
+            drop(riders);
+            match taken {
+                Ok(Ok((held, pending))) => {
+                    let _ = tx.send(Some(Ok(Arc::new(pending))));
+                    // Every rider has opened its snapshots (or given up).
+                    while gone.recv().await.is_some() {}
+                    held.end("ROLLBACK".into()).await;
+                }
+                Ok(Err(e)) => {
+                    let _ = tx.send(Some(Err(e.to_string())));
+                }
+                Err(_) => {
+                    let _ = tx.send(Some(Err(format!(
+                        "the barrier was not free within {} s",
+                        READER_PATIENCE.as_secs()
+                    ))));
+                }
+            }
+        });
+        epoch
+    }
+}
+
+async fn take_exclusive(meta: &MetaStore) -> Result<(Held, Vec<Vec<ShardId>>)> {
+    let mut c = meta.conn().await?;
+    let r = async {
+        c.query_drop(
+            "START TRANSACTION; SET STATEMENT innodb_lock_wait_timeout = 10 FOR SELECT id FROM snapshot_barrier WHERE id = 1 FOR UPDATE",
+        )
+        .await?;
+        c.query::<String, _>("SELECT shards FROM commit_log WHERE done = 0")
+            .await
+    }
+    .await;
+    match r {
+        Ok(rows) => {
+            let pending = rows
+                .iter()
+                .map(|s| {
+                    s.split(',')
+                        .filter_map(|n| n.trim().parse().ok().map(ShardId))
+                        .collect()
+                })
+                .collect();
+            Ok((Held(Some(c)), pending))
+        }
+        Err(e) => {
+            let _ = c.disconnect().await;
+            Err(Error::meta(e))
+        }
+    }
+}
+
+/// The table a REPEATABLE READ branch reads to open its read view at
+/// `XA START` (MariaDB has no `XA START ... WITH CONSISTENT SNAPSHOT`; any
+/// consistent read of an InnoDB table opens it). In `tsr_tessera`: schema
+/// names starting with "tessera" are reserved, so no user schema maps there.
+pub const PROBE: &str = "`tsr_tessera`.`snapshot_probe`";
+
+/// Creates [`PROBE`] on a shard if it is not there (every node, at start,
+/// for every shard it learns of; retried while the shard is down).
+pub async fn ensure_probe(shard: storage_adapter::ShardClient) {
+    let sql = format!(
+        "CREATE DATABASE IF NOT EXISTS `tsr_tessera`; CREATE TABLE IF NOT EXISTS {PROBE} (id INT PRIMARY KEY) ENGINE=InnoDB; INSERT IGNORE INTO {PROBE} VALUES (1)"
+    );
+    for attempt in 0..120u32 {
+        match shard.conn().await {
+            Ok(mut c) => match c.query_drop(&sql).await {
+                Ok(()) => return,
+                Err(e) => tracing::debug!("snapshot probe on {}: {e}", shard.id),
+            },
+            Err(e) => tracing::debug!("snapshot probe on {}: {e}", shard.id),
+        }
+        tokio::time::sleep(Duration::from_millis(500 * (attempt as u64 + 1).min(20))).await;
+    }
+}
+
+/// One connection of a cut: inside `START TRANSACTION WITH CONSISTENT
+/// SNAPSHOT, READ ONLY`; committed and pooled again when the cut ends.
+pub struct SnapConn(pub Option<Conn>);
+
+impl Drop for SnapConn {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    if c.query_drop("COMMIT").await.is_err() {
+                        let _ = c.disconnect().await;
+                    }
+                });
+            }
+        }
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<SnapConn>>;
+
+/// A statement's consistent cut: for each shard it reads, as many
+/// connections as it reads partitions there at once, every one opened
+/// under one exclusive hold of the barrier.
+pub struct Cut {
+    slots: HashMap<ShardId, Vec<Slot>>,
+}
+
+impl Cut {
+    /// Opens the cut: `wants` is how many connections each shard needs.
+    pub async fn open(router: &Router, wants: &BTreeMap<ShardId, usize>) -> Result<Arc<Cut>> {
+        let shards: Vec<ShardId> = wants.keys().copied().collect();
+        let slots = under_barrier(router, &shards, || open_all(router, wants)).await?;
+        Ok(Arc::new(Cut { slots }))
+    }
+
+    /// A connection of the cut on `shard`: a free one, else the first to
+    /// come free.
+    pub async fn lease(&self, shard: ShardId) -> Result<tokio::sync::OwnedMutexGuard<SnapConn>> {
+        let slots = self.slots.get(&shard).ok_or_else(|| {
+            Error::internal(format!("{shard} is not in the statement's snapshot"))
+        })?;
+        for s in slots {
+            if let Ok(g) = s.clone().try_lock_owned() {
+                return Ok(g);
+            }
+        }
+        let waits = slots.iter().map(|s| Box::pin(s.clone().lock_owned()));
+        Ok(futures::future::select_all(waits).await.0)
+    }
+
+    pub fn covers(&self, shard: ShardId) -> bool {
+        self.slots.contains_key(&shard)
+    }
+}
+
+/// Runs `open` (which opens snapshots on `shards`) under an exclusive
+/// hold of the barrier, once no commit interrupted by a failure could show
+/// part of itself to a read of `shards`.
+pub async fn under_barrier<T, F, Fut>(router: &Router, shards: &[ShardId], open: F) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let start = Instant::now();
+    loop {
+        let ticket = router.snapshots.enter().await?;
+        // A commit left half done by a failure is waited for when this
+        // read could see part of it (two or more of its shards).
+        let blocking = ticket
+            .pending
+            .iter()
+            .any(|p| p.iter().filter(|s| shards.contains(s)).count() >= 2);
+        if blocking {
+            drop(ticket);
+            if start.elapsed() > READER_PATIENCE {
+                return Err(unavailable(
+                    "a distributed commit interrupted by a failure is still being completed by recovery".into(),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        let opened = tokio::time::timeout(OPEN_LIMIT, open()).await;
+        drop(ticket);
+        return match opened {
+            Ok(r) => r,
+            Err(_) => Err(unavailable(format!(
+                "opening the shards' snapshots took over {} s",
+                OPEN_LIMIT.as_secs()
+            ))),
+        };
+    }
+}
+
+async fn open_all(
+    router: &Router,
+    wants: &BTreeMap<ShardId, usize>,
+) -> Result<HashMap<ShardId, Vec<Slot>>> {
+    let mut jobs = vec![];
+    for (&shard, &n) in wants {
+        for _ in 0..n.max(1) {
+            jobs.push(async move {
+                let mut c = router.shard(shard)?.conn().await?;
+                // Shard sessions run READ COMMITTED, where a consistent
+                // snapshot would be ignored (a view per statement).
+                c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+                    .await
+                    .map_err(|e| map_error(shard, e))?;
+                Ok::<_, Error>((shard, SnapConn(Some(c))))
+            });
+        }
+    }
+    let mut slots: HashMap<ShardId, Vec<Slot>> = HashMap::new();
+    let mut first_err = None;
+    for r in futures::future::join_all(jobs).await {
+        match r {
+            Ok((shard, c)) => slots
+                .entry(shard)
+                .or_default()
+                .push(Arc::new(tokio::sync::Mutex::new(c))),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(slots),
+    }
+}
