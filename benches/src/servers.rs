@@ -17,6 +17,9 @@ pub struct Endpoint {
     pub user: String,
     pub password: String,
     pub db: String,
+    /// Settings every session gets at startup (libpq's PGOPTIONS, e.g.
+    /// `-c tessera.consistent_reads=off`).
+    pub options: Option<String>,
 }
 
 impl Endpoint {
@@ -123,6 +126,7 @@ impl Tessera {
             user: hp["user"].as_str().unwrap_or_default().into(),
             password: hp["password"].as_str().unwrap_or_default().into(),
             db: "tessera".into(),
+            options: None,
         };
         Ok((
             Tessera {
@@ -212,6 +216,7 @@ impl Mariadb {
                 user: "sbtest".into(),
                 password: "sbtest".into(),
                 db: "sbtest".into(),
+                options: None,
             },
         ))
     }
@@ -305,6 +310,7 @@ impl Postgres {
                 user: "sbtest".into(),
                 password: "sbtest".into(),
                 db: "sbtest".into(),
+                options: None,
             },
         ))
     }

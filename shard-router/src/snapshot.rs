@@ -184,7 +184,10 @@ impl Gate {
         let current = self.current.clone();
         let ready_rx = epoch.ready.clone();
         tokio::spawn(async move {
-            let taken = tokio::time::timeout(READER_PATIENCE, take_exclusive(&meta)).await;
+            // Not under a timeout: a meta connection dropped while its
+            // transaction is open would go back to the pool inside it. The
+            // lock wait is bounded by the statement itself (10 s).
+            let taken = take_exclusive(&meta).await;
             // Readers coming from now on start the next hold.
             {
                 let mut cur = current.lock();
@@ -197,20 +200,14 @@ impl Gate {
             }
             drop(riders);
             match taken {
-                Ok(Ok((held, pending))) => {
+                Ok((held, pending)) => {
                     let _ = tx.send(Some(Ok(Arc::new(pending))));
                     // Every rider has opened its snapshots (or given up).
                     while gone.recv().await.is_some() {}
                     held.end("ROLLBACK".into()).await;
                 }
-                Ok(Err(e)) => {
+                Err(e) => {
                     let _ = tx.send(Some(Err(e.to_string())));
-                }
-                Err(_) => {
-                    let _ = tx.send(Some(Err(format!(
-                        "the barrier was not free within {} s",
-                        READER_PATIENCE.as_secs()
-                    ))));
                 }
             }
         });
@@ -220,13 +217,22 @@ impl Gate {
 
 async fn take_exclusive(meta: &MetaStore) -> Result<(Held, Vec<Vec<ShardId>>)> {
     let mut c = meta.conn().await?;
+    // One round trip: the lock, then (under it) the incomplete decisions.
     let r = async {
-        c.query_drop(
-            "START TRANSACTION; SET STATEMENT innodb_lock_wait_timeout = 10 FOR SELECT id FROM snapshot_barrier WHERE id = 1 FOR UPDATE",
+        let mut r = c
+            .query_iter(
+                "START TRANSACTION; SET STATEMENT innodb_lock_wait_timeout = 10 FOR SELECT id FROM snapshot_barrier WHERE id = 1 FOR UPDATE; SELECT shards FROM commit_log WHERE done = 0",
+            )
+            .await?;
+        let mut last: Vec<mysql_async::Row> = vec![];
+        while !r.is_empty() {
+            last = r.collect().await?;
+        }
+        Ok::<_, mysql_async::Error>(
+            last.into_iter()
+                .filter_map(|mut row| row.take::<String, _>(0))
+                .collect::<Vec<String>>(),
         )
-        .await?;
-        c.query::<String, _>("SELECT shards FROM commit_log WHERE done = 0")
-            .await
     }
     .await;
     match r {
@@ -374,13 +380,17 @@ async fn open_all(
     for (&shard, &n) in wants {
         for _ in 0..n.max(1) {
             jobs.push(async move {
-                let mut c = router.shard(shard)?.conn().await?;
-                // Shard sessions run READ COMMITTED, where a consistent
-                // snapshot would be ignored (a view per statement).
-                c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-                    .await
-                    .map_err(|e| map_error(shard, e))?;
-                Ok::<_, Error>((shard, SnapConn(Some(c))))
+                // Wrapped first: dropped at any point (the opening timed
+                // out), the connection is committed before it is pooled.
+                let mut sc = SnapConn(Some(router.shard(shard)?.conn().await?));
+                if let Some(c) = sc.0.as_mut() {
+                    // Shard sessions run READ COMMITTED, where a consistent
+                    // snapshot would be ignored (a view per statement).
+                    c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+                        .await
+                        .map_err(|e| map_error(shard, e))?;
+                }
+                Ok::<_, Error>((shard, sc))
             });
         }
     }

@@ -134,7 +134,7 @@ impl Branches {
                 let slot = self.slot(shard);
                 let mut guard = slot.lock_owned().await;
                 if guard.is_none() {
-                    *guard = Some(self.open_branch(router, shard, true).await?);
+                    self.open_branch(router, shard, true, &mut guard).await?;
                 }
                 Ok::<_, Error>(())
             }))
@@ -150,13 +150,19 @@ impl Branches {
     /// trip with the isolation level (shard sessions default to READ
     /// COMMITTED) and the savepoints taken before; `read_view`: and a
     /// consistent read that opens the branch's read view now.
+    ///
+    /// The connection is in `slot` while the statement runs: dropped
+    /// midway (a cancel, the cut's time limit), the branch is rolled back
+    /// with the transaction rather than pooled in an unknown XA state. On
+    /// an error it is taken out again and closed.
     async fn open_branch(
         &self,
         router: &Router,
         shard: ShardId,
         read_view: bool,
-    ) -> Result<Branch> {
-        let mut conn = router.shard(shard)?.conn().await?;
+        slot: &mut Option<Branch>,
+    ) -> Result<()> {
+        let conn = router.shard(shard)?.conn().await?;
         let mut sql = String::new();
         if let Some(level) = self.isolation {
             if level != IsolationLevel::ReadCommitted {
@@ -176,10 +182,16 @@ impl Branches {
                 crate::snapshot::PROBE
             ));
         }
-        conn.query_drop(sql)
-            .await
-            .map_err(|e| map_error(shard, e))?;
-        Ok(Branch { conn })
+        let branch = slot.insert(Branch { conn });
+        if let Err(e) = branch.conn.query_drop(sql).await {
+            // Part of the round trip may have run (XA START): closed, not
+            // pooled.
+            if let Some(b) = slot.take() {
+                let _ = b.conn.disconnect().await;
+            }
+            return Err(map_error(shard, e));
+        }
+        Ok(())
     }
 
     /// Whether every statement of this transaction reads the data
@@ -545,7 +557,9 @@ impl ShardAccess {
                 let slot = branches.slot(shard);
                 let mut guard = slot.lock_owned().await;
                 if guard.is_none() {
-                    *guard = Some(branches.open_branch(router, shard, false).await?);
+                    branches
+                        .open_branch(router, shard, false, &mut guard)
+                        .await?;
                 }
                 // A branch that writes or locks rows takes part in the
                 // commit as a writer from now on: it is prepared with the

@@ -53,6 +53,11 @@ struct Args {
     /// Comma-separated Tessera placements: hash, single.
     #[arg(long, default_value = "hash,single")]
     distributions: String,
+    /// Also run every workload on each cluster with
+    /// `tessera.consistent_reads = off` (target `<name>-per-shard-reads`),
+    /// after the default consistent reads.
+    #[arg(long)]
+    per_shard_reads: bool,
     /// Skip the MariaDB and PostgreSQL baselines.
     #[arg(long)]
     no_baselines: bool,
@@ -72,6 +77,9 @@ struct Args {
 
 fn sysbench(ep: &Endpoint, workload: &str, cmd: &str, extra: &[String]) -> (bool, String) {
     let mut c = Command::new("sysbench");
+    if let Some(o) = &ep.options {
+        c.env("PGOPTIONS", o);
+    }
     c.arg(workload)
         .args(ep.sysbench_args())
         .args(extra)
@@ -250,6 +258,13 @@ fn main() {
             Ok((cluster, ep)) => {
                 targets.push(ep.name.clone());
                 run_target(&ep, &mut results);
+                if a.per_shard_reads {
+                    let mut relaxed = ep.clone();
+                    relaxed.name = format!("{}-per-shard-reads", ep.name);
+                    relaxed.options = Some("-c tessera.consistent_reads=off".into());
+                    targets.push(relaxed.name.clone());
+                    run_target(&relaxed, &mut results);
+                }
                 drop(cluster);
             }
             Err(e) => {
@@ -290,7 +305,7 @@ fn main() {
     };
     let mut tsv = String::from("workload\tps_mode\tthreads\ttarget\ttps\tqps\tp95_ms\terrors\treconnects\tok\tvs_mariadb\tvs_postgres\n");
     println!(
-        "{:<22} {:<7} {:>7} {:<16} {:>10} {:>10} {:>9} {:>6} {:>9} {:>9}",
+        "{:<22} {:<7} {:>7} {:<28} {:>10} {:>10} {:>9} {:>6} {:>9} {:>9}",
         "workload",
         "ps",
         "threads",
@@ -323,7 +338,7 @@ fn main() {
                         x.map(|v| format!("{v:.2}x")).unwrap_or_else(|| "-".into())
                     };
                     println!(
-                        "{:<22} {:<7} {:>7} {:<16} {:>10.1} {:>10.1} {:>9.2} {:>6} {:>9} {:>9}{}",
+                        "{:<22} {:<7} {:>7} {:<28} {:>10.1} {:>10.1} {:>9.2} {:>6} {:>9} {:>9}{}",
                         w,
                         ps,
                         th,

@@ -503,6 +503,10 @@ async fn main() {
         );
         let _ = std::fs::write(p, chart(&title, &reports));
     }
+    // Stopped before exiting: `exit` runs no destructors.
+    drop(cluster);
+    drop(_postgres);
+    drop(_mariadb);
     if failed {
         std::process::exit(1);
     }

@@ -40,7 +40,9 @@ impl MetaStore {
         // node opened (and the meta server accepted) a new connection for
         // every catalog poll, heartbeat and client authentication, dozens
         // per second, and bursts of them were reset by the server.
-        let constraints = PoolConstraints::new(1, 16).unwrap_or_default();
+        // Up to 64: every distributed commit in its second phase holds one
+        // (the snapshot barrier, `shard_router::snapshot`).
+        let constraints = PoolConstraints::new(1, 64).unwrap_or_default();
         let pool_opts = PoolOpts::default()
             .with_constraints(constraints)
             .with_inactive_connection_ttl(std::time::Duration::from_secs(60));
