@@ -15,6 +15,16 @@ use crate::twopc::{Decision, DecisionLog, Recovery, RecoveryShard};
 use crate::xid::Xid;
 use crate::Router;
 
+/// Global transaction ids as an SQL list, each through the one quoting
+/// function for string literals.
+fn quoted_list(gtrids: &[String]) -> String {
+    gtrids
+        .iter()
+        .map(|g| quote_str(g))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[async_trait]
 impl DecisionLog for MetaStore {
     async fn decide(
@@ -76,11 +86,7 @@ impl DecisionLog for MetaStore {
 
     async fn lookup(&self, gtrids: &[String]) -> Result<HashMap<String, Decision>> {
         let mut conn = self.conn().await?;
-        let list = gtrids
-            .iter()
-            .map(|g| quote_str(g))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let list = quoted_list(gtrids);
         let rows: Vec<(String, String)> = conn
             .query(format!(
                 "SELECT gtrid, decision FROM commit_log WHERE gtrid IN ({list})"
@@ -107,11 +113,7 @@ impl DecisionLog for MetaStore {
     async fn completed(&self, gtrids: &[String]) -> Result<()> {
         let mut conn = self.conn().await?;
         for chunk in gtrids.chunks(500) {
-            let list = chunk
-                .iter()
-                .map(|g| quote_str(g))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = quoted_list(chunk);
             conn.query_drop(format!(
                 "UPDATE commit_log SET done = 1 WHERE gtrid IN ({list})"
             ))
@@ -132,11 +134,7 @@ impl DecisionLog for MetaStore {
             .map_err(Error::meta)?;
         let gone: Vec<String> = old.into_iter().filter(|g| !keep.contains(g)).collect();
         for chunk in gone.chunks(500) {
-            let list = chunk
-                .iter()
-                .map(|g| quote_str(g))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = quoted_list(chunk);
             conn.query_drop(format!("DELETE FROM commit_log WHERE gtrid IN ({list})"))
                 .await
                 .map_err(Error::meta)?;
