@@ -34,8 +34,10 @@ use storage_adapter::{map_error, quote_str};
 use crate::twopc::BarrierHold;
 use crate::Router;
 
-/// How long a reader waits for the barrier, and for in-doubt commits that
-/// touch what it reads to be completed, before giving up with 40001.
+/// How long a reader waits for commits left incomplete by a failure that
+/// touch what it reads, before giving up with 40001 (the wait for the
+/// barrier itself is bounded in its statement: `innodb_lock_wait_timeout`
+/// 10 s).
 const READER_PATIENCE: Duration = Duration::from_secs(10);
 
 /// How long opening the snapshots may take while the barrier is held

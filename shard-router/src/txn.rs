@@ -111,11 +111,8 @@ impl Branches {
     }
 
     /// Reads per shard: no cut at the first statement.
-    pub fn without_cut(self) -> Branches {
-        *self
-            .cut_pending
-            .try_lock()
-            .expect("new branches are not shared") = false;
+    pub fn without_cut(mut self) -> Branches {
+        *self.cut_pending.get_mut() = false;
         self
     }
 

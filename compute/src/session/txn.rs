@@ -89,6 +89,17 @@ impl Session {
         self.txn.take()
     }
 
+    /// A session transaction's branches; with `tessera.consistent_reads`
+    /// off, REPEATABLE READ reads each shard at its own moment (no cut).
+    fn new_branches(&self, isolation: Option<IsolationLevel>, read_only: bool) -> Arc<Branches> {
+        let b = Branches::new(self.router.node_id, isolation, read_only);
+        Arc::new(if self.consistent_reads() {
+            b
+        } else {
+            b.without_cut()
+        })
+    }
+
     pub(crate) fn begin(&mut self, isolation: Option<IsolationLevel>, read_only: bool) -> Output {
         if self.txn.is_none() {
             self.transaction_started = self.statement_started;
@@ -97,12 +108,7 @@ impl Session {
                 .settings
                 .get("default_transaction_isolation")
                 .and_then(|s| IsolationLevel::parse(s).ok());
-            let b = Branches::new(self.router.node_id, isolation.or(default_iso), read_only);
-            self.txn = Some(Arc::new(if self.consistent_reads() {
-                b
-            } else {
-                b.without_cut()
-            }));
+            self.txn = Some(self.new_branches(isolation.or(default_iso), read_only));
         }
         Output::TxnStart
     }
@@ -174,16 +180,8 @@ impl Session {
                         .into(),
                 });
             }
-            let b = Branches::new(
-                self.router.node_id,
-                Some(IsolationLevel::parse(value)?),
-                t.read_only,
-            );
-            self.txn = Some(Arc::new(if self.consistent_reads() {
-                b
-            } else {
-                b.without_cut()
-            }));
+            let level = IsolationLevel::parse(value)?;
+            self.txn = Some(self.new_branches(Some(level), t.read_only));
         }
         Ok(())
     }
