@@ -7,10 +7,10 @@ use std::sync::Arc;
 use common::{Datum, Result as TResult, SqlType};
 use datafusion::arrow::array::*;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::common::DataFusionError;
 use storage_adapter::convert::from_mysql;
 
 use crate::arrow_types::decimal_params;
+use crate::spill::{BatchSender, Spill};
 use crate::txn::Lease;
 
 const BATCH_ROWS: usize = 8192;
@@ -54,20 +54,65 @@ pub fn decimal_mantissa(
     Ok(v)
 }
 
-/// Streams the rows of `sql` run on the leased connection as Arrow batches:
-/// the rows and bytes read, or `None` if the consumer went away before the
-/// last row (the query is still running: the caller kills it).
+/// How a shard scan's stream ended (rows and bytes read).
+pub(crate) enum Streamed {
+    Done(u64, u64),
+    /// The consumer went away before the last row (the query is still
+    /// running: the caller kills it).
+    Gone,
+    /// Another read waited for the connection while the consumer was not
+    /// reading: the rest of the rows were read off it into a [`Spill`] for
+    /// the caller to send once the connection is let go.
+    Drained(u64, u64, Box<Spill>),
+}
+
+/// What became of a batch offered to the consumer.
+enum Offered {
+    Sent,
+    Gone,
+    Wanted(RecordBatch),
+}
+
+/// Sends `batch` when the consumer has room; gives it back instead if
+/// another read waits for the connection before then.
+async fn offer(
+    tx: &BatchSender,
+    batch: RecordBatch,
+    contention: Option<&crate::slot::Contention>,
+) -> Offered {
+    let permit = match contention {
+        None => tx.reserve().await,
+        Some(c) => tokio::select! {
+            biased;
+            p = tx.reserve() => p,
+            () = c.wanted() => return Offered::Wanted(batch),
+        },
+    };
+    match permit {
+        Ok(p) => {
+            p.send(Ok(batch));
+            Offered::Sent
+        }
+        Err(_) => Offered::Gone,
+    }
+}
+
+/// Streams the rows of `sql` run on the leased connection as Arrow batches
+/// to `tx`. The connection is held to the last row unless another read of
+/// the same connection waits while the consumer is not reading: then the
+/// rest is drained (see [`Streamed::Drained`]).
 pub(crate) async fn stream_rows(
     lease: &mut Lease,
     sql: &str,
     schema: SchemaRef,
     types: &[SqlType],
-    tx: &tokio::sync::mpsc::Sender<Result<RecordBatch, DataFusionError>>,
-) -> TResult<Option<(u64, u64)>> {
+    tx: &BatchSender,
+) -> TResult<Streamed> {
     use mysql_async::prelude::Queryable;
     let mut total_rows = 0u64;
     let mut total_bytes = 0u64;
     let shard = lease.shard();
+    let contention = lease.contention();
     let conn = lease.conn()?;
     let mut result = conn
         .query_iter(sql)
@@ -75,50 +120,65 @@ pub(crate) async fn stream_rows(
         .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
     let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
     let mut rows = 0usize;
-    while let Some(row) = result
-        .next()
-        .await
-        .map_err(|e| crate::exec::statement_error(shard, e, sql))?
-    {
-        // Values never taken out of the row: each is present.
-        let values: Vec<mysql_async::Value> = row
-            .unwrap_raw()
-            .into_iter()
-            .map(|v| v.unwrap_or(mysql_async::Value::NULL))
-            .collect();
-        total_rows += 1;
-        for v in &values {
-            total_bytes += match v {
-                mysql_async::Value::Bytes(b) => b.len() as u64,
-                _ => 8,
-            };
+    let mut spill: Option<Spill> = None;
+    loop {
+        let row = result
+            .next()
+            .await
+            .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
+        let last = row.is_none();
+        if let Some(row) = row {
+            // Values never taken out of the row: each is present.
+            let values: Vec<mysql_async::Value> = row
+                .unwrap_raw()
+                .into_iter()
+                .map(|v| v.unwrap_or(mysql_async::Value::NULL))
+                .collect();
+            total_rows += 1;
+            for v in &values {
+                total_bytes += match v {
+                    mysql_async::Value::Bytes(b) => b.len() as u64,
+                    _ => 8,
+                };
+            }
+            for ((b, v), ty) in builders.iter_mut().zip(values).zip(types) {
+                let d = match (ty, from_mysql(v, ty)?) {
+                    // bpchar semantics in DataFusion: trailing blanks do not
+                    // count (comparisons, joins, grouping).
+                    (SqlType::Char(_), Datum::Text(s)) => {
+                        Datum::Text(s.trim_end_matches(' ').to_string())
+                    }
+                    (_, d) => d,
+                };
+                b.append(d)?;
+            }
+            rows += 1;
         }
-        for ((b, v), ty) in builders.iter_mut().zip(values).zip(types) {
-            let d = match (ty, from_mysql(v, ty)?) {
-                // bpchar semantics in DataFusion: trailing blanks do not
-                // count (comparisons, joins, grouping).
-                (SqlType::Char(_), Datum::Text(s)) => {
-                    Datum::Text(s.trim_end_matches(' ').to_string())
-                }
-                (_, d) => d,
-            };
-            b.append(d)?;
-        }
-        rows += 1;
-        if rows == BATCH_ROWS {
+        if rows == BATCH_ROWS || (last && rows > 0) {
             let batch = finish(&schema, &mut builders, rows)?;
             rows = 0;
-            if tx.send(Ok(batch)).await.is_err() {
-                // The consumer is gone: the caller kills the query.
-                return Ok(None);
+            match &mut spill {
+                Some(s) => s.push(batch)?,
+                None => match offer(tx, batch, contention.as_ref()).await {
+                    Offered::Sent => {}
+                    // The consumer is gone: the caller kills the query.
+                    Offered::Gone => return Ok(Streamed::Gone),
+                    Offered::Wanted(batch) => {
+                        let mut s = Spill::new(schema.clone());
+                        s.push(batch)?;
+                        spill = Some(s);
+                    }
+                },
             }
         }
+        if last {
+            break;
+        }
     }
-    if rows > 0 {
-        let batch = finish(&schema, &mut builders, rows)?;
-        let _ = tx.send(Ok(batch)).await;
-    }
-    Ok(Some((total_rows, total_bytes)))
+    Ok(match spill {
+        Some(s) => Streamed::Drained(total_rows, total_bytes, Box::new(s)),
+        None => Streamed::Done(total_rows, total_bytes),
+    })
 }
 
 fn finish(schema: &SchemaRef, builders: &mut [ColumnBuilder], rows: usize) -> TResult<RecordBatch> {

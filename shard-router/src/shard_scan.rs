@@ -266,6 +266,7 @@ impl ExecutionPlan for ShardScanExec {
                     // A consumer that goes away (LIMIT satisfied, statement
                     // canceled or timed out) drops the read: the shard's
                     // query is killed rather than read to its end.
+                    use crate::shard_rows::Streamed;
                     let r = tokio::select! {
                         r = async {
                             let lease = watched.lease()?;
@@ -274,10 +275,20 @@ impl ExecutionPlan for ShardScanExec {
                         _ = tx.closed() => None,
                     };
                     match r {
-                        Some(Ok(None)) | None => Ok((0, 0)),
-                        Some(r) => {
+                        Some(Ok(Streamed::Gone)) | None => Ok((0, 0)),
+                        Some(Ok(Streamed::Done(r, b))) => {
                             watched.done();
-                            r.map(|read| read.unwrap_or_default())
+                            Ok((r, b))
+                        }
+                        Some(Ok(Streamed::Drained(r, b, rest))) => {
+                            // The connection goes to the read waiting for
+                            // it; the rest follows from the spill.
+                            watched.done();
+                            rest.forward(&tx).await.map(|()| (r, b))
+                        }
+                        Some(Err(e)) => {
+                            watched.done();
+                            Err(e)
                         }
                     }
                 }
@@ -327,10 +338,9 @@ pub fn shard_scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<ShardScanReport> {
     out
 }
 
-/// How many plain (not locking) reads of each shard `plan` runs at once:
-/// the connections a consistent cut needs (`crate::snapshot::Cut`). Every
-/// partition of a scan holds its connection to its end, so the cut opens
-/// one per partition.
+/// How many plain (not locking) reads of each shard `plan` runs: a
+/// statement with two or more reads them through a consistent cut
+/// (`crate::snapshot::Cut`).
 pub fn plain_reads(plan: &Arc<dyn ExecutionPlan>) -> std::collections::BTreeMap<ShardId, usize> {
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![plan.clone()];

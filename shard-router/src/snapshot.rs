@@ -20,7 +20,7 @@
 //! part of that commit. ARCHITECTURE.md, "Consistent reads", has the
 //! argument and the failure modes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -298,36 +298,37 @@ impl Drop for SnapConn {
     }
 }
 
-type Slot = Arc<tokio::sync::Mutex<SnapConn>>;
+type Slot = crate::slot::ConnSlot<SnapConn>;
 
-/// A statement's consistent cut: for each shard it reads, as many
-/// connections as it reads partitions there at once, every one opened
-/// under one exclusive hold of the barrier.
+/// A statement's consistent cut: one connection per shard it reads, every
+/// one opened under one exclusive hold of the barrier. One, not one per
+/// partition read at once: two snapshots of one shard opened a moment apart
+/// could each see a different side of a single-shard commit. The reads of
+/// one shard take turns on its connection (a streaming scan that another
+/// waits for reads the rest of its rows off first: `crate::slot`).
 pub struct Cut {
-    slots: HashMap<ShardId, Vec<Slot>>,
+    slots: HashMap<ShardId, Slot>,
 }
 
 impl Cut {
-    /// Opens the cut: `wants` is how many connections each shard needs.
-    pub async fn open(router: &Router, wants: &BTreeMap<ShardId, usize>) -> Result<Arc<Cut>> {
-        let shards: Vec<ShardId> = wants.keys().copied().collect();
-        let slots = under_barrier(router, &shards, || open_all(router, wants)).await?;
+    /// Opens the cut on `shards`: under the barrier when they are two or
+    /// more (a distributed commit is atomic on each shard by itself).
+    pub async fn open(router: &Router, shards: &BTreeSet<ShardId>) -> Result<Arc<Cut>> {
+        let list: Vec<ShardId> = shards.iter().copied().collect();
+        let slots = if list.len() < 2 {
+            open_all(router, &list).await?
+        } else {
+            under_barrier(router, &list, || open_all(router, &list)).await?
+        };
         Ok(Arc::new(Cut { slots }))
     }
 
-    /// A connection of the cut on `shard`: a free one, else the first to
-    /// come free.
-    pub async fn lease(&self, shard: ShardId) -> Result<tokio::sync::OwnedMutexGuard<SnapConn>> {
-        let slots = self.slots.get(&shard).ok_or_else(|| {
+    /// The cut's connection on `shard`, once free.
+    pub async fn lease(&self, shard: ShardId) -> Result<crate::slot::SlotGuard<SnapConn>> {
+        let slot = self.slots.get(&shard).ok_or_else(|| {
             Error::internal(format!("{shard} is not in the statement's snapshot"))
         })?;
-        for s in slots {
-            if let Ok(g) = s.clone().try_lock_owned() {
-                return Ok(g);
-            }
-        }
-        let waits = slots.iter().map(|s| Box::pin(s.clone().lock_owned()));
-        Ok(futures::future::select_all(waits).await.0)
+        Ok(slot.lock().await)
     }
 
     pub fn covers(&self, shard: ShardId) -> bool {
@@ -374,43 +375,19 @@ where
     }
 }
 
-async fn open_all(
-    router: &Router,
-    wants: &BTreeMap<ShardId, usize>,
-) -> Result<HashMap<ShardId, Vec<Slot>>> {
-    let mut jobs = vec![];
-    for (&shard, &n) in wants {
-        for _ in 0..n.max(1) {
-            jobs.push(async move {
-                // Wrapped first: dropped at any point (the opening timed
-                // out), the connection is committed before it is pooled.
-                let mut sc = SnapConn(Some(router.shard(shard)?.conn().await?));
-                if let Some(c) = sc.0.as_mut() {
-                    // Shard sessions run READ COMMITTED, where a consistent
-                    // snapshot would be ignored (a view per statement).
-                    c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-                        .await
-                        .map_err(|e| map_error(shard, e))?;
-                }
-                Ok::<_, Error>((shard, sc))
-            });
+async fn open_all(router: &Router, shards: &[ShardId]) -> Result<HashMap<ShardId, Slot>> {
+    let jobs = shards.iter().map(|&shard| async move {
+        // Wrapped first: dropped at any point (the opening timed out), the
+        // connection is committed before it is pooled.
+        let mut sc = SnapConn(Some(router.shard(shard)?.conn().await?));
+        if let Some(c) = sc.0.as_mut() {
+            // Shard sessions run READ COMMITTED, where a consistent
+            // snapshot would be ignored (a view per statement).
+            c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+                .await
+                .map_err(|e| map_error(shard, e))?;
         }
-    }
-    let mut slots: HashMap<ShardId, Vec<Slot>> = HashMap::new();
-    let mut first_err = None;
-    for r in futures::future::join_all(jobs).await {
-        match r {
-            Ok((shard, c)) => slots
-                .entry(shard)
-                .or_default()
-                .push(Arc::new(tokio::sync::Mutex::new(c))),
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(slots),
-    }
+        Ok::<_, Error>((shard, Slot::new(sc)))
+    });
+    futures::future::join_all(jobs).await.into_iter().collect()
 }

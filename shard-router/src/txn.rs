@@ -21,7 +21,7 @@ pub struct Branch {
     pub conn: Conn,
 }
 
-pub type BranchSlot = Arc<tokio::sync::Mutex<Option<Branch>>>;
+pub type BranchSlot = crate::slot::ConnSlot<Option<Branch>>;
 
 pub use crate::xid::new_gtrid;
 
@@ -129,7 +129,7 @@ impl Branches {
         crate::snapshot::under_barrier(router, &shards, || async {
             let opened = futures::future::join_all(shards.iter().map(|&shard| async move {
                 let slot = self.slot(shard);
-                let mut guard = slot.lock_owned().await;
+                let mut guard = slot.lock().await;
                 if guard.is_none() {
                     self.open_branch(router, shard, true, &mut guard).await?;
                 }
@@ -343,7 +343,7 @@ impl Drop for Branches {
     fn drop(&mut self) {
         let gtrid = self.gtrid.clone();
         for (id, slot) in self.slots.get_mut().drain() {
-            let Ok(mut guard) = slot.try_lock() else {
+            let Some(mut guard) = slot.try_lock() else {
                 continue;
             };
             if let Some(b) = guard.take() {
@@ -479,14 +479,11 @@ pub enum Lease {
     Pooled(ShardId, Conn),
     Branch(
         ShardId,
-        tokio::sync::OwnedMutexGuard<Option<Branch>>,
+        crate::slot::SlotGuard<Option<Branch>>,
         Arc<Branches>,
     ),
-    /// A connection of a statement's consistent cut.
-    Snapshot(
-        ShardId,
-        tokio::sync::OwnedMutexGuard<crate::snapshot::SnapConn>,
-    ),
+    /// The connection of a statement's consistent cut on one shard.
+    Snapshot(ShardId, crate::slot::SlotGuard<crate::snapshot::SnapConn>),
 }
 
 impl Lease {
@@ -507,6 +504,16 @@ impl Lease {
     pub fn shard(&self) -> ShardId {
         match self {
             Lease::Pooled(s, _) | Lease::Branch(s, _, _) | Lease::Snapshot(s, _) => *s,
+        }
+    }
+
+    /// Says when another statement waits for this connection (a pooled
+    /// one is nobody else's).
+    pub fn contention(&self) -> Option<crate::slot::Contention> {
+        match self {
+            Lease::Pooled(..) => None,
+            Lease::Branch(_, g, _) => Some(g.contention()),
+            Lease::Snapshot(_, g) => Some(g.contention()),
         }
     }
 
@@ -552,7 +559,7 @@ impl ShardAccess {
                 }
                 branches.take_cut(router).await?;
                 let slot = branches.slot(shard);
-                let mut guard = slot.lock_owned().await;
+                let mut guard = slot.lock().await;
                 if guard.is_none() {
                     branches
                         .open_branch(router, shard, false, &mut guard)

@@ -18,7 +18,7 @@ impl Session {
         params: &[Datum],
     ) -> Result<Output> {
         if let Some(q) = &p.source {
-            return self.execute_insert_select(p, q).await;
+            return self.execute_insert_select(p, q, params).await;
         }
         // `nextval('s')` among the values: each call evaluated now, in row
         // order, into a constant.
@@ -53,6 +53,7 @@ impl Session {
                 on_conflict: p.on_conflict.clone(),
                 conflict_key: p.conflict_key.clone(),
                 source: None,
+                source_plan: None,
                 target_columns: p.target_columns,
                 returning: p.returning.clone(),
                 returning_exprs: p.returning_exprs.clone(),

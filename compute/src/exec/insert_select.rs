@@ -102,9 +102,16 @@ impl Session {
         &mut self,
         p: &InsertPlan,
         q: &Query,
+        params: &[Datum],
     ) -> Result<Output> {
         let t = p.table.clone();
-        let source = self.query_rows(q, MAX_ROWS).await?;
+        let source = match &p.source_plan {
+            Some(sp) => {
+                self.plan_rows(sp, params, MAX_ROWS, "the query of INSERT ... SELECT")
+                    .await?
+            }
+            None => self.query_rows(q, MAX_ROWS).await?,
+        };
         if let Some(r) = source.first() {
             for (ci, c) in t.columns.iter().enumerate() {
                 if c.identity == Some(meta::Identity::Always)

@@ -38,6 +38,7 @@ impl Session {
                 | PlanKind::Rollback
                 | PlanKind::Begin { .. }
                 | PlanKind::Set { .. }
+                | PlanKind::Reset(_)
                 | PlanKind::Show { .. }
                 | PlanKind::Noop
                 | PlanKind::Empty
@@ -74,6 +75,7 @@ impl Session {
                 Ok(out)
             }
             PlanKind::Set { name, value } => self.set(name, value),
+            PlanKind::Reset(name) => self.reset(name.as_deref(), plan.tag),
             PlanKind::Show { name } => self.show(name),
             PlanKind::Ddl(stmt) if matches!(**stmt, Statement::Truncate(_)) => {
                 let Statement::Truncate(t) = &**stmt else {

@@ -175,6 +175,7 @@ impl Session {
                 | PlanKind::Commit
                 | PlanKind::Rollback
                 | PlanKind::Set { .. }
+                | PlanKind::Reset(_)
                 | PlanKind::Show { .. }
         ) {
             let fresh = self.router.ensure_fresh().await?;

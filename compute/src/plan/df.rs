@@ -220,6 +220,7 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
     for (i, t) in ptypes {
         out[i] = t;
     }
+    cast_parameter_types(plan, &mut out);
     let fields = match plan {
         LogicalPlan::Explain(_) | LogicalPlan::Analyze(_) => {
             vec![("QUERY PLAN".to_string(), Type::TEXT)]
@@ -232,6 +233,35 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
             .collect(),
     };
     Ok((out, fields))
+}
+
+/// A parameter DataFusion could not type, written cast (`$1::bigint`), is
+/// of the cast's type, as PostgreSQL types it (the first such cast).
+fn cast_parameter_types(plan: &LogicalPlan, out: &mut [Option<DataType>]) {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::expr::{Cast, TryCast};
+    use datafusion::logical_expr::Expr;
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|x| {
+                let (inner, ty) = match x {
+                    Expr::Cast(Cast { expr, field }) => (expr, field.data_type()),
+                    Expr::TryCast(TryCast { expr, field }) => (expr, field.data_type()),
+                    _ => return Ok(TreeNodeRecursion::Continue),
+                };
+                if let Expr::Placeholder(p) = inner.as_ref() {
+                    if let Some(slot) =
+                        shard_router::route::placeholder_index(&p.id).and_then(|i| out.get_mut(i))
+                    {
+                        if slot.is_none() {
+                            *slot = Some(ty.clone());
+                        }
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
 }
 
 pub use super::colnames::pg_column_names;

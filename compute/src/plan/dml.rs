@@ -94,8 +94,14 @@ impl Planner<'_> {
             .collect();
         let SetExpr::Values(values) = source.body.as_ref() else {
             // INSERT ... SELECT: the query runs when the statement does.
-            if count_params(&Statement::Insert(ins.clone())) > 0 {
-                return Err(Error::unsupported("parameters in INSERT ... SELECT"));
+            // The query's parameters are planned with it (prepare.rs);
+            // ON CONFLICT and RETURNING are bound without any.
+            if count_params(&Statement::Insert(ins.clone()))
+                > count_params(&Statement::Query(source.clone()))
+            {
+                return Err(Error::unsupported(
+                    "parameters outside the query of INSERT ... SELECT",
+                ));
             }
             if crate::plan::sequence::calls_sequence_function(source.as_ref()) {
                 return Err(Error::unsupported(
@@ -115,6 +121,7 @@ impl Planner<'_> {
                     on_conflict,
                     conflict_key,
                     source: Some(source.clone()),
+                    source_plan: None,
                     target_columns: cols.len(),
                     returning,
                     returning_exprs: returning_exprs.clone(),
@@ -179,6 +186,7 @@ impl Planner<'_> {
                 on_conflict,
                 conflict_key,
                 source: None,
+                source_plan: None,
                 target_columns: cols.len(),
                 returning,
                 returning_exprs,
@@ -447,6 +455,16 @@ pub(crate) fn infer_params(e: &Expr, table: &TableDef, out: &mut Vec<Option<SqlT
         }
         Expr::Nested(x) | Expr::UnaryOp { expr: x, .. } | Expr::IsNull(x) | Expr::IsNotNull(x) => {
             infer_params(x, table, out)
+        }
+        // `$1::bigint`: PostgreSQL types the parameter as the cast's type.
+        Expr::Cast {
+            expr, data_type, ..
+        } => {
+            set(
+                expr,
+                SqlType::parse(&data_type.to_string().to_lowercase()).ok(),
+            );
+            infer_params(expr, table, out)
         }
         _ => {}
     }

@@ -66,7 +66,7 @@ fn describe(plan: &Plan, params: &[Datum]) -> String {
         PlanKind::CopyIn(_) => "copy in",
         PlanKind::CopyOut(..) => "copy out",
         PlanKind::Begin { .. } => "begin",
-        PlanKind::Set { .. } => "set",
+        PlanKind::Set { .. } | PlanKind::Reset(_) => "set",
         PlanKind::Show { .. } => "show",
         _ => "other",
     };

@@ -56,6 +56,8 @@ pub enum PlanKind {
         name: String,
         value: String,
     },
+    /// `RESET name`, `SET name TO DEFAULT`; `RESET ALL` without a name.
+    Reset(Option<String>),
     Show {
         name: String,
     },
@@ -143,6 +145,9 @@ pub struct InsertPlan {
     /// INSERT ... SELECT: the query whose rows are inserted (`rows` is
     /// empty), each row's values mapped by `column_map`.
     pub source: Option<Box<datafusion::sql::sqlparser::ast::Query>>,
+    /// `source` planned with the statement (`prepare::plan_statement`):
+    /// its parameters are the statement's.
+    pub source_plan: Option<Arc<Plan>>,
     /// How many target columns the statement names (or the table has).
     pub target_columns: usize,
     /// RETURNING: table column indexes.
@@ -163,6 +168,7 @@ impl InsertPlan {
             on_conflict: p.on_conflict.clone(),
             conflict_key: p.conflict_key.clone(),
             source: p.source.clone(),
+            source_plan: p.source_plan.clone(),
             target_columns: p.target_columns,
             returning: p.returning.clone(),
             returning_exprs: p.returning_exprs.clone(),
@@ -333,6 +339,14 @@ impl Planner<'_> {
                 self.plan_of(PlanKind::Release(normalize_ident(name)), "RELEASE")
             }
             Statement::Set(set) => self.plan_set(set.clone())?,
+            Statement::Reset(r) => {
+                use datafusion::sql::sqlparser::ast::Reset;
+                let name = match &r.reset {
+                    Reset::ALL => None,
+                    Reset::ConfigurationParameter(n) => Some(object_parts(n).join(".")),
+                };
+                self.plan_of(PlanKind::Reset(name), "RESET")
+            }
             Statement::ShowVariable { variable } => {
                 // `SHOW time zone` and `SHOW transaction isolation level`
                 // are words; `SHOW tessera.pushdown` arrives as two names.
@@ -509,91 +523,6 @@ impl Planner<'_> {
                 return Err(Error::unsupported(format!("statement {word}")));
             }
         })
-    }
-
-    pub(crate) fn plan_copy(
-        &self,
-        source: datafusion::sql::sqlparser::ast::CopySource,
-        to: bool,
-        target: datafusion::sql::sqlparser::ast::CopyTarget,
-        options: &[datafusion::sql::sqlparser::ast::CopyOption],
-        legacy: &[datafusion::sql::sqlparser::ast::CopyLegacyOption],
-        values: &[Option<String>],
-    ) -> Result<Plan> {
-        use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget};
-        let format = crate::plan::copy::CopyFormat::from_options(options, legacy)?;
-        if !values.is_empty() {
-            return Err(Error::unsupported("COPY with inline data"));
-        }
-        match (source, to, target) {
-            (
-                CopySource::Table {
-                    table_name,
-                    columns,
-                },
-                false,
-                CopyTarget::Stdin,
-            ) => {
-                let table = resolve_table(self.catalog, &table_name, self.schema)?;
-                let names: Vec<String> = if columns.is_empty() {
-                    table.columns.iter().map(|c| c.name.clone()).collect()
-                } else {
-                    columns.iter().map(normalize_ident).collect()
-                };
-                let mut column_map = vec![None; table.columns.len()];
-                for (j, c) in names.iter().enumerate() {
-                    let i = table
-                        .column_index(c)
-                        .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
-                    column_map[i] = Some(j);
-                }
-                Ok(self.plan_of(
-                    PlanKind::CopyIn(Arc::new(crate::plan::copy::CopyInPlan {
-                        table,
-                        column_map,
-                        fields: names.len(),
-                        format,
-                    })),
-                    "COPY",
-                ))
-            }
-            (source, true, CopyTarget::Stdout) => {
-                let query = match source {
-                    CopySource::Query(q) => Statement::Query(q),
-                    CopySource::Table {
-                        table_name,
-                        columns,
-                    } => {
-                        let table = resolve_table(self.catalog, &table_name, self.schema)?;
-                        let cols: Vec<String> = if columns.is_empty() {
-                            table.columns.iter().map(|c| c.name.clone()).collect()
-                        } else {
-                            columns.iter().map(normalize_ident).collect()
-                        };
-                        let sql = format!(
-                            "SELECT {} FROM \"{}\".\"{}\"",
-                            cols.iter()
-                                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            table.schema.replace('"', "\"\""),
-                            table.name.replace('"', "\"\"")
-                        );
-                        datafusion::sql::sqlparser::parser::Parser::parse_sql(
-                            &crate::dialect::TesseraDialect,
-                            &sql,
-                        )
-                        .map_err(Error::internal)?
-                        .pop()
-                        .ok_or_else(|| Error::internal("empty COPY query"))?
-                    }
-                };
-                Ok(self.plan_of(PlanKind::CopyOut(Arc::new(query), Arc::new(format)), "COPY"))
-            }
-            _ => Err(Error::unsupported(
-                "COPY to or from a file on the server (use STDIN/STDOUT)",
-            )),
-        }
     }
 }
 

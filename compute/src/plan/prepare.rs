@@ -164,6 +164,25 @@ pub async fn plan_statement_sized(
     // INSERT ... RETURNING expressions: the one-row query gives the
     // result columns' types.
     if let PlanKind::Insert(ins) = &plan.kind {
+        // INSERT ... SELECT: the query planned now, with the statement's
+        // parameters.
+        if let (Some(q), None) = (&ins.source, &ins.source_plan) {
+            let query = Statement::Query(q.clone());
+            let inner = Box::pin(plan_statement_sized(
+                router,
+                scope,
+                &query,
+                client_types,
+                heavy,
+            ))
+            .await?;
+            plan.param_types = inner.param_types.clone();
+            let mut with = super::InsertPlan::clone_of(ins);
+            with.source_plan = Some(Arc::new(inner));
+            plan.kind = PlanKind::Insert(Arc::new(with));
+        }
+    }
+    if let PlanKind::Insert(ins) = &plan.kind {
         if let Some(rx) = &ins.returning_exprs {
             let k = plan.param_types.len();
             let one = rx.query(&ins.table, 1, k)?;

@@ -15,6 +15,11 @@ impl Planner<'_> {
                 variable, values, ..
             } => {
                 let name = object_parts(&variable).join(".");
+                if let [Expr::Identifier(i)] = values.as_slice() {
+                    if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default") {
+                        return Ok(self.plan_of(PlanKind::Reset(Some(name)), "SET"));
+                    }
+                }
                 let value = values
                     .iter()
                     .map(|v| match v {

@@ -41,6 +41,9 @@ pub struct Session {
     pub stmt_txn: Option<Arc<Branches>>,
     pub failed: bool,
     pub settings: BTreeMap<String, String>,
+    /// The settings once the startup packet's were applied: what RESET
+    /// goes back to.
+    pub startup_settings: BTreeMap<String, String>,
     pub database: String,
     pub user: String,
     /// The access DataFusion scans use; set from `txn` before each run.
@@ -148,6 +151,7 @@ impl Session {
             stmt_txn: None,
             failed: false,
             settings: settings::default_settings(),
+            startup_settings: settings::default_settings(),
             database,
             user,
             access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
@@ -248,16 +252,18 @@ impl Session {
             .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
     }
 
-    /// The access for a statement whose plain reads are `wants`
-    /// (connections per shard): a consistent cut over the shards the
-    /// transaction has no branch on when it reads two or more shards in
-    /// autocommit or READ COMMITTED; the session's access otherwise.
+    /// The access for a statement whose plain reads are `wants` (how many
+    /// of each shard): in autocommit or READ COMMITTED, when it reads
+    /// twice or more, a consistent cut over the shards the transaction has
+    /// no branch on (one read of one shard is consistent by itself, two
+    /// reads on two pooled connections a moment apart are not); the
+    /// session's access otherwise.
     pub(crate) async fn read_access(
         &self,
         wants: &std::collections::BTreeMap<common::ShardId, usize>,
     ) -> common::Result<ShardAccess> {
         let access = self.access();
-        if wants.len() < 2 || !self.consistent_reads() {
+        if wants.values().sum::<usize>() < 2 || !self.consistent_reads() {
             return Ok(access);
         }
         let txn = match &access {
@@ -265,10 +271,10 @@ impl Session {
             ShardAccess::Txn(b) => Some(b.clone()),
             _ => None,
         };
-        let outside: std::collections::BTreeMap<_, _> = wants
-            .iter()
-            .filter(|(s, _)| !txn.as_ref().is_some_and(|b| b.has_slot(**s)))
-            .map(|(s, n)| (*s, *n))
+        let outside: std::collections::BTreeSet<_> = wants
+            .keys()
+            .filter(|s| !txn.as_ref().is_some_and(|b| b.has_slot(**s)))
+            .copied()
             .collect();
         if outside.is_empty() {
             return Ok(access);

@@ -168,6 +168,54 @@ impl Session {
         })
     }
 
+    /// `RESET name` (and `SET name TO DEFAULT`): the value the session
+    /// started with; `RESET ALL` (`None`): every setting's.
+    pub(crate) fn reset(
+        &mut self,
+        name: Option<&str>,
+        tag: &str,
+    ) -> Result<crate::session::Output> {
+        let names: Vec<String> = match name {
+            Some(n) => {
+                let key = match n.to_ascii_lowercase().as_str() {
+                    "time zone" => "timezone".to_string(),
+                    k => k.to_string(),
+                };
+                if !self.settings.contains_key(&key) && !key.contains('.') {
+                    return Err(Error::UnknownSetting {
+                        name: n.to_string(),
+                    });
+                }
+                vec![key]
+            }
+            // PostgreSQL's RESET ALL leaves the transaction's own level.
+            None => self
+                .settings
+                .keys()
+                .filter(|k| k.as_str() != "transaction_isolation")
+                .cloned()
+                .collect(),
+        };
+        for key in names {
+            match self.startup_settings.get(&key).cloned() {
+                Some(v) => {
+                    if self.settings.get(&key) != Some(&v) {
+                        self.set(&key, &v)?;
+                    }
+                }
+                // A placeholder (`myapp.name`) set in the session reads
+                // as empty once reset, as in PostgreSQL.
+                None => {
+                    self.settings.insert(key, String::new());
+                }
+            }
+        }
+        Ok(crate::session::Output::Command {
+            tag: tag.into(),
+            rows: None,
+        })
+    }
+
     /// `SHOW name`.
     pub(crate) fn show(&self, name: &str) -> Result<crate::session::Output> {
         let key = match name.to_ascii_lowercase().as_str() {

@@ -522,7 +522,10 @@ impl ExtendedQueryHandler for ConnHandlers {
             };
             session.settle();
         }
-        if matches!(prepared.plan.kind, PlanKind::Set { .. }) {
+        if matches!(
+            prepared.plan.kind,
+            PlanKind::Set { .. } | PlanKind::Reset(_)
+        ) {
             client
                 .metadata_mut()
                 .insert(SCHEMA_METADATA.to_string(), session.current_schema());

@@ -83,6 +83,7 @@ impl ConnHandlers {
                     tracing::debug!("startup setting {k}={v} not applied: {e}");
                 }
             }
+            s.startup_settings = s.settings.clone();
             *guard = Some(s);
         }
         guard
