@@ -29,3 +29,7 @@ SELECT ARRAY[1, 2, 3], ARRAY['a', NULL];
 SELECT (ARRAY[10, 20, 30])[2];
 SELECT array_to_string(ARRAY[1, 2, 3], ',');
 SELECT string_to_array('a,b,c', ',');
+SELECT g, g FROM generate_series(1, 3) g ORDER BY 1;
+SELECT 1 AS x, 2 AS x;
+SELECT g AS n, g * 2 AS n, g FROM generate_series(1, 2) g ORDER BY 3;
+SELECT id, id FROM acct WHERE id < 3 ORDER BY 1;

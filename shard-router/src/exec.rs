@@ -167,7 +167,9 @@ pub async fn read_partition(
         sql.into()
     };
     let raw = async {
-        let conn = watched.lease()?.conn()?;
+        let lease = watched.lease()?;
+        let pin = lease.take_view_pin();
+        let conn = lease.conn()?;
         // Without parameters, one text-protocol round trip (a prepared
         // statement would cost a prepare per distinct text).
         let raw: Vec<mysql_async::Row> = if vals.is_empty() {
@@ -176,6 +178,9 @@ pub async fn read_partition(
             conn.exec(sql, vals).await
         }
         .map_err(|e| statement_error(shard, e, sql))?;
+        if let Some(p) = pin {
+            p.opened()?;
+        }
         Ok::<_, Error>(raw)
     }
     .await;

@@ -113,6 +113,7 @@ pub(crate) async fn stream_rows(
     let mut total_bytes = 0u64;
     let shard = lease.shard();
     let contention = lease.contention();
+    let mut pin = lease.take_view_pin();
     let conn = lease.conn()?;
     let mut result = conn
         .query_iter(sql)
@@ -126,6 +127,10 @@ pub(crate) async fn stream_rows(
             .next()
             .await
             .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
+        // A row (or the end) came: the statement's read view is open.
+        if let Some(p) = pin.take() {
+            p.opened()?;
+        }
         let last = row.is_none();
         if let Some(row) = row {
             // Values never taken out of the row: each is present.

@@ -109,6 +109,15 @@ impl ShardScanExec {
             Some(p) => Arc::new(schema.project(p)?),
             None => schema.clone(),
         };
+        // A shard's partitions are read by one statement, so the read sees
+        // one moment of the shard through a transaction's branch as
+        // through a cut's connection. Locking reads stay per partition
+        // (they read the latest rows under their locks anyway).
+        let queries = if locking {
+            queries
+        } else {
+            one_per_shard(queries)
+        };
         let cache = Arc::new(PlanProperties::new(
             EquivalenceProperties::new(output),
             Partitioning::UnknownPartitioning(queries.len().max(1)),
@@ -320,6 +329,31 @@ impl ExecutionPlan for ShardScanExec {
     fn metrics(&self) -> Option<MetricsSet> {
         Some(self.metrics.clone_inner())
     }
+}
+
+/// The queries of one shard joined into one (`(q1) UNION ALL (q2)`, each
+/// keeping its ORDER BY and LIMIT), shards in their first order.
+fn one_per_shard(queries: Vec<(ShardId, String)>) -> Vec<(ShardId, String)> {
+    let mut out: Vec<(ShardId, Vec<String>)> = vec![];
+    for (shard, sql) in queries {
+        match out.iter_mut().find(|(s, _)| *s == shard) {
+            Some((_, v)) => v.push(sql),
+            None => out.push((shard, vec![sql])),
+        }
+    }
+    out.into_iter()
+        .map(|(shard, mut v)| {
+            if v.len() == 1 {
+                return (shard, v.pop().unwrap_or_default());
+            }
+            let joined = v
+                .iter()
+                .map(|q| format!("({q})"))
+                .collect::<Vec<_>>()
+                .join(" UNION ALL ");
+            (shard, joined)
+        })
+        .collect()
 }
 
 /// The shard scans of a physical plan, in plan order.

@@ -308,6 +308,52 @@ type Slot = crate::slot::ConnSlot<SnapConn>;
 /// waits for reads the rest of its rows off first: `crate::slot`).
 pub struct Cut {
     slots: HashMap<ShardId, Slot>,
+    /// Reads through the transaction's own branches that must open their
+    /// read views before the barrier is let go ([`Cut::open_pinned`]).
+    pin: Option<Arc<Pin>>,
+}
+
+/// The exclusive hold a pinned cut keeps until every read through a
+/// branch of the statement has opened its read view.
+struct Pin {
+    hold: parking_lot::Mutex<Option<Ticket>>,
+    left: std::sync::atomic::AtomicUsize,
+    expired: std::sync::atomic::AtomicBool,
+}
+
+impl Pin {
+    fn one_less(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        let before = self.left.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1));
+        if before == Ok(1) {
+            self.hold.lock().take();
+        }
+    }
+}
+
+/// One branch read's share of a pinned cut: [`ViewPin::opened`] once its
+/// statement has answered (its read view is open), or dropped.
+pub struct ViewPin(Arc<Pin>);
+
+impl ViewPin {
+    /// The read's view is open: fine unless the hold ran out first
+    /// ([`OPEN_LIMIT`]), when commits may have landed between the cut's
+    /// snapshots and this view (40001).
+    pub fn opened(self) -> Result<()> {
+        if self.0.expired.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(unavailable(format!(
+                "a read through the transaction's branch did not start within {} s",
+                OPEN_LIMIT.as_secs()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ViewPin {
+    fn drop(&mut self) {
+        self.0.one_less();
+    }
 }
 
 impl Cut {
@@ -320,7 +366,49 @@ impl Cut {
         } else {
             under_barrier(router, &list, || open_all(router, &list)).await?
         };
-        Ok(Arc::new(Cut { slots }))
+        Ok(Arc::new(Cut { slots, pin: None }))
+    }
+
+    /// A READ COMMITTED transaction's cut when it also reads `own_reads`
+    /// times through its branches (on `own` shards, where its writes are):
+    /// such a read opens a read view per statement, at its start, so the
+    /// barrier stays held exclusively until each of those statements has
+    /// answered ([`ViewPin`]), at most [`OPEN_LIMIT`]. Every view of the
+    /// statement then sees the same distributed commits.
+    pub async fn open_pinned(
+        router: &Router,
+        shards: &BTreeSet<ShardId>,
+        own: &BTreeSet<ShardId>,
+        own_reads: usize,
+    ) -> Result<Arc<Cut>> {
+        let list: Vec<ShardId> = shards.iter().copied().collect();
+        let all: Vec<ShardId> = shards.union(own).copied().collect();
+        let (slots, ticket) =
+            under_barrier_keeping(router, &all, || open_all(router, &list)).await?;
+        let pin = Arc::new(Pin {
+            hold: parking_lot::Mutex::new(Some(ticket)),
+            left: own_reads.into(),
+            expired: false.into(),
+        });
+        let weak = Arc::downgrade(&pin);
+        tokio::spawn(async move {
+            tokio::time::sleep(OPEN_LIMIT).await;
+            if let Some(p) = weak.upgrade() {
+                if p.hold.lock().take().is_some() {
+                    p.expired.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        });
+        Ok(Arc::new(Cut {
+            slots,
+            pin: Some(pin),
+        }))
+    }
+
+    /// A read through the transaction's own branch in this statement: its
+    /// share of the hold, if the cut keeps one.
+    pub fn view_pin(&self) -> Option<ViewPin> {
+        self.pin.as_ref().map(|p| ViewPin(p.clone()))
     }
 
     /// The cut's connection on `shard`, once free.
@@ -340,6 +428,21 @@ impl Cut {
 /// hold of the barrier, once no commit interrupted by a failure could show
 /// part of itself to a read of `shards`.
 pub async fn under_barrier<T, F, Fut>(router: &Router, shards: &[ShardId], open: F) -> Result<T>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    under_barrier_keeping(router, shards, open)
+        .await
+        .map(|(t, _ticket)| t)
+}
+
+/// [`under_barrier`], the hold kept (until the [`Ticket`] is dropped).
+async fn under_barrier_keeping<T, F, Fut>(
+    router: &Router,
+    shards: &[ShardId],
+    open: F,
+) -> Result<(T, Ticket)>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<T>>,
@@ -364,9 +467,8 @@ where
             continue;
         }
         let opened = tokio::time::timeout(OPEN_LIMIT, open()).await;
-        drop(ticket);
         return match opened {
-            Ok(r) => r,
+            Ok(r) => r.map(|t| (t, ticket)),
             Err(_) => Err(unavailable(format!(
                 "opening the shards' snapshots took over {} s",
                 OPEN_LIMIT.as_secs()

@@ -477,10 +477,13 @@ pub enum ShardAccess {
 /// transaction branch held through its slot's lock.
 pub enum Lease {
     Pooled(ShardId, Conn),
+    /// The branch; and when a statement's cut keeps the barrier until
+    /// this read's view is open, its share of that hold.
     Branch(
         ShardId,
         crate::slot::SlotGuard<Option<Branch>>,
         Arc<Branches>,
+        Option<crate::snapshot::ViewPin>,
     ),
     /// The connection of a statement's consistent cut on one shard.
     Snapshot(ShardId, crate::slot::SlotGuard<crate::snapshot::SnapConn>),
@@ -490,7 +493,7 @@ impl Lease {
     pub fn conn(&mut self) -> Result<&mut Conn> {
         match self {
             Lease::Pooled(_, c) => Ok(c),
-            Lease::Branch(_, g, _) => g
+            Lease::Branch(_, g, _, _) => g
                 .as_mut()
                 .map(|b| &mut b.conn)
                 .ok_or_else(|| Error::internal("transaction branch vanished")),
@@ -503,7 +506,16 @@ impl Lease {
 
     pub fn shard(&self) -> ShardId {
         match self {
-            Lease::Pooled(s, _) | Lease::Branch(s, _, _) | Lease::Snapshot(s, _) => *s,
+            Lease::Pooled(s, _) | Lease::Branch(s, _, _, _) | Lease::Snapshot(s, _) => *s,
+        }
+    }
+
+    /// The share of a cut's hold this read must give up once its
+    /// statement has answered (`ViewPin::opened`).
+    pub fn take_view_pin(&mut self) -> Option<crate::snapshot::ViewPin> {
+        match self {
+            Lease::Branch(_, _, _, pin) => pin.take(),
+            _ => None,
         }
     }
 
@@ -512,14 +524,14 @@ impl Lease {
     pub fn contention(&self) -> Option<crate::slot::Contention> {
         match self {
             Lease::Pooled(..) => None,
-            Lease::Branch(_, g, _) => Some(g.contention()),
+            Lease::Branch(_, g, _, _) => Some(g.contention()),
             Lease::Snapshot(_, g) => Some(g.contention()),
         }
     }
 
     /// Records that this statement wrote through the lease.
     pub fn mark_written(&mut self) {
-        if let Lease::Branch(shard, _, branches) = self {
+        if let Lease::Branch(shard, _, branches, _) = self {
             branches.mark_written(*shard);
         }
     }
@@ -543,7 +555,11 @@ impl ShardAccess {
                         Some(b) => ShardAccess::Txn(b.clone()),
                         None => ShardAccess::Autocommit,
                     };
-                    return Box::pin(plain.lease(router, shard, write)).await;
+                    let mut lease = Box::pin(plain.lease(router, shard, write)).await?;
+                    if let (false, Lease::Branch(_, _, _, pin)) = (write, &mut lease) {
+                        *pin = cut.view_pin();
+                    }
+                    return Ok(lease);
                 }
                 Ok(Lease::Snapshot(shard, cut.lease(shard).await?))
             }
@@ -574,7 +590,7 @@ impl ShardAccess {
                 if write {
                     branches.mark_written(shard);
                 }
-                Ok(Lease::Branch(shard, guard, branches.clone()))
+                Ok(Lease::Branch(shard, guard, branches.clone(), None))
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The single-table fast path: one rendered SELECT per partition, run
-//! through `shard_router::exec::read_partition`; answers of several
-//! partitions merged here (aggregates, ORDER BY, LIMIT, DISTINCT).
+//! through `shard_router::exec::read_partition` (the partitions of one
+//! shard in one statement); answers of several partitions merged here
+//! (aggregates, ORDER BY, LIMIT, DISTINCT).
 
 use common::{Datum, Error, Result, SqlType};
 use shard_router::route::Route;
@@ -34,13 +35,33 @@ impl Session {
                 fast_select_part(&self.router, &access, p, part, params).await?,
             ));
         }
-        // Several shards read in one statement read one consistent cut.
+        // The partitions of one shard are read by one statement (their
+        // queries joined by UNION ALL), so they share one read view; a
+        // statement of several shards reads one consistent cut. Locking
+        // reads run per partition (MariaDB takes no lock clause inside a
+        // UNION branch), and lock the latest rows anyway.
+        let mut by_shard: std::collections::BTreeMap<common::ShardId, Vec<u32>> =
+            std::collections::BTreeMap::new();
+        for part in &parts {
+            by_shard
+                .entry(t.partition_shards[*part as usize])
+                .or_default()
+                .push(*part);
+        }
+        let groups: Vec<(common::ShardId, Vec<u32>)> = if p.locking {
+            parts
+                .iter()
+                .map(|part| (t.partition_shards[*part as usize], vec![*part]))
+                .collect()
+        } else {
+            by_shard.into_iter().collect()
+        };
         let access = if p.locking {
             self.access()
         } else {
             let mut wants = std::collections::BTreeMap::new();
-            for part in &parts {
-                *wants.entry(t.partition_shards[*part as usize]).or_default() += 1;
+            for (shard, _) in &groups {
+                *wants.entry(*shard).or_default() += 1;
             }
             self.read_access(&wants).await?
         };
@@ -49,13 +70,11 @@ impl Session {
                 "a single-partition statement routed to several partitions",
             ));
         };
-        // Every partition's query runs to its end (none is dropped midway
-        // when another fails), then the first error, if any, is reported.
-        let answers = futures::future::join_all(
-            parts
-                .iter()
-                .map(|part| fast_select_part(&self.router, &access, p, *part, params)),
-        )
+        // Every shard's query runs to its end (none is dropped midway when
+        // another fails), then the first error, if any, is reported.
+        let answers = futures::future::join_all(groups.iter().map(|(shard, parts)| {
+            fast_select_parts(&self.router, &access, p, *shard, parts, params)
+        }))
         .await
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
@@ -74,9 +93,42 @@ async fn fast_select_part(
     params: &[Datum],
 ) -> Result<Vec<Vec<Datum>>> {
     let shard = p.table.partition_shards[part as usize];
-    let (sql, order) = &p.sql[part as usize];
-    let vals = shard_router::exec::bind(order, params)?;
-    shard_router::exec::read_partition(router, access, shard, sql, vals, &p.types, p.locking).await
+    fast_select_parts(router, access, p, shard, &[part], params).await
+}
+
+/// Runs a fast-path SELECT on partitions of one shard in one statement
+/// (`(q1) UNION ALL (q2)`, each keeping its ORDER BY and LIMIT) and decodes
+/// the rows.
+async fn fast_select_parts(
+    router: &Router,
+    access: &ShardAccess,
+    p: &FastSelect,
+    shard: common::ShardId,
+    parts: &[u32],
+    params: &[Datum],
+) -> Result<Vec<Vec<Datum>>> {
+    let (sql, vals) = if let [part] = parts {
+        let (sql, order) = &p.sql[*part as usize];
+        (
+            std::borrow::Cow::Borrowed(sql.as_str()),
+            shard_router::exec::bind(order, params)?,
+        )
+    } else {
+        let mut sql = String::new();
+        let mut vals = vec![];
+        for part in parts {
+            let (q, order) = &p.sql[*part as usize];
+            if !sql.is_empty() {
+                sql.push_str(" UNION ALL ");
+            }
+            sql.push('(');
+            sql.push_str(q);
+            sql.push(')');
+            vals.extend(shard_router::exec::bind(order, params)?);
+        }
+        (std::borrow::Cow::Owned(sql), vals)
+    };
+    shard_router::exec::read_partition(router, access, shard, &sql, vals, &p.types, p.locking).await
 }
 
 /// Combines the answers of several partitions to one fast-path SELECT.

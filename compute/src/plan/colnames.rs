@@ -27,6 +27,14 @@ fn query_names(q: &Query) -> Option<Vec<String>> {
     set_expr_names(q.body.as_ref())
 }
 
+/// How many items a plain SELECT lists (0 for anything else).
+fn q_projection_len(q: &Query) -> usize {
+    match q.body.as_ref() {
+        SetExpr::Select(sel) => sel.projection.len(),
+        _ => 0,
+    }
+}
+
 /// A set operation's columns are named after its leftmost SELECT's.
 fn set_expr_names(body: &SetExpr) -> Option<Vec<String>> {
     let sel = match body {
@@ -115,6 +123,35 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
         return alias_later_branches(&mut q.body, false).then_some(Statement::Query(q));
     }
     let names = query_names(q)?;
+    // PostgreSQL allows an output name twice (`SELECT g, g FROM
+    // generate_series(1, 3) g`, `SELECT 1 AS x, 2 AS x`), DataFusion does
+    // not: every item gets an internal name carrying its own.
+    // (Unnamed expressions, "?column?", get their aliases below.)
+    let mut seen = std::collections::HashSet::new();
+    let twice = names
+        .iter()
+        .any(|n| n != "?column?" && !seen.insert(n.as_str()));
+    if twice && names.len() == q_projection_len(q) {
+        let mut q = q.clone();
+        if let SetExpr::Select(sel) = q.body.as_mut() {
+            for (i, (item, name)) in sel.projection.iter_mut().zip(&names).enumerate() {
+                let e = match item {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                        e.clone()
+                    }
+                    _ => continue,
+                };
+                *item = SelectItem::ExprWithAlias {
+                    expr: e,
+                    alias: datafusion::sql::sqlparser::ast::Ident::with_quote(
+                        '"',
+                        format!("{RENAMED}{name}{RENAMED}{i}"),
+                    ),
+                };
+            }
+        }
+        return Some(Statement::Query(q));
+    }
     // DataFusion's own names can collide where PostgreSQL's do not
     // (`NULL::int, NULL::text` are both "NULL" to it): with more than one
     // item, every expression gets an internal alias.

@@ -271,15 +271,22 @@ impl Session {
             ShardAccess::Txn(b) => Some(b.clone()),
             _ => None,
         };
-        let outside: std::collections::BTreeSet<_> = wants
-            .keys()
-            .filter(|s| !txn.as_ref().is_some_and(|b| b.has_slot(**s)))
-            .copied()
-            .collect();
-        if outside.is_empty() {
+        let (own, outside): (Vec<_>, Vec<_>) = wants
+            .iter()
+            .partition(|(s, _)| txn.as_ref().is_some_and(|b| b.has_slot(**s)));
+        let outside: std::collections::BTreeSet<_> = outside.into_iter().map(|(s, _)| *s).collect();
+        let own_reads: usize = own.iter().map(|(_, n)| **n).sum();
+        let own: std::collections::BTreeSet<_> = own.into_iter().map(|(s, _)| *s).collect();
+        let cut = if own.len() + outside.len() >= 2 && !own.is_empty() {
+            // Reads through branches too: the barrier is kept until they
+            // have opened their views.
+            shard_router::snapshot::Cut::open_pinned(&self.router, &outside, &own, own_reads)
+                .await?
+        } else if !outside.is_empty() {
+            shard_router::snapshot::Cut::open(&self.router, &outside).await?
+        } else {
             return Ok(access);
-        }
-        let cut = shard_router::snapshot::Cut::open(&self.router, &outside).await?;
+        };
         Ok(ShardAccess::Cut(txn, cut))
     }
 

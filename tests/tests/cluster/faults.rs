@@ -108,7 +108,11 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
             let mut rng = Rng(0x5851_F42D_4C95_7F2D ^ ((r + 1) * 31));
             let mut client = connect_any(&urls, &mut rng).await;
             let (mut reads, mut wrong, mut failed) = (0u64, 0u64, 0u64);
+            // How long reads took (a reader waits while a commit a failure
+            // interrupted is completed), and how many gave up (40001).
+            let (mut longest, mut over_1s, mut gave_up) = (0u128, 0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
+                let began = std::time::Instant::now();
                 let sql = if r == 0 {
                     "SELECT sum(balance)::bigint FROM bank_acct"
                 } else {
@@ -117,12 +121,21 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
                 match client.query_one(sql, &[]).await {
                     Ok(row) => {
                         reads += 1;
+                        let took = began.elapsed().as_millis();
+                        longest = longest.max(took);
+                        over_1s += u64::from(took > 1000);
                         if row.get::<_, i64>(0) != ACCOUNTS as i64 * 1000 {
                             wrong += 1;
                         }
                     }
-                    Err(_) => {
+                    Err(e) => {
                         failed += 1;
+                        gave_up += u64::from(
+                            e.code()
+                                == Some(
+                                    &tokio_postgres::error::SqlState::T_R_SERIALIZATION_FAILURE,
+                                ),
+                        );
                         if client.is_closed() {
                             client = connect_any(&urls, &mut rng).await;
                         } else {
@@ -131,7 +144,7 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
                     }
                 }
             }
-            (reads, wrong, failed)
+            (reads, wrong, failed, longest, over_1s, gave_up)
         }));
     }
     let bin = cluster.bin.clone();
@@ -163,13 +176,17 @@ pub(crate) async fn bank_under_faults(cluster: &TestCluster, victim: Victim) {
         failed += f;
     }
     let (mut reads, mut wrong_reads, mut failed_reads) = (0, 0, 0);
+    let (mut longest, mut over_1s, mut gave_up) = (0, 0, 0);
     for r in readers {
-        let (n, w, f) = r.await.unwrap();
+        let (n, w, f, l, o, g) = r.await.unwrap();
         reads += n;
         wrong_reads += w;
         failed_reads += f;
+        longest = longest.max(l);
+        over_1s += o;
+        gave_up += g;
     }
-    println!("bank under {victim:?} kills: {reads} total reads, {wrong_reads} wrong, {failed_reads} failed");
+    println!("bank under {victim:?} kills: {reads} total reads, {wrong_reads} wrong, {failed_reads} failed ({gave_up} with 40001); longest read {longest} ms, {over_1s} over 1 s");
     assert_eq!(wrong_reads, 0, "a read saw part of a distributed commit");
     // Recovery resolves every prepared branch.
     let start = std::time::Instant::now();

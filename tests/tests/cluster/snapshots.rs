@@ -22,18 +22,37 @@ enum Way {
     /// `INSERT ... SELECT sum() ... RETURNING` in autocommit: the read
     /// side of a write.
     InsertSelect,
+    /// A READ COMMITTED transaction that has written on one shard, then
+    /// sums: that shard is read through its branch, the others through
+    /// the cut.
+    AfterWrite,
 }
 
-const READS: [Way; 5] = [
+const READS: [Way; 6] = [
     Way::Simple,
     Way::Prepared,
     Way::DataFusion,
     Way::RepeatableRead,
     Way::InsertSelect,
+    Way::AfterWrite,
 ];
 
 async fn total(c: &tokio_postgres::Client, how: Way, n: u64) -> Result<i64, tokio_postgres::Error> {
     match how {
+        Way::AfterWrite => {
+            let r = async {
+                c.batch_execute(&format!(
+                    "BEGIN; INSERT INTO snap_sums VALUES ({}, 0)",
+                    1_000_000_000 + n
+                ))
+                .await?;
+                c.query_one("SELECT sum(balance)::bigint FROM snap_acct", &[])
+                    .await
+            }
+            .await;
+            c.batch_execute("ROLLBACK").await?;
+            Ok(r?.get(0))
+        }
         Way::InsertSelect => Ok(c
             .query_one(
                 "INSERT INTO snap_sums SELECT $1::bigint, sum(balance)::bigint FROM snap_acct RETURNING total",
