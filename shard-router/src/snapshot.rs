@@ -80,7 +80,7 @@ impl Drop for Held {
 /// The committer's side: the barrier held shared until
 /// [`BarrierHold::release`].
 pub async fn hold_shared(meta: &MetaStore) -> Result<Box<dyn BarrierHold>> {
-    let mut c = meta.conn().await?;
+    let mut c = meta.barrier_conn().await?;
     match c
         .query_drop(
             "START TRANSACTION; SET STATEMENT innodb_lock_wait_timeout = 10 FOR SELECT id FROM snapshot_barrier WHERE id = 1 LOCK IN SHARE MODE",
@@ -218,7 +218,7 @@ impl Gate {
 }
 
 async fn take_exclusive(meta: &MetaStore) -> Result<(Held, Vec<Vec<ShardId>>)> {
-    let mut c = meta.conn().await?;
+    let mut c = meta.barrier_conn().await?;
     // One round trip: the lock, then (under it) the incomplete decisions.
     let r = async {
         let mut r = c

@@ -185,6 +185,19 @@ impl TestCluster {
         client
     }
 
+    /// A MySQL connection straight to meta's database.
+    pub async fn meta_conn(&self) -> mysql_async::Conn {
+        let n = &self.role("meta")[0];
+        let opts = mysql_async::OptsBuilder::default()
+            .ip_or_hostname("127.0.0.1")
+            .tcp_port(n.port)
+            .user(Some(n.user.clone()))
+            .pass(Some(n.password.clone()))
+            .db_name(Some("tessera_meta"))
+            .prefer_socket(false);
+        mysql_async::Conn::new(opts).await.expect("connect to meta")
+    }
+
     /// A MySQL connection straight to shard `i` (1-based).
     pub async fn shard_conn(&self, i: usize) -> mysql_async::Conn {
         let n = &self.role("shard")[i - 1];

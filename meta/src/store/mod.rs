@@ -29,6 +29,13 @@ fn me(e: mysql_async::Error) -> Error {
 #[derive(Clone)]
 pub struct MetaStore {
     pool: Pool,
+    /// Connections that hold the snapshot barrier
+    /// (`shard_router::snapshot`), apart from `pool`: a distributed commit
+    /// holds one from before its decision until its phase two ends, and
+    /// records the decision through `pool` meanwhile. Drawn from one pool,
+    /// 64 commits holding the barrier would each wait for a 65th
+    /// connection for ever (seen with 256 sysbench threads).
+    barrier: Pool,
 }
 
 impl MetaStore {
@@ -40,30 +47,44 @@ impl MetaStore {
         // node opened (and the meta server accepted) a new connection for
         // every catalog poll, heartbeat and client authentication, dozens
         // per second, and bursts of them were reset by the server.
-        // Up to 64: every distributed commit in its second phase holds one
-        // (the snapshot barrier, `shard_router::snapshot`).
-        let constraints = PoolConstraints::new(1, 64).unwrap_or_default();
-        let pool_opts = PoolOpts::default()
-            .with_constraints(constraints)
-            .with_inactive_connection_ttl(std::time::Duration::from_secs(60));
-        let opts = OptsBuilder::from_opts(opts)
-            .pool_opts(pool_opts)
-            .prefer_socket(false)
-            .init(vec![
-                "SET SESSION sql_mode='STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES'",
-            ]);
+        let pool_of = |min: usize, max: usize| {
+            let constraints = PoolConstraints::new(min, max).unwrap_or_default();
+            let pool_opts = PoolOpts::default()
+                .with_constraints(constraints)
+                .with_inactive_connection_ttl(std::time::Duration::from_secs(60));
+            Pool::new(
+                OptsBuilder::from_opts(opts.clone())
+                    .pool_opts(pool_opts)
+                    .prefer_socket(false)
+                    .init(vec![
+                        "SET SESSION sql_mode='STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES'",
+                    ]),
+            )
+        };
+        // The barrier's: one per distributed commit in its second phase
+        // at once, and one per reading node's exclusive hold.
         Ok(MetaStore {
-            pool: Pool::new(opts),
+            pool: pool_of(1, 64),
+            barrier: pool_of(0, 512),
         })
+    }
+
+    /// A connection to hold the snapshot barrier on (see `barrier`).
+    pub async fn barrier_conn(&self) -> Result<Conn> {
+        Self::conn_of(&self.barrier).await
     }
 
     /// A pooled meta connection. A connection attempt reset by the server
     /// (seen under bursts of 256 sysbench clients connecting at once) is
     /// retried twice before it is reported.
     pub async fn conn(&self) -> Result<Conn> {
+        Self::conn_of(&self.pool).await
+    }
+
+    async fn conn_of(pool: &Pool) -> Result<Conn> {
         let mut attempt = 0;
         loop {
-            match self.pool.get_conn().await {
+            match pool.get_conn().await {
                 Err(mysql_async::Error::Io(e)) if attempt < 2 => {
                     attempt += 1;
                     tracing::debug!("meta connection failed ({e}), retrying");
@@ -190,6 +211,7 @@ impl MetaStore {
 
     pub async fn disconnect(self) {
         let _ = self.pool.disconnect().await;
+        let _ = self.barrier.disconnect().await;
     }
 }
 

@@ -302,9 +302,72 @@ async fn two_reads_of_one_branch(cluster: &TestCluster) {
     .unwrap();
 }
 
+/// More distributed commits at once on one node than its meta pool has
+/// connections: each holds the barrier on a connection of its own pool
+/// while it records its decision through the other (from one pool, 64
+/// commits holding the barrier waited for ever for a 65th connection).
+/// The barrier is held exclusively for 3 s first, so the commits queue
+/// for it and then go on together.
+async fn many_committers(cluster: &TestCluster) {
+    use mysql_async::prelude::Queryable;
+    const CLIENTS: i32 = 150;
+    let setup = cluster.connect(0).await;
+    setup
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS snap_many;
+             CREATE TABLE snap_many (id int PRIMARY KEY, n int NOT NULL);
+             INSERT INTO snap_many SELECT g AS id, 0 AS n FROM generate_series(0, {}) g",
+            2 * CLIENTS - 1
+        ))
+        .await
+        .unwrap();
+    let mut clients = vec![];
+    for _ in 0..CLIENTS {
+        clients.push(cluster.connect(0).await);
+    }
+    let mut meta = cluster.meta_conn().await;
+    meta.query_drop("START TRANSACTION; SELECT id FROM snapshot_barrier WHERE id = 1 FOR UPDATE")
+        .await
+        .unwrap();
+    let mut tasks = vec![];
+    for (i, c) in (0..CLIENTS).zip(clients) {
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..5 {
+                c.batch_execute(&format!(
+                    "BEGIN;
+                     UPDATE snap_many SET n = n + 1 WHERE id = {};
+                     UPDATE snap_many SET n = n + 1 WHERE id = {};
+                     COMMIT",
+                    2 * i,
+                    2 * i + 1
+                ))
+                .await
+                .unwrap();
+            }
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    meta.query_drop("ROLLBACK").await.unwrap();
+    let all = futures::future::join_all(tasks);
+    let done = tokio::time::timeout(std::time::Duration::from_secs(180), all)
+        .await
+        .expect("distributed commits of 150 clients of one node did not finish");
+    for d in done {
+        d.unwrap();
+    }
+    let n: i64 = setup
+        .query_one("SELECT sum(n)::bigint FROM snap_many", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2 * 5 * CLIENTS as i64);
+    setup.batch_execute("DROP TABLE snap_many").await.unwrap();
+}
+
 /// Zero wrong totals with consistent reads (the default), on every way of
 /// reading; wrong totals found with them off.
 pub(crate) async fn consistent_reads(cluster: &TestCluster) {
+    many_committers(cluster).await;
     two_reads_of_one_branch(cluster).await;
     // The commit rate without readers, for the cost of the barrier.
     bank_with_readers(cluster, false, true, std::time::Duration::from_secs(6)).await;
