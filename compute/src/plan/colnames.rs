@@ -27,14 +27,6 @@ fn query_names(q: &Query) -> Option<Vec<String>> {
     set_expr_names(q.body.as_ref())
 }
 
-/// How many items a plain SELECT lists (0 for anything else).
-fn q_projection_len(q: &Query) -> usize {
-    match q.body.as_ref() {
-        SetExpr::Select(sel) => sel.projection.len(),
-        _ => 0,
-    }
-}
-
 /// A set operation's columns are named after its leftmost SELECT's.
 fn set_expr_names(body: &SetExpr) -> Option<Vec<String>> {
     let sel = match body {
@@ -126,12 +118,24 @@ pub fn with_unique_names(stmt: &Statement) -> Option<Statement> {
     // PostgreSQL allows an output name twice (`SELECT g, g FROM
     // generate_series(1, 3) g`, `SELECT 1 AS x, 2 AS x`), DataFusion does
     // not: every item gets an internal name carrying its own.
-    // (Unnamed expressions, "?column?", get their aliases below.)
+    // Among columns and aliases only: other expressions get their own
+    // aliases below.
     let mut seen = std::collections::HashSet::new();
-    let twice = names
-        .iter()
-        .any(|n| n != "?column?" && !seen.insert(n.as_str()));
-    if twice && names.len() == q_projection_len(q) {
+    let twice = match q.body.as_ref() {
+        SetExpr::Select(sel) if names.len() == sel.projection.len() => {
+            sel.projection.iter().zip(&names).any(|(item, n)| {
+                matches!(
+                    item,
+                    SelectItem::ExprWithAlias { .. }
+                        | SelectItem::UnnamedExpr(
+                            Expr::Identifier(_) | Expr::CompoundIdentifier(_)
+                        )
+                ) && !seen.insert(n.as_str())
+            })
+        }
+        _ => false,
+    };
+    if twice {
         let mut q = q.clone();
         if let SetExpr::Select(sel) = q.body.as_mut() {
             for (i, (item, name)) in sel.projection.iter_mut().zip(&names).enumerate() {
@@ -438,5 +442,18 @@ mod tests {
             .pop()
             .unwrap();
         assert!(with_unique_names(&plain).is_none());
+        // A column or alias named twice: every item renamed, names kept.
+        let twice = crate::parse::parse_sql("SELECT g, g, 1 AS x, 2 AS x FROM t")
+            .unwrap()
+            .pop()
+            .unwrap();
+        let renamed = with_unique_names(&twice).unwrap().to_string();
+        let names: Vec<&str> = renamed
+            .split(" AS ")
+            .skip(1)
+            .map(|a| restore_name(a.trim_start_matches('"')))
+            .collect();
+        assert_eq!(names, ["g", "g", "x", "x"]);
+        assert_eq!(pg_column_names(&twice).unwrap(), ["g", "g", "x", "x"]);
     }
 }
