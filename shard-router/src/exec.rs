@@ -280,17 +280,18 @@ impl Drop for Watched {
                 }
                 Err(e) => tracing::debug!("no connection to kill query {id}: {e}"),
             }
-            // The connection is used again (a pool, a branch, a cut's
-            // connection the statement's next read of the shard takes):
-            // the abandoned rows are read off and a kill that found the
-            // query already ended is spent here, on a statement of ours,
-            // not on that next read.
-            let mut lease = lease;
-            if let Ok(conn) = lease.conn() {
-                let _ = conn.query_drop("DO 0").await;
-            }
             KILLS_IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
             kills_done().notify_waiters();
+            // A cut's connection is taken next by the statement's next read
+            // of the shard: the abandoned rows are read off and a kill that
+            // found the query already ended is spent here, on a statement
+            // of ours, not on that read.
+            let mut lease = lease;
+            if let crate::txn::Lease::Snapshot(..) = lease {
+                if let Ok(conn) = lease.conn() {
+                    let _ = conn.query_drop("DO 0").await;
+                }
+            }
             drop(lease);
         });
     }
