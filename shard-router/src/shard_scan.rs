@@ -346,14 +346,19 @@ fn one_per_shard(queries: Vec<(ShardId, String)>) -> Vec<(ShardId, String)> {
             if v.len() == 1 {
                 return (shard, v.pop().unwrap_or_default());
             }
-            let joined = v
-                .iter()
-                .map(|q| format!("({q})"))
-                .collect::<Vec<_>>()
-                .join(" UNION ALL ");
-            (shard, joined)
+            (shard, union_all(&v))
         })
         .collect()
+}
+
+/// Queries of one shard as one statement that reads them at one moment:
+/// `(q1) UNION ALL (q2)`, each keeping its ORDER BY and LIMIT.
+pub fn union_all<S: AsRef<str>>(queries: &[S]) -> String {
+    queries
+        .iter()
+        .map(|q| format!("({})", q.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ")
 }
 
 /// The shard scans of a physical plan, in plan order.

@@ -114,19 +114,17 @@ async fn fast_select_parts(
             shard_router::exec::bind(order, params)?,
         )
     } else {
-        let mut sql = String::new();
+        let mut queries = vec![];
         let mut vals = vec![];
         for part in parts {
             let (q, order) = &p.sql[*part as usize];
-            if !sql.is_empty() {
-                sql.push_str(" UNION ALL ");
-            }
-            sql.push('(');
-            sql.push_str(q);
-            sql.push(')');
+            queries.push(q.as_str());
             vals.extend(shard_router::exec::bind(order, params)?);
         }
-        (std::borrow::Cow::Owned(sql), vals)
+        (
+            std::borrow::Cow::Owned(shard_router::shard_scan::union_all(&queries)),
+            vals,
+        )
     };
     shard_router::exec::read_partition(router, access, shard, &sql, vals, &p.types, p.locking).await
 }
