@@ -228,6 +228,14 @@ impl Watched {
             .ok_or_else(|| Error::internal("statement lease already returned"))
     }
 
+    /// A way to kill the statement while it still runs here.
+    pub(crate) fn killer(&self) -> Killer {
+        Killer {
+            client: self.client.clone(),
+            conn_id: self.conn_id,
+        }
+    }
+
     /// The statement ran to its end (or its error): nothing to kill.
     pub(crate) fn done(mut self) {
         self.lease = None;
@@ -268,31 +276,39 @@ impl Drop for Watched {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let client = self.client.clone();
-        let id = self.conn_id;
-        KILLS_IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        let kill = self.killer().kill();
         rt.spawn(async move {
-            match client.conn().await {
+            kill.await;
+            let mut lease = lease;
+            lease.settle().await;
+            drop(lease);
+        });
+    }
+}
+
+/// Kills the statement running on one shard connection, from another.
+pub(crate) struct Killer {
+    client: storage_adapter::ShardClient,
+    conn_id: u32,
+}
+
+impl Killer {
+    /// `KILL QUERY` of the connection's statement, counted in flight
+    /// (`kills_settled`) from this call until it has run.
+    pub(crate) fn kill(self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        KILLS_IN_FLIGHT.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        async move {
+            let id = self.conn_id;
+            match self.client.conn().await {
                 Ok(mut c) => {
                     if let Err(e) = c.query_drop(format!("KILL QUERY {id}")).await {
-                        tracing::debug!("KILL QUERY {id} on {}: {e}", client.id);
+                        tracing::debug!("KILL QUERY {id} on {}: {e}", self.client.id);
                     }
                 }
                 Err(e) => tracing::debug!("no connection to kill query {id}: {e}"),
             }
             KILLS_IN_FLIGHT.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
             kills_done().notify_waiters();
-            // A cut's connection is taken next by the statement's next read
-            // of the shard: the abandoned rows are read off and a kill that
-            // found the query already ended is spent here, on a statement
-            // of ours, not on that read.
-            let mut lease = lease;
-            if let crate::txn::Lease::Snapshot(..) = lease {
-                if let Ok(conn) = lease.conn() {
-                    let _ = conn.query_drop("DO 0").await;
-                }
-            }
-            drop(lease);
-        });
+        }
     }
 }

@@ -272,33 +272,51 @@ impl ExecutionPlan for ShardScanExec {
                 .and_then(|lease| crate::exec::Watched::new(&router, lease))
             {
                 Ok(mut watched) => {
-                    // A consumer that goes away (LIMIT satisfied, statement
-                    // canceled or timed out) drops the read: the shard's
-                    // query is killed rather than read to its end.
+                    // A consumer that goes away (LIMIT satisfied, a hash
+                    // join whose build side is empty, the statement
+                    // canceled) has the shard's query killed rather than
+                    // read to its end. The read itself is never dropped
+                    // midway: a connection whose reply was left half read
+                    // would answer the next statement with the rest of it.
                     use crate::shard_rows::Streamed;
-                    let r = tokio::select! {
-                        r = async {
+                    let killer = watched.killer();
+                    let mut killed = false;
+                    let r = {
+                        let read = async {
                             let lease = watched.lease()?;
                             crate::shard_rows::stream_rows(lease, &sql, schema, &types, &tx).await
-                        } => Some(r),
-                        _ = tx.closed() => None,
-                    };
-                    match r {
-                        Some(Ok(Streamed::Gone)) | None => Ok((0, 0)),
-                        Some(Ok(Streamed::Done(r, b))) => {
-                            watched.done();
-                            Ok((r, b))
+                        };
+                        tokio::pin!(read);
+                        tokio::select! {
+                            r = &mut read => r,
+                            _ = tx.closed() => {
+                                killed = true;
+                                let (r, ()) = tokio::join!(read, killer.kill());
+                                r.map(|_| Streamed::Gone)
+                            }
                         }
-                        Some(Ok(Streamed::Drained(r, b, rest))) => {
+                    };
+                    if let Ok(Streamed::Gone) = r {
+                        if !killed {
+                            watched.killer().kill().await;
+                        }
+                        // The kill has run; what it left (the rest of the
+                        // rows, its error) is read off before the
+                        // connection serves another read.
+                        if let Ok(lease) = watched.lease() {
+                            lease.settle().await;
+                        }
+                    }
+                    watched.done();
+                    match r {
+                        Ok(Streamed::Gone) => Ok((0, 0)),
+                        Ok(Streamed::Done(r, b)) => Ok((r, b)),
+                        Ok(Streamed::Drained(r, b, rest)) => {
                             // The connection goes to the read waiting for
                             // it; the rest follows from the spill.
-                            watched.done();
                             rest.forward(&tx).await.map(|()| (r, b))
                         }
-                        Some(Err(e)) => {
-                            watched.done();
-                            Err(e)
-                        }
+                        Err(e) => Err(e),
                     }
                 }
                 Err(e) => Err(e),

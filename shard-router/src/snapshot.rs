@@ -287,6 +287,11 @@ pub struct SnapConn(pub Option<Conn>);
 impl Drop for SnapConn {
     fn drop(&mut self) {
         if let Some(mut c) = self.0.take() {
+            if c.is_disconnected() {
+                // Left midway through a statement (`Lease::conn`): the pool
+                // discards it.
+                return;
+            }
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 rt.spawn(async move {
                     if c.query_drop("COMMIT").await.is_err() {

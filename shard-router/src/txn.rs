@@ -351,6 +351,12 @@ impl Drop for Branches {
                 if let Ok(handle) = tokio::runtime::Handle::try_current() {
                     handle.spawn(async move {
                         let mut conn = b.conn;
+                        if conn.is_disconnected() {
+                            // Left midway through a statement: closing it
+                            // rolls the branch back.
+                            drop(conn);
+                            return;
+                        }
                         let _ = conn.query_drop(format!("XA END {x}")).await;
                         if conn.query_drop(format!("XA ROLLBACK {x}")).await.is_err() {
                             let _ = conn.disconnect().await;
@@ -378,6 +384,15 @@ impl XaBranch {
             .conn
             .as_mut()
             .ok_or_else(|| Error::internal("branch connection gone"))?;
+        if conn.is_disconnected() {
+            // A statement on it was dropped midway (`Lease::conn`): closed
+            // on drop, which rolls an active branch back.
+            self.broken = true;
+            return Err(Error::ShardUnavailable {
+                shard: self.shard.to_string(),
+                message: "the branch's connection was left midway through a statement".into(),
+            });
+        }
         let r = conn
             .query_drop(sql)
             .await
@@ -490,8 +505,13 @@ pub enum Lease {
 }
 
 impl Lease {
+    /// The connection, unless a statement on it was dropped midway: then
+    /// what it answers next could be the rest of that statement's reply
+    /// (a SELECT that reads another command's OK packet returns no rows),
+    /// so it serves nothing more (08006).
     pub fn conn(&mut self) -> Result<&mut Conn> {
-        match self {
+        let shard = self.shard();
+        let c = match self {
             Lease::Pooled(_, c) => Ok(c),
             Lease::Branch(_, g, _, _) => g
                 .as_mut()
@@ -501,7 +521,16 @@ impl Lease {
                 g.0.as_mut()
                     .ok_or_else(|| Error::internal("snapshot connection vanished"))
             }
+        }?;
+        if c.is_disconnected() {
+            return Err(Error::ShardUnavailable {
+                shard: shard.to_string(),
+                message:
+                    "a statement on this connection was interrupted midway; its state is unknown"
+                        .into(),
+            });
         }
+        Ok(c)
     }
 
     pub fn shard(&self) -> ShardId {
@@ -526,6 +555,21 @@ impl Lease {
             Lease::Pooled(..) => None,
             Lease::Branch(_, g, _, _) => Some(g.contention()),
             Lease::Snapshot(_, g) => Some(g.contention()),
+        }
+    }
+
+    /// After a `KILL QUERY` of this connection's statement has run: reads
+    /// off what the statement left (the rest of its rows, the kill's error)
+    /// with a statement of ours, so the next read of a cut's or a branch's
+    /// connection gets neither. A pooled connection is cleaned by the pool
+    /// when it goes back; one left midway through a statement is never used
+    /// again (`Lease::conn`).
+    pub async fn settle(&mut self) {
+        if let Lease::Pooled(..) = self {
+            return;
+        }
+        if let Ok(conn) = self.conn() {
+            let _ = conn.query_drop("DO 0").await;
         }
     }
 
