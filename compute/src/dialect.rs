@@ -89,6 +89,16 @@ impl Dialect for TesseraDialect {
         if parser.parse_keyword(Keyword::VACUUM) {
             return Some(parse_vacuum(parser));
         }
+        // `RESET TIME ZONE` is PostgreSQL's spelling of `RESET timezone`
+        // (sqlparser reads one name after RESET).
+        if parser.parse_keywords(&[Keyword::RESET, Keyword::TIME, Keyword::ZONE]) {
+            use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Reset, ResetStatement};
+            return Some(Ok(Statement::Reset(ResetStatement {
+                reset: Reset::ConfigurationParameter(ObjectName::from(vec![Ident::new(
+                    "timezone",
+                )])),
+            })));
+        }
         // PostgreSQL statements sqlparser has no statement for: refused by
         // name (0A000) rather than as a syntax error.
         if parser.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {

@@ -72,13 +72,22 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
     }
 }
 
-/// A planned statement: EXPLAIN's answer, or the physical plan to run.
+/// A planned statement: EXPLAIN's answer, EXPLAIN ANALYZE's plan to run
+/// (then shown), or the physical plan to run.
 pub(crate) enum Ran {
     Explained(SendableRecordBatchStream),
+    Analyze(Explain, Arc<datafusion::execution::TaskContext>),
     Plan(
         Arc<dyn datafusion::physical_plan::ExecutionPlan>,
         Arc<datafusion::execution::TaskContext>,
     ),
+}
+
+/// A statement under EXPLAIN, planned.
+pub(crate) struct Explain {
+    optimized: LogicalPlan,
+    physical: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    verbose: bool,
 }
 
 /// Plans a statement with parameters down to its physical plan (EXPLAIN
@@ -117,9 +126,20 @@ pub(crate) async fn run(
             return Ok(Ran::Plan(physical, task));
         }
     };
-    Ok(Ran::Explained(
-        explain(ctx, &inner, analyze, verbose).await?,
-    ))
+    let state = ctx.state();
+    let planned = Explain {
+        optimized: state.optimize(&inner).map_err(map_df_error)?,
+        physical: state
+            .create_physical_plan(&inner)
+            .await
+            .map_err(map_df_error)?,
+        verbose,
+    };
+    Ok(if analyze {
+        Ran::Analyze(planned, state.task_ctx())
+    } else {
+        Ran::Explained(explain(planned, false)?)
+    })
 }
 
 /// Puts the session's own access back in the scans' cell when a
@@ -137,27 +157,16 @@ impl Drop for RestoreAccess {
 
 /// EXPLAIN [ANALYZE] as one text column, one line per row, like
 /// PostgreSQL: the optimized logical plan, the physical plan (with its
-/// metrics under ANALYZE, after running it) and `shard_scans:`, the SQL
+/// metrics under ANALYZE, once it has run) and `shard_scans:`, the SQL
 /// each shard receives, read from the plan's `ShardScanExec`s (with rows,
 /// bytes and time under ANALYZE).
-async fn explain(
-    ctx: &SessionContext,
-    inner: &LogicalPlan,
-    analyze: bool,
-    verbose: bool,
-) -> Result<SendableRecordBatchStream> {
+fn explain(planned: Explain, analyze: bool) -> Result<SendableRecordBatchStream> {
     use datafusion::physical_plan::display::DisplayableExecutionPlan;
-    let state = ctx.state();
-    let optimized = state.optimize(inner).map_err(map_df_error)?;
-    let physical = state
-        .create_physical_plan(inner)
-        .await
-        .map_err(map_df_error)?;
-    if analyze {
-        datafusion::physical_plan::collect(physical.clone(), state.task_ctx())
-            .await
-            .map_err(map_df_error)?;
-    }
+    let Explain {
+        optimized,
+        physical,
+        verbose,
+    } = planned;
     let mut lines = vec!["logical_plan:".to_string()];
     lines.extend(
         optimized
@@ -271,6 +280,21 @@ impl Session {
             .collect();
         let stream = match run(&ctx, lp, params, self.clock().transaction).await? {
             Ran::Explained(s) => s,
+            Ran::Analyze(planned, task) => {
+                // Run as the statement alone would be: through a cut when
+                // it reads two or more shards.
+                let wants = shard_router::shard_scan::plain_reads(&planned.physical);
+                let access = self.read_access(&wants).await?;
+                *self.access_cell.write() = access;
+                let _restore = RestoreAccess {
+                    cell: self.access_cell.clone(),
+                    to: self.access(),
+                };
+                datafusion::physical_plan::collect(planned.physical.clone(), task)
+                    .await
+                    .map_err(map_df_error)?;
+                explain(planned, true)?
+            }
             Ran::Plan(physical, task) => {
                 // Two or more shards read in one statement read one
                 // consistent cut; the scans take their access from the
@@ -279,8 +303,13 @@ impl Session {
                 let access = self.read_access(&wants).await?;
                 let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
                 *self.access_cell.write() = access;
-                let s = datafusion::physical_plan::execute_stream(physical, task)
-                    .map_err(map_df_error)?;
+                let s = match datafusion::physical_plan::execute_stream(physical, task) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        *self.access_cell.write() = self.access();
+                        return Err(map_df_error(e));
+                    }
+                };
                 if cut {
                     use futures::StreamExt;
                     let restore = RestoreAccess {
