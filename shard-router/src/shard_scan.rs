@@ -281,6 +281,7 @@ impl ExecutionPlan for ShardScanExec {
                     use crate::shard_rows::Streamed;
                     let killer = watched.killer();
                     let mut killed = false;
+                    let mut hung = false;
                     let r = {
                         let read = async {
                             let lease = watched.lease()?;
@@ -291,8 +292,18 @@ impl ExecutionPlan for ShardScanExec {
                             r = &mut read => r,
                             _ = tx.closed() => {
                                 killed = true;
-                                let (r, ()) = tokio::join!(read, killer.kill());
-                                r.map(|_| Streamed::Gone)
+                                // Bounded: a shard that answers neither the
+                                // kill nor the read (hung) has the read
+                                // dropped after all, and its connection is
+                                // then never used again (`Lease::conn`).
+                                let both = async { tokio::join!(read, killer.kill()).0 };
+                                match tokio::time::timeout(KILLED_READ_LIMIT, both).await {
+                                    Ok(r) => r.map(|_| Streamed::Gone),
+                                    Err(_) => {
+                                        hung = true;
+                                        Ok(Streamed::Gone)
+                                    }
+                                }
                             }
                         }
                     };
@@ -303,7 +314,7 @@ impl ExecutionPlan for ShardScanExec {
                         // The kill has run; what it left (the rest of the
                         // rows, its error) is read off before the
                         // connection serves another read.
-                        if let Ok(lease) = watched.lease() {
+                        if let (false, Ok(lease)) = (hung, watched.lease()) {
                             lease.settle().await;
                         }
                     }
@@ -348,6 +359,10 @@ impl ExecutionPlan for ShardScanExec {
         Some(self.metrics.clone_inner())
     }
 }
+
+/// How long a scan whose consumer went away waits for its killed shard
+/// query to end before it drops the read.
+const KILLED_READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The queries of one shard joined into one (`(q1) UNION ALL (q2)`, each
 /// keeping its ORDER BY and LIMIT), shards in their first order.
