@@ -178,6 +178,21 @@ fn map_df_root(e: &DataFusionError) -> Error {
     }
 }
 
+/// Whether PostgreSQL 15 has a built-in function of this name
+/// (`pg15_functions.txt`, from its `pg_proc`).
+fn is_postgresql_function(name: &str) -> bool {
+    static NAMES: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            include_str!("pg15_functions.txt")
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .collect()
+        })
+        .contains(name)
+}
+
 fn plan_error(m: String) -> Error {
     if let Some(rest) = m
         .split("table '")
@@ -190,10 +205,16 @@ fn plan_error(m: String) -> Error {
         };
     }
     if m.contains("Invalid function") || m.contains("not found in registry") {
-        // A name DataFusion does not know: most are PostgreSQL functions
-        // Tessera does not have yet (md5, age, pg_typeof...), so refused
-        // as a feature rather than reported as not existing.
+        // A name DataFusion does not know: a PostgreSQL function Tessera
+        // does not have yet (age, pg_typeof...) is refused as a feature;
+        // any other name does not exist, as in PostgreSQL.
         let name = m.split('\'').nth(1).unwrap_or("this function").to_string();
+        if !is_postgresql_function(&name) {
+            return Error::Sql {
+                state: SqlState("42883"),
+                message: format!("function {name} does not exist"),
+            };
+        }
         return Error::unsupported(format!("function {name}()"));
     }
     if let Some(rest) = m.split("Order by column out of bounds, specified: ").nth(1) {
@@ -315,5 +336,19 @@ mod tests {
         ));
         assert_eq!(e.sqlstate().code(), "42883");
         assert_eq!(e.to_string(), "function sum(text) does not exist");
+    }
+
+    #[test]
+    fn unknown_names_do_not_exist_and_postgresql_ones_are_refused() {
+        let e = map_df_error(DataFusionError::Plan(
+            "Invalid function 'no_such_function'.\nDid you mean 'to_hex'?".into(),
+        ));
+        assert_eq!(e.sqlstate().code(), "42883");
+        assert_eq!(e.to_string(), "function no_such_function does not exist");
+        let e = map_df_error(DataFusionError::Plan(
+            "Invalid function 'pg_typeof'.\nDid you mean 'typeof'?".into(),
+        ));
+        assert_eq!(e.sqlstate().code(), "0A000");
+        assert!(is_postgresql_function("RI_FKey_check_ins") && is_postgresql_function("age"));
     }
 }
