@@ -102,6 +102,7 @@ pub fn context_for(
         .unwrap_or(0);
     rules.insert(coercion, Arc::new(crate::pgcasts::PgIntLiterals));
     rules.push(Arc::new(crate::semantics::PgSemantics));
+    rules.push(Arc::new(crate::decorrelation::SetComparisons));
     rules.push(Arc::new(crate::dscale::PgNumeric));
     let state = datafusion::execution::SessionStateBuilder::new()
         .with_config(config)

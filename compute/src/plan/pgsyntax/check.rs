@@ -14,8 +14,7 @@ use datafusion::sql::sqlparser::ast::{
 /// a subscript right after an `ARRAY[...]` constructor (PostgreSQL's
 /// grammar requires `(ARRAY[1, 2])[1]`, 42601), a negative LIMIT (2201W)
 /// or OFFSET (2201X) constant; and what Tessera refuses (0A000) because
-/// DataFusion answers it wrongly: comparisons with `ALL (subquery)`,
-/// `INTERSECT ALL` and `EXCEPT ALL`.
+/// DataFusion answers it wrongly: `INTERSECT ALL` and `EXCEPT ALL`.
 pub fn check(stmt: &Statement) -> common::Result<()> {
     struct Checker(Option<Error>);
     impl Checker {
@@ -67,9 +66,6 @@ pub fn check(stmt: &Statement) -> common::Result<()> {
                         message: "syntax error at or near \"[\"".into(),
                         position: None,
                     })
-                }
-                Expr::AllOp { right, .. } if matches!(right.as_ref(), Expr::Subquery(_)) => {
-                    self.stop(Error::unsupported("a comparison with ALL (subquery)"))
                 }
                 Expr::SimilarTo {
                     pattern,
