@@ -120,6 +120,19 @@ fn map_df_root(e: &DataFusionError) -> Error {
                 message: inner.to_string(),
             },
         },
+        // A subquery DataFusion could not turn into a join (`x > ANY
+        // (...)` or `x IN (...)` in a select list) reaches the physical
+        // planner as a bare Exists or subquery expression.
+        DataFusionError::NotImplemented(m)
+            if m.starts_with("Physical plan does not support logical expression")
+                && ["Exists", "InSubquery", "SetComparison", "ScalarSubquery"]
+                    .iter()
+                    .any(|k| m.contains(k)) =>
+        {
+            Error::unsupported(
+                "a subquery with IN, EXISTS, ANY or ALL in this part of the statement (outside WHERE)",
+            )
+        }
         DataFusionError::NotImplemented(m) => Error::unsupported(m.clone()),
         DataFusionError::SQL(e, _) => Error::Syntax {
             message: e.to_string(),
@@ -336,6 +349,15 @@ mod tests {
         ));
         assert_eq!(e.sqlstate().code(), "42883");
         assert_eq!(e.to_string(), "function sum(text) does not exist");
+    }
+
+    #[test]
+    fn subqueries_left_undecorrelated_are_refused_by_shape() {
+        let e = map_df_error(DataFusionError::NotImplemented(
+            "Physical plan does not support logical expression Exists(Exists { subquery: <subquery>, negated: false })".into(),
+        ));
+        assert_eq!(e.sqlstate().code(), "0A000");
+        assert!(e.to_string().contains("IN, EXISTS, ANY or ALL"), "{e}");
     }
 
     #[test]
