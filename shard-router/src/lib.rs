@@ -27,6 +27,7 @@ mod spill;
 pub mod twopc;
 pub mod txn;
 pub mod typing;
+pub mod xa_branch;
 pub mod xid;
 
 use std::collections::HashMap;

@@ -1,0 +1,128 @@
+//! A transaction branch as the two-phase commit coordinator drives it
+//! (`crate::twopc::Participant`): `XA END` / `PREPARE` / `COMMIT` /
+//! `ROLLBACK` on the branch's own connection, which is closed rather than
+//! pooled when its XA state is unknown or unfinished.
+
+use common::{Error, Result, ShardId};
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+use storage_adapter::map_error;
+
+use crate::twopc::Participant;
+use crate::xid::branch_sql as xid;
+
+/// A branch as the commit coordinator drives it, on its own connection.
+pub struct XaBranch {
+    shard: ShardId,
+    conn: Option<Conn>,
+    active: bool,
+    /// XA PREPARE succeeded and no XA COMMIT / ROLLBACK has yet.
+    prepared: bool,
+    broken: bool,
+}
+
+impl XaBranch {
+    /// An active branch (after `XA START`) on `conn`.
+    pub fn new(shard: ShardId, conn: Conn) -> XaBranch {
+        XaBranch {
+            shard,
+            conn: Some(conn),
+            active: true,
+            prepared: false,
+            broken: false,
+        }
+    }
+
+    async fn run(&mut self, sql: String) -> Result<()> {
+        let conn = self
+            .conn
+            .as_mut()
+            .ok_or_else(|| Error::internal("branch connection gone"))?;
+        if conn.is_disconnected() {
+            // A statement on it was dropped midway (`Lease::conn`): closed
+            // on drop, which rolls an active branch back.
+            self.broken = true;
+            return Err(Error::ShardUnavailable {
+                shard: self.shard.to_string(),
+                message: "the branch's connection was left midway through a statement".into(),
+            });
+        }
+        let r = conn
+            .query_drop(sql)
+            .await
+            .map_err(|e| map_error(self.shard, e));
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    /// `XA END` (if still active) and `then` in one round trip: MariaDB
+    /// runs the second statement only if the first succeeded.
+    async fn end_then(&mut self, then: String, gtrid: &str) -> Result<()> {
+        if self.active {
+            self.active = false;
+            self.run(format!("XA END {}; {then}", xid(gtrid, self.shard)))
+                .await
+        } else {
+            self.run(then).await
+        }
+    }
+
+    async fn end(&mut self, gtrid: &str) -> Result<()> {
+        if self.active {
+            self.active = false;
+            self.run(format!("XA END {}", xid(gtrid, self.shard)))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for XaBranch {
+    fn drop(&mut self) {
+        if self.broken || self.active || self.prepared {
+            // Never hand a connection in an unknown or unfinished XA state
+            // back to the pool (a prepared branch whose decision could not
+            // be recorded made every later statement on that connection
+            // fail with XAER_RMFAIL): closing it makes MariaDB roll back
+            // an active branch, a prepared one survives for recovery.
+            if let Some(conn) = self.conn.take() {
+                tokio::spawn(async move {
+                    let _ = conn.disconnect().await;
+                });
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Participant for XaBranch {
+    fn shard(&self) -> ShardId {
+        self.shard
+    }
+    async fn prepare(&mut self, gtrid: &str) -> Result<()> {
+        let x = xid(gtrid, self.shard);
+        self.end_then(format!("XA PREPARE {x}"), gtrid).await?;
+        self.prepared = true;
+        Ok(())
+    }
+    async fn commit_prepared(&mut self, gtrid: &str) -> Result<()> {
+        self.run(format!("XA COMMIT {}", xid(gtrid, self.shard)))
+            .await?;
+        self.prepared = false;
+        Ok(())
+    }
+    async fn commit_one_phase(&mut self, gtrid: &str) -> Result<()> {
+        let x = xid(gtrid, self.shard);
+        self.end_then(format!("XA COMMIT {x} ONE PHASE"), gtrid)
+            .await
+    }
+    async fn rollback(&mut self, gtrid: &str) -> Result<()> {
+        let _ = self.end(gtrid).await;
+        self.run(format!("XA ROLLBACK {}", xid(gtrid, self.shard)))
+            .await?;
+        self.prepared = false;
+        Ok(())
+    }
+}
