@@ -142,6 +142,30 @@ pub(crate) async fn run(
     })
 }
 
+impl Session {
+    /// Puts in the scans' cell the access of a statement about to run
+    /// `physical`: one consistent cut when it reads two or more shards
+    /// (`Session::read_access`). The guard puts the session's own access
+    /// back; the flag says whether a cut was taken (without one the guard
+    /// changes nothing).
+    async fn take_read_access(
+        &self,
+        physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    ) -> Result<(RestoreAccess, bool)> {
+        let wants = shard_router::shard_scan::plain_reads(physical);
+        let access = self.read_access(&wants).await?;
+        let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
+        *self.access_cell.write() = access;
+        Ok((
+            RestoreAccess {
+                cell: self.access_cell.clone(),
+                to: self.access(),
+            },
+            cut,
+        ))
+    }
+}
+
 /// Puts the session's own access back in the scans' cell when a
 /// statement that read through a consistent cut is done with its stream.
 struct RestoreAccess {
@@ -281,41 +305,22 @@ impl Session {
         let stream = match run(&ctx, lp, params, self.clock().transaction).await? {
             Ran::Explained(s) => s,
             Ran::Analyze(planned, task) => {
-                // Run as the statement alone would be: through a cut when
-                // it reads two or more shards.
-                let wants = shard_router::shard_scan::plain_reads(&planned.physical);
-                let access = self.read_access(&wants).await?;
-                *self.access_cell.write() = access;
-                let _restore = RestoreAccess {
-                    cell: self.access_cell.clone(),
-                    to: self.access(),
-                };
+                // Run as the statement alone would be.
+                let (_restore, _) = self.take_read_access(&planned.physical).await?;
                 datafusion::physical_plan::collect(planned.physical.clone(), task)
                     .await
                     .map_err(map_df_error)?;
                 explain(planned, true)?
             }
             Ran::Plan(physical, task) => {
-                // Two or more shards read in one statement read one
-                // consistent cut; the scans take their access from the
-                // cell when they start, which may be while the stream runs.
-                let wants = shard_router::shard_scan::plain_reads(&physical);
-                let access = self.read_access(&wants).await?;
-                let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
-                *self.access_cell.write() = access;
-                let s = match datafusion::physical_plan::execute_stream(physical, task) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        *self.access_cell.write() = self.access();
-                        return Err(map_df_error(e));
-                    }
-                };
+                // The scans take their access from the cell when they
+                // start, which may be while the stream runs: a cut's guard
+                // goes with the stream.
+                let (restore, cut) = self.take_read_access(&physical).await?;
+                let s = datafusion::physical_plan::execute_stream(physical, task)
+                    .map_err(map_df_error)?;
                 if cut {
                     use futures::StreamExt;
-                    let restore = RestoreAccess {
-                        cell: self.access_cell.clone(),
-                        to: self.access(),
-                    };
                     let schema = s.schema();
                     Box::pin(RecordBatchStreamAdapter::new(
                         schema,
