@@ -2,8 +2,6 @@
 //! encoding (text and binary, from `Datum`s or Arrow arrays) and parameter
 //! decoding.
 
-use std::sync::Arc;
-
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use common::{Datum, Error, Result, SqlType};
 use datafusion::arrow::array::{
@@ -19,7 +17,8 @@ use pgwire::api::portal::Portal;
 use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo};
 use pgwire::api::Type;
 use pgwire::error::PgWireResult;
-use pgwire::types::format::FormatOptions;
+use pgwire::types::ToSqlText;
+use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
 use crate::pgtext::{float_text, interval_of, interval_parts};
@@ -205,14 +204,8 @@ pub fn encode_arrow(
 ) -> PgWireResult<()> {
     let ty = f.datatype();
     let fmt = f.format();
-    let opts: Arc<FormatOptions> = f.format_options().clone();
-    macro_rules! put {
-        ($v:expr) => {
-            enc.encode_field_with_type_and_format($v, ty, fmt, &opts)
-        };
-    }
     if col.is_null(row) || col.data_type() == &DataType::Null {
-        return put!(&None::<i32>);
+        return put(enc, &None::<i32>, f);
     }
     macro_rules! prim {
         ($arr:ty, $conv:expr) => {{
@@ -220,9 +213,9 @@ pub fn encode_arrow(
             match a {
                 Some(a) => {
                     let v = a.value(row);
-                    put!(&$conv(v))
+                    put(enc, &$conv(v), f)
                 }
-                None => put!(&"?".to_string()),
+                None => put(enc, &"?".to_string(), f),
             }
         }};
     }
@@ -235,16 +228,7 @@ pub fn encode_arrow(
         DataType::UInt16 => prim!(UInt16Array, |v: u16| v as i32),
         DataType::UInt32 => prim!(UInt32Array, |v: u32| v as i64),
         DataType::UInt64 => prim!(UInt64Array, |v: u64| v as i64),
-        DataType::Interval(_) | DataType::Duration(_) => match interval_parts(col, row) {
-            Some((months, days, micros)) => put!(&PgInterval {
-                months,
-                days,
-                micros
-            }),
-            None => Err(pgwire::error::PgWireError::ApiError(
-                "interval out of range".into(),
-            )),
-        },
+        DataType::Interval(_) | DataType::Duration(_) => encode_interval(enc, col, row, f),
         DataType::Float32 if fmt == FieldFormat::Text => {
             prim!(Float32Array, |v: f32| float_text(v as f64, true))
         }
@@ -254,19 +238,8 @@ pub fn encode_arrow(
         DataType::Float32 => prim!(Float32Array, |v: f32| v),
         DataType::Float64 => prim!(Float64Array, |v: f64| v),
         DataType::Boolean => prim!(BooleanArray, |v: bool| v),
-        // A numeric quotient printed at its own scale (`dscale`).
         DataType::Utf8 if *ty == Type::NUMERIC && fmt == FieldFormat::Binary => {
-            let text = col
-                .as_any()
-                .downcast_ref::<StringArray>()
-                .map(|a| a.value(row))
-                .unwrap_or_default();
-            match PgNumeric::parse(text) {
-                Some(n) => put!(&n),
-                None => Err(pgwire::error::PgWireError::ApiError(
-                    format!("not a numeric: {text}").into(),
-                )),
-            }
+            encode_numeric_text(enc, col, row, f)
         }
         DataType::Utf8 => prim!(StringArray, |v: &str| v.to_string()),
         DataType::LargeUtf8 => prim!(LargeStringArray, |v: &str| v.to_string()),
@@ -275,104 +248,203 @@ pub fn encode_arrow(
         DataType::Date32 => prim!(Date32Array, |v: i32| {
             NaiveDate::from_num_days_from_ce_opt(v + 719_163).unwrap_or_default()
         }),
-        DataType::Decimal128(_, s) => {
-            let Some(a) = col.as_any().downcast_ref::<Decimal128Array>() else {
-                return Err(pgwire::error::PgWireError::ApiError(
-                    "numeric column of an unexpected array type".into(),
-                ));
-            };
-            match crate::wirevals::numeric_at(a.value(row), *s) {
-                Some(n) => put!(&n),
-                None => Err(pgwire::error::PgWireError::ApiError(
-                    "numeric out of range".into(),
-                )),
-            }
-        }
+        DataType::Decimal128(_, s) => encode_decimal(enc, col, row, *s, f),
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
-            let elems = match col.data_type() {
-                DataType::List(_) => col.as_list::<i32>().value(row),
-                DataType::LargeList(_) => col.as_list::<i64>().value(row),
-                _ => col.as_fixed_size_list().value(row),
-            };
-            let elem = arrow_to_pg(elems.data_type());
-            let text = arrow_text(col, row).unwrap_or_default();
-            match crate::wirevals::array_value(&elems, elem, text) {
-                Some(a) => put!(&a),
-                None => Err(pgwire::error::PgWireError::ApiError(
-                    "arrays of this element type are sent in text format only".into(),
-                )),
-            }
+            encode_list(enc, col, row, f)
         }
-        DataType::Time64(_) | DataType::Time32(_) => {
-            use datafusion::arrow::datatypes::{
-                Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
-                Time64NanosecondType,
-            };
-            let micros = match col.data_type() {
-                DataType::Time64(TimeUnit::Nanosecond) => col
-                    .as_primitive_opt::<Time64NanosecondType>()
-                    .map(|a| a.value(row) / 1000),
-                DataType::Time64(_) => col
-                    .as_primitive_opt::<Time64MicrosecondType>()
-                    .map(|a| a.value(row)),
-                DataType::Time32(TimeUnit::Second) => col
-                    .as_primitive_opt::<Time32SecondType>()
-                    .map(|a| a.value(row) as i64 * 1_000_000),
-                _ => col
-                    .as_primitive_opt::<Time32MillisecondType>()
-                    .map(|a| a.value(row) as i64 * 1000),
-            }
-            .unwrap_or_default();
-            let t = chrono::NaiveTime::from_num_seconds_from_midnight_opt(
-                (micros / 1_000_000) as u32,
-                ((micros % 1_000_000) * 1000) as u32,
-            )
-            .unwrap_or_default();
-            if fmt == FieldFormat::Text {
-                put!(&trim_fraction(t.format("%H:%M:%S%.6f").to_string()))
-            } else {
-                put!(&t)
-            }
-        }
+        DataType::Time64(_) | DataType::Time32(_) => encode_time(enc, col, row, f),
         DataType::Timestamp(unit, tz) => {
-            let micros = match unit {
-                TimeUnit::Second => col
-                    .as_any()
-                    .downcast_ref::<TimestampSecondArray>()
-                    .map(|a| a.value(row) * 1_000_000),
-                TimeUnit::Millisecond => col
-                    .as_any()
-                    .downcast_ref::<TimestampMillisecondArray>()
-                    .map(|a| a.value(row) * 1000),
-                TimeUnit::Microsecond => col
-                    .as_any()
-                    .downcast_ref::<TimestampMicrosecondArray>()
-                    .map(|a| a.value(row)),
-                TimeUnit::Nanosecond => col
-                    .as_any()
-                    .downcast_ref::<TimestampNanosecondArray>()
-                    .map(|a| a.value(row) / 1000),
-            }
-            .unwrap_or_default();
-            let dt: DateTime<Utc> = DateTime::from_timestamp_micros(micros).unwrap_or_default();
-            if fmt == FieldFormat::Text {
-                put!(&timestamp_text(&dt.naive_utc(), tz.is_some()))
-            } else if tz.is_some() {
-                put!(&dt)
-            } else {
-                let n: NaiveDateTime = dt.naive_utc();
-                put!(&n)
-            }
+            let micros = timestamp_micros(col, unit, row);
+            encode_timestamp(enc, micros, tz.is_some(), f)
         }
-        _ => {
-            let fo = ArrowFormat::default();
-            let s = ArrayFormatter::try_new(col.as_ref(), &fo)
-                .map(|f| f.value(row).to_string())
-                .unwrap_or_default();
-            let _ = col.as_string_opt::<i32>();
-            put!(&s)
-        }
+        _ => encode_formatted(enc, col, row, f),
     }
+}
+
+/// Encodes `v` as field `f` says: its type, format and format options.
+fn put<T: ToSql + ToSqlText>(enc: &mut DataRowEncoder, v: &T, f: &FieldInfo) -> PgWireResult<()> {
+    enc.encode_field_with_type_and_format(v, f.datatype(), f.format(), f.format_options())
+}
+
+/// Encodes an interval or duration value.
+fn encode_interval(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    match interval_parts(col, row) {
+        Some((months, days, micros)) => put(
+            enc,
+            &PgInterval {
+                months,
+                days,
+                micros,
+            },
+            f,
+        ),
+        None => Err(pgwire::error::PgWireError::ApiError(
+            "interval out of range".into(),
+        )),
+    }
+}
+
+/// Encodes a numeric quotient held as text, in binary at its own scale
+/// (`dscale`).
+fn encode_numeric_text(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let text = col
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .map(|a| a.value(row))
+        .unwrap_or_default();
+    match PgNumeric::parse(text) {
+        Some(n) => put(enc, &n, f),
+        None => Err(pgwire::error::PgWireError::ApiError(
+            format!("not a numeric: {text}").into(),
+        )),
+    }
+}
+
+/// Encodes a decimal of scale `s` as a numeric.
+fn encode_decimal(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    s: i8,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let Some(a) = col.as_any().downcast_ref::<Decimal128Array>() else {
+        return Err(pgwire::error::PgWireError::ApiError(
+            "numeric column of an unexpected array type".into(),
+        ));
+    };
+    match crate::wirevals::numeric_at(a.value(row), s) {
+        Some(n) => put(enc, &n, f),
+        None => Err(pgwire::error::PgWireError::ApiError(
+            "numeric out of range".into(),
+        )),
+    }
+}
+
+/// Encodes a list value as a PostgreSQL array.
+fn encode_list(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let elems = match col.data_type() {
+        DataType::List(_) => col.as_list::<i32>().value(row),
+        DataType::LargeList(_) => col.as_list::<i64>().value(row),
+        _ => col.as_fixed_size_list().value(row),
+    };
+    let elem = arrow_to_pg(elems.data_type());
+    let text = arrow_text(col, row).unwrap_or_default();
+    match crate::wirevals::array_value(&elems, elem, text) {
+        Some(a) => put(enc, &a, f),
+        None => Err(pgwire::error::PgWireError::ApiError(
+            "arrays of this element type are sent in text format only".into(),
+        )),
+    }
+}
+
+/// Encodes a time of day (text without the fraction's trailing zeros).
+fn encode_time(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    use datafusion::arrow::datatypes::{
+        Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType,
+    };
+    let micros = match col.data_type() {
+        DataType::Time64(TimeUnit::Nanosecond) => col
+            .as_primitive_opt::<Time64NanosecondType>()
+            .map(|a| a.value(row) / 1000),
+        DataType::Time64(_) => col
+            .as_primitive_opt::<Time64MicrosecondType>()
+            .map(|a| a.value(row)),
+        DataType::Time32(TimeUnit::Second) => col
+            .as_primitive_opt::<Time32SecondType>()
+            .map(|a| a.value(row) as i64 * 1_000_000),
+        _ => col
+            .as_primitive_opt::<Time32MillisecondType>()
+            .map(|a| a.value(row) as i64 * 1000),
+    }
+    .unwrap_or_default();
+    let t = chrono::NaiveTime::from_num_seconds_from_midnight_opt(
+        (micros / 1_000_000) as u32,
+        ((micros % 1_000_000) * 1000) as u32,
+    )
+    .unwrap_or_default();
+    if f.format() == FieldFormat::Text {
+        put(enc, &trim_fraction(t.format("%H:%M:%S%.6f").to_string()), f)
+    } else {
+        put(enc, &t, f)
+    }
+}
+
+/// Row `row` of a timestamp column of `unit`, in microseconds since the
+/// epoch (0 when the array is not the unit's).
+fn timestamp_micros(col: &ArrayRef, unit: &TimeUnit, row: usize) -> i64 {
+    match unit {
+        TimeUnit::Second => col
+            .as_any()
+            .downcast_ref::<TimestampSecondArray>()
+            .map(|a| a.value(row) * 1_000_000),
+        TimeUnit::Millisecond => col
+            .as_any()
+            .downcast_ref::<TimestampMillisecondArray>()
+            .map(|a| a.value(row) * 1000),
+        TimeUnit::Microsecond => col
+            .as_any()
+            .downcast_ref::<TimestampMicrosecondArray>()
+            .map(|a| a.value(row)),
+        TimeUnit::Nanosecond => col
+            .as_any()
+            .downcast_ref::<TimestampNanosecondArray>()
+            .map(|a| a.value(row) / 1000),
+    }
+    .unwrap_or_default()
+}
+
+/// Encodes a timestamp (`tz`: a timestamptz) given in microseconds.
+fn encode_timestamp(
+    enc: &mut DataRowEncoder,
+    micros: i64,
+    tz: bool,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let dt: DateTime<Utc> = DateTime::from_timestamp_micros(micros).unwrap_or_default();
+    if f.format() == FieldFormat::Text {
+        put(enc, &timestamp_text(&dt.naive_utc(), tz), f)
+    } else if tz {
+        put(enc, &dt, f)
+    } else {
+        let n: NaiveDateTime = dt.naive_utc();
+        put(enc, &n, f)
+    }
+}
+
+/// Encodes any other value as Arrow's display of it.
+fn encode_formatted(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let fo = ArrowFormat::default();
+    let s = ArrayFormatter::try_new(col.as_ref(), &fo)
+        .map(|f| f.value(row).to_string())
+        .unwrap_or_default();
+    let _ = col.as_string_opt::<i32>();
+    put(enc, &s, f)
 }
 
 /// PostgreSQL text form of an Arrow value (COPY TO), or None for NULL.

@@ -19,7 +19,8 @@ use std::ops::ControlFlow;
 
 use common::{Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{
-    visit_relations, CopySource, ObjectName, ObjectType, Statement, TableObject,
+    visit_relations, CopySource, Delete, FromTable, Insert, ObjectName, ObjectType, Statement,
+    TableFactor, TableObject, Update,
 };
 use meta::{Catalog, TableDef};
 
@@ -160,60 +161,9 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             check_reads(catalog, user, stmt, schema)
         }
         Statement::Explain { .. } => check_reads(catalog, user, stmt, schema),
-        Statement::Insert(ins) => {
-            if let TableObject::TableName(n) = &ins.table {
-                if let Some(t) = table_of(catalog, n, schema) {
-                    check_table(catalog, user, &t, "INSERT")?;
-                    // RETURNING reads the rows (PostgreSQL asks SELECT).
-                    if ins.returning.is_some() {
-                        check_table(catalog, user, &t, "SELECT")?;
-                    }
-                }
-            }
-            if let Some(src) = &ins.source {
-                check_reads(catalog, user, &Statement::Query(src.clone()), schema)?;
-            }
-            Ok(())
-        }
-        Statement::Update(u) => {
-            use datafusion::sql::sqlparser::ast::TableFactor;
-            let mut target = None;
-            if let TableFactor::Table { name, .. } = &u.table.relation {
-                if let Some(t) = table_of(catalog, name, schema) {
-                    check_write(
-                        catalog,
-                        user,
-                        &t,
-                        "UPDATE",
-                        u.selection.is_some() || u.returning.is_some(),
-                    )?;
-                    target = Some(t.id);
-                }
-            }
-            check_reads_besides(catalog, user, stmt, schema, target)
-        }
-        Statement::Delete(d) => {
-            use datafusion::sql::sqlparser::ast::{FromTable, TableFactor};
-            let from = match &d.from {
-                FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => f,
-            };
-            let mut target = None;
-            for f in from {
-                if let TableFactor::Table { name, .. } = &f.relation {
-                    if let Some(t) = table_of(catalog, name, schema) {
-                        check_write(
-                            catalog,
-                            user,
-                            &t,
-                            "DELETE",
-                            d.selection.is_some() || d.returning.is_some(),
-                        )?;
-                        target = Some(t.id);
-                    }
-                }
-            }
-            check_reads_besides(catalog, user, stmt, schema, target)
-        }
+        Statement::Insert(ins) => check_insert(catalog, user, ins, schema),
+        Statement::Update(u) => check_update(catalog, user, stmt, u, schema),
+        Statement::Delete(d) => check_delete(catalog, user, stmt, d, schema),
         Statement::Truncate(t) => {
             for target in &t.table_names {
                 if let Some(t) = table_of(catalog, &target.name, schema) {
@@ -222,47 +172,17 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             }
             Ok(())
         }
-        Statement::Copy { source, to, .. } => match source {
-            CopySource::Table { table_name, .. } => {
-                if let Some(t) = table_of(catalog, table_name, schema) {
-                    check_table(catalog, user, &t, if *to { "SELECT" } else { "INSERT" })?;
-                }
-                Ok(())
-            }
-            CopySource::Query(q) => {
-                check_reads(catalog, user, &Statement::Query(q.clone()), schema)
-            }
-        },
-        Statement::CreateTable(ct) => {
-            let parts = object_parts(&ct.name);
-            let s = if parts.len() >= 2 {
-                parts[parts.len() - 2].clone()
-            } else {
-                schema.to_string()
-            };
-            if catalog.granted(user, "schema", &s, "", "CREATE") {
-                Ok(())
-            } else {
-                Err(denied(format!("schema {s}")))
-            }
-        }
-        Statement::AlterTable(at) => match table_of(catalog, &at.name, schema) {
-            Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
-            None => Ok(()),
-        },
-        Statement::CreateIndex(ci) => match table_of(catalog, &ci.table_name, schema) {
-            Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
-            None => Ok(()),
-        },
+        Statement::Copy { source, to, .. } => check_copy(catalog, user, source, *to, schema),
+        Statement::CreateTable(ct) => check_create_table(catalog, user, &ct.name, schema),
+        Statement::AlterTable(at) => check_table_owner(catalog, user, &at.name, schema),
+        Statement::CreateIndex(ci) => check_table_owner(catalog, user, &ci.table_name, schema),
         Statement::Drop {
             object_type: ObjectType::Table,
             names,
             ..
         } => {
             for n in names {
-                if let Some(t) = table_of(catalog, n, schema) {
-                    check_owner(catalog, user, &t, &format!("table {}", t.name))?;
-                }
+                check_table_owner(catalog, user, n, schema)?;
             }
             Ok(())
         }
@@ -270,20 +190,7 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
             object_type: ObjectType::Index,
             names,
             ..
-        } => {
-            for n in names {
-                let parts = object_parts(n);
-                let (s, i) = match parts.as_slice() {
-                    [i] => (schema.to_string(), i.clone()),
-                    [s, i] => (s.clone(), i.clone()),
-                    _ => continue,
-                };
-                if let Some(t) = catalog.index_owner(&s, &i) {
-                    check_owner(catalog, user, t, &format!("index {i}"))?;
-                }
-            }
-            Ok(())
-        }
+        } => check_drop_index(catalog, user, names, schema),
         Statement::Drop { .. } => superuser_only("DROP"),
         Statement::CreateView(_) => superuser_only("CREATE VIEW"),
         Statement::CreateSchema { .. } | Statement::CreateDatabase { .. } => {
@@ -294,4 +201,143 @@ pub fn check(catalog: &Catalog, user: &str, stmt: &Statement, schema: &str) -> R
         // Session and transaction control, SHOW, DISCARD: allowed.
         _ => Ok(()),
     }
+}
+
+/// INSERT on the table (and SELECT with RETURNING), SELECT on what its
+/// source reads.
+fn check_insert(catalog: &Catalog, user: &str, ins: &Insert, schema: &str) -> Result<()> {
+    if let TableObject::TableName(n) = &ins.table {
+        if let Some(t) = table_of(catalog, n, schema) {
+            check_table(catalog, user, &t, "INSERT")?;
+            // RETURNING reads the rows (PostgreSQL asks SELECT).
+            if ins.returning.is_some() {
+                check_table(catalog, user, &t, "SELECT")?;
+            }
+        }
+    }
+    if let Some(src) = &ins.source {
+        check_reads(catalog, user, &Statement::Query(src.clone()), schema)?;
+    }
+    Ok(())
+}
+
+/// UPDATE (`stmt`) on its table, SELECT on the others it reads.
+fn check_update(
+    catalog: &Catalog,
+    user: &str,
+    stmt: &Statement,
+    u: &Update,
+    schema: &str,
+) -> Result<()> {
+    let mut target = None;
+    if let TableFactor::Table { name, .. } = &u.table.relation {
+        if let Some(t) = table_of(catalog, name, schema) {
+            check_write(
+                catalog,
+                user,
+                &t,
+                "UPDATE",
+                u.selection.is_some() || u.returning.is_some(),
+            )?;
+            target = Some(t.id);
+        }
+    }
+    check_reads_besides(catalog, user, stmt, schema, target)
+}
+
+/// DELETE (`stmt`) on its table, SELECT on the others it reads.
+fn check_delete(
+    catalog: &Catalog,
+    user: &str,
+    stmt: &Statement,
+    d: &Delete,
+    schema: &str,
+) -> Result<()> {
+    let from = match &d.from {
+        FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f) => f,
+    };
+    let mut target = None;
+    for f in from {
+        if let TableFactor::Table { name, .. } = &f.relation {
+            if let Some(t) = table_of(catalog, name, schema) {
+                check_write(
+                    catalog,
+                    user,
+                    &t,
+                    "DELETE",
+                    d.selection.is_some() || d.returning.is_some(),
+                )?;
+                target = Some(t.id);
+            }
+        }
+    }
+    check_reads_besides(catalog, user, stmt, schema, target)
+}
+
+/// COPY TO (`to`) reads a table or query, COPY FROM inserts.
+fn check_copy(
+    catalog: &Catalog,
+    user: &str,
+    source: &CopySource,
+    to: bool,
+    schema: &str,
+) -> Result<()> {
+    match source {
+        CopySource::Table { table_name, .. } => {
+            if let Some(t) = table_of(catalog, table_name, schema) {
+                check_table(catalog, user, &t, if to { "SELECT" } else { "INSERT" })?;
+            }
+            Ok(())
+        }
+        CopySource::Query(q) => check_reads(catalog, user, &Statement::Query(q.clone()), schema),
+    }
+}
+
+/// CREATE on the schema a new table `name` goes to.
+fn check_create_table(
+    catalog: &Catalog,
+    user: &str,
+    name: &ObjectName,
+    schema: &str,
+) -> Result<()> {
+    let parts = object_parts(name);
+    let s = if parts.len() >= 2 {
+        parts[parts.len() - 2].clone()
+    } else {
+        schema.to_string()
+    };
+    if catalog.granted(user, "schema", &s, "", "CREATE") {
+        Ok(())
+    } else {
+        Err(denied(format!("schema {s}")))
+    }
+}
+
+/// Ownership of the table `name` names, if it is one of the catalog's.
+fn check_table_owner(catalog: &Catalog, user: &str, name: &ObjectName, schema: &str) -> Result<()> {
+    match table_of(catalog, name, schema) {
+        Some(t) => check_owner(catalog, user, &t, &format!("table {}", t.name)),
+        None => Ok(()),
+    }
+}
+
+/// Ownership of the table of each index `names` names.
+fn check_drop_index(
+    catalog: &Catalog,
+    user: &str,
+    names: &[ObjectName],
+    schema: &str,
+) -> Result<()> {
+    for n in names {
+        let parts = object_parts(n);
+        let (s, i) = match parts.as_slice() {
+            [i] => (schema.to_string(), i.clone()),
+            [s, i] => (s.clone(), i.clone()),
+            _ => continue,
+        };
+        if let Some(t) = catalog.index_owner(&s, &i) {
+            check_owner(catalog, user, t, &format!("index {i}"))?;
+        }
+    }
+    Ok(())
 }

@@ -246,68 +246,27 @@ fn is_call(e: &Expr, name: &str) -> bool {
 
 /// The rewrite of one expression over `schema` (its node's inputs).
 fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    e.transform_up(|e| match &e {
+    e.transform_up(|e| {
+        Ok(match rewrite_node(&e, schema)? {
+            Some(new) => Transformed::yes(new),
+            None => Transformed::no(e),
+        })
+    })
+}
+
+/// The PostgreSQL version of node `e`, where DataFusion's differs.
+fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
+    match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
-            let (Ok(lt), Ok(rt)) = (left.get_type(schema), right.get_type(schema)) else {
-                return Ok(Transformed::no(e));
-            };
-            if is_int(&lt) && lt == rt {
-                let udf = checked(*op, &lt);
-                let args = vec![(**left).clone(), (**right).clone()];
-                return Ok(Transformed::yes(Expr::ScalarFunction(
-                    ScalarFunction::new_udf(udf, args),
-                )));
-            }
-            Ok(Transformed::no(e))
+            Ok(checked_arithmetic(left, *op, right, schema))
         }
         Expr::Cast(Cast { expr, field }) if is_int(field.data_type()) => {
-            if is_call(expr, "pg_rint") || is_call(expr, "round") {
-                return Ok(Transformed::no(e));
-            }
-            let Ok(from) = expr.get_type(schema) else {
-                return Ok(Transformed::no(e));
-            };
-            let rounded = match from {
-                DataType::Decimal128(..) | DataType::Decimal256(..) => {
-                    datafusion::functions::math::expr_fn::round(vec![(**expr).clone()])
-                }
-                DataType::Float64 | DataType::Float32 => {
-                    Expr::ScalarFunction(ScalarFunction::new_udf(
-                        RINT.clone(),
-                        vec![Expr::Cast(Cast::new(expr.clone(), DataType::Float64))],
-                    ))
-                }
-                _ => return Ok(Transformed::no(e)),
-            };
-            Ok(Transformed::yes(Expr::Cast(Cast::new_from_field(
-                Box::new(rounded),
-                field.clone(),
-            ))))
+            Ok(rounded_int_cast(expr, field, schema))
         }
         Expr::ScalarFunction(f) if f.func.name() == "to_char" && f.args.len() == 2 => {
-            use datafusion::common::ScalarValue;
-            let pattern = match &f.args[1] {
-                Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _) => {
-                    p.clone()
-                }
-                _ => {
-                    return Err(DataFusionError::External(Box::new(
-                        common::Error::unsupported("to_char with a pattern that is not a constant"),
-                    )))
-                }
-            };
-            let Some(fmt) = to_char_format(&pattern) else {
-                return Err(DataFusionError::External(Box::new(
-                    common::Error::unsupported(format!("the to_char pattern \"{pattern}\"")),
-                )));
-            };
-            let mut args = f.args.clone();
-            args[1] = Expr::Literal(ScalarValue::Utf8(Some(fmt)), None);
-            Ok(Transformed::yes(Expr::ScalarFunction(
-                ScalarFunction::new_udf(f.func.clone(), args),
-            )))
+            to_char_with_pg_pattern(f).map(Some)
         }
         Expr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Binary
@@ -316,106 +275,193 @@ fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     Ok(DataType::Utf8 | DataType::Utf8View)
                 ) =>
         {
-            Ok(Transformed::yes(Expr::ScalarFunction(
-                ScalarFunction::new_udf(BYTEA.clone(), vec![(**expr).clone()]),
-            )))
+            Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+                BYTEA.clone(),
+                vec![(**expr).clone()],
+            ))))
         }
-        // sign(numeric) is numeric in PostgreSQL; DataFusion's signum
-        // took a double.
         Expr::ScalarFunction(f) if f.func.name() == "signum" && f.args.len() == 1 => {
-            match &f.args[0] {
-                Expr::Cast(c)
-                    if matches!(c.expr.get_type(schema), Ok(DataType::Decimal128(..))) =>
-                {
-                    Ok(Transformed::yes(Expr::Cast(Cast::new(
-                        Box::new(e.clone()),
-                        DataType::Decimal128(38, 0),
-                    ))))
-                }
-                _ => Ok(Transformed::no(e)),
-            }
+            Ok(numeric_signum(e, &f.args[0], schema))
         }
-        // PostgreSQL has no round(double precision, integer).
         Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 2 => {
-            let arg = &f.args[0];
-            // round(x::numeric, n) of a float: the cast as PostgreSQL's
-            // (15 significant digits), whose places round fixes.
-            if let Expr::Cast(c) = arg {
-                if matches!(c.expr.get_type(schema), Ok(DataType::Float64 | DataType::Float32))
-                    && matches!(c.field.data_type(), DataType::Decimal128(38, 10))
-                {
-                    let mut args = f.args.clone();
-                    args[0] = crate::pgcasts::float_to_numeric((*c.expr).clone());
-                    return Ok(Transformed::yes(Expr::ScalarFunction(
-                        ScalarFunction::new_udf(f.func.clone(), args),
-                    )));
-                }
-            }
-            let from_int = matches!(arg, Expr::Cast(c) if c.expr.get_type(schema).is_ok_and(|t| t.is_integer()));
-            match arg.get_type(schema) {
-                Ok(DataType::Float64 | DataType::Float32) if from_int => Err(
-                    DataFusionError::External(Box::new(common::Error::unsupported(
-                        "round(integer, integer)",
-                    ))),
-                ),
-                Ok(DataType::Float64 | DataType::Float32) => Err(DataFusionError::External(
-                    Box::new(common::Error::UndefinedFunction {
-                        message: "function round(double precision, integer) does not exist"
-                            .into(),
-                    }),
-                )),
-                _ => Ok(Transformed::no(e)),
-            }
+            round_places(f, schema)
         }
-        // concat prints a boolean as PostgreSQL's output function does
-        // (`t`), where a cast to text would say `true`.
         Expr::ScalarFunction(f) if matches!(f.func.name(), "concat" | "concat_ws") => {
-            let mut changed = false;
-            let args = f
-                .args
-                .iter()
-                .map(|a| {
-                    let inner = match a {
-                        Expr::Cast(c) => &c.expr,
-                        other => other,
-                    };
-                    // A char(n) column prints with its blanks.
-                    if let Some(w) = crate::pgresult::bpchar_width(inner, schema) {
-                        changed = true;
-                        return Ok(datafusion::functions::unicode::expr_fn::rpad(vec![
-                            inner.clone(),
-                            datafusion::prelude::lit(w),
-                        ]));
-                    }
-                    if inner.get_type(schema).ok() != Some(DataType::Boolean) {
-                        return Ok(a.clone());
-                    }
-                    changed = true;
-                    let b = inner.clone();
-                    datafusion::logical_expr::when(b.clone(), datafusion::prelude::lit("t"))
-                        .when(datafusion::prelude::not(b), datafusion::prelude::lit("f"))
-                        .end()
-                })
-                .collect::<Result<Vec<_>>>()?;
-            if !changed {
-                return Ok(Transformed::no(e));
-            }
-            Ok(Transformed::yes(Expr::ScalarFunction(
-                ScalarFunction::new_udf(f.func.clone(), args),
-            )))
+            concat_pg_text(f, schema)
         }
         Expr::ScalarFunction(f)
             if matches!(f.func.name(), "floor" | "ceil") && f.args.len() == 1 =>
         {
-            match f.args[0].get_type(schema) {
-                Ok(DataType::Decimal128(p, s)) if s > 0 => Ok(Transformed::yes(Expr::Cast(
-                    Cast::new(Box::new(e.clone()), DataType::Decimal128(p, 0)),
-                ))),
-                _ => Ok(Transformed::no(e)),
-            }
+            Ok(integral_numeric(e, &f.args[0], schema))
         }
-        _ => Ok(Transformed::no(e)),
-    })
+        _ => Ok(None),
+    }
+}
+
+/// Integer `left op right` (`+ - *`, both of one integer type) as the
+/// checked operation: overflow is 22003, not a wrapped value.
+fn checked_arithmetic(left: &Expr, op: Operator, right: &Expr, schema: &DFSchema) -> Option<Expr> {
+    let (Ok(lt), Ok(rt)) = (left.get_type(schema), right.get_type(schema)) else {
+        return None;
+    };
+    if !(is_int(&lt) && lt == rt) {
+        return None;
+    }
+    let udf = checked(op, &lt);
+    let args = vec![left.clone(), right.clone()];
+    Some(Expr::ScalarFunction(ScalarFunction::new_udf(udf, args)))
+}
+
+/// A cast of a numeric or float to an integer type, rounded first as
+/// PostgreSQL's casts round (DataFusion truncates).
+fn rounded_int_cast(
+    expr: &Expr,
+    field: &datafusion::arrow::datatypes::FieldRef,
+    schema: &DFSchema,
+) -> Option<Expr> {
+    if is_call(expr, "pg_rint") || is_call(expr, "round") {
+        return None;
+    }
+    let from = expr.get_type(schema).ok()?;
+    let rounded = match from {
+        DataType::Decimal128(..) | DataType::Decimal256(..) => {
+            datafusion::functions::math::expr_fn::round(vec![expr.clone()])
+        }
+        DataType::Float64 | DataType::Float32 => Expr::ScalarFunction(ScalarFunction::new_udf(
+            RINT.clone(),
+            vec![Expr::Cast(Cast::new(
+                Box::new(expr.clone()),
+                DataType::Float64,
+            ))],
+        )),
+        _ => return None,
+    };
+    Some(Expr::Cast(Cast::new_from_field(
+        Box::new(rounded),
+        field.clone(),
+    )))
+}
+
+/// `to_char(x, pattern)` with PostgreSQL's pattern as the chrono format;
+/// a pattern that is not a constant, or not supported, is 0A000.
+fn to_char_with_pg_pattern(f: &ScalarFunction) -> Result<Expr> {
+    use datafusion::common::ScalarValue;
+    let pattern = match &f.args[1] {
+        Expr::Literal(ScalarValue::Utf8(Some(p)) | ScalarValue::Utf8View(Some(p)), _) => p.clone(),
+        _ => {
+            return Err(DataFusionError::External(Box::new(
+                common::Error::unsupported("to_char with a pattern that is not a constant"),
+            )))
+        }
+    };
+    let Some(fmt) = to_char_format(&pattern) else {
+        return Err(DataFusionError::External(Box::new(
+            common::Error::unsupported(format!("the to_char pattern \"{pattern}\"")),
+        )));
+    };
+    let mut args = f.args.clone();
+    args[1] = Expr::Literal(ScalarValue::Utf8(Some(fmt)), None);
+    Ok(Expr::ScalarFunction(ScalarFunction::new_udf(
+        f.func.clone(),
+        args,
+    )))
+}
+
+/// sign(numeric) is numeric in PostgreSQL; DataFusion's signum took a
+/// double: `e` (the call) cast back to numeric when `arg` was one.
+fn numeric_signum(e: &Expr, arg: &Expr, schema: &DFSchema) -> Option<Expr> {
+    match arg {
+        Expr::Cast(c) if matches!(c.expr.get_type(schema), Ok(DataType::Decimal128(..))) => Some(
+            Expr::Cast(Cast::new(Box::new(e.clone()), DataType::Decimal128(38, 0))),
+        ),
+        _ => None,
+    }
+}
+
+/// `round(x, n)`: PostgreSQL has no round(double precision, integer), so
+/// a float argument is an error, except a float cast to numeric, which is
+/// cast as PostgreSQL's cast (15 significant digits) for `round` to fix.
+fn round_places(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
+    let arg = &f.args[0];
+    if let Expr::Cast(c) = arg {
+        if matches!(
+            c.expr.get_type(schema),
+            Ok(DataType::Float64 | DataType::Float32)
+        ) && matches!(c.field.data_type(), DataType::Decimal128(38, 10))
+        {
+            let mut args = f.args.clone();
+            args[0] = crate::pgcasts::float_to_numeric((*c.expr).clone());
+            return Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+                f.func.clone(),
+                args,
+            ))));
+        }
+    }
+    let from_int =
+        matches!(arg, Expr::Cast(c) if c.expr.get_type(schema).is_ok_and(|t| t.is_integer()));
+    match arg.get_type(schema) {
+        Ok(DataType::Float64 | DataType::Float32) if from_int => Err(DataFusionError::External(
+            Box::new(common::Error::unsupported("round(integer, integer)")),
+        )),
+        Ok(DataType::Float64 | DataType::Float32) => Err(DataFusionError::External(Box::new(
+            common::Error::UndefinedFunction {
+                message: "function round(double precision, integer) does not exist".into(),
+            },
+        ))),
+        _ => Ok(None),
+    }
+}
+
+/// concat prints a boolean as PostgreSQL's output function does (`t`),
+/// where a cast to text would say `true`, and a char(n) column with its
+/// blanks; `None` when no argument is either.
+fn concat_pg_text(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
+    let mut changed = false;
+    let args = f
+        .args
+        .iter()
+        .map(|a| {
+            let inner = match a {
+                Expr::Cast(c) => &c.expr,
+                other => other,
+            };
+            // A char(n) column prints with its blanks.
+            if let Some(w) = crate::pgresult::bpchar_width(inner, schema) {
+                changed = true;
+                return Ok(datafusion::functions::unicode::expr_fn::rpad(vec![
+                    inner.clone(),
+                    datafusion::prelude::lit(w),
+                ]));
+            }
+            if inner.get_type(schema).ok() != Some(DataType::Boolean) {
+                return Ok(a.clone());
+            }
+            changed = true;
+            let b = inner.clone();
+            datafusion::logical_expr::when(b.clone(), datafusion::prelude::lit("t"))
+                .when(datafusion::prelude::not(b), datafusion::prelude::lit("f"))
+                .end()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !changed {
+        return Ok(None);
+    }
+    Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+        f.func.clone(),
+        args,
+    ))))
+}
+
+/// `floor` and `ceil` (the call `e`) of a numeric `arg` with a scale have
+/// scale 0 (`2548`, not `2548.00`).
+fn integral_numeric(e: &Expr, arg: &Expr, schema: &DFSchema) -> Option<Expr> {
+    match arg.get_type(schema) {
+        Ok(DataType::Decimal128(p, s)) if s > 0 => Some(Expr::Cast(Cast::new(
+            Box::new(e.clone()),
+            DataType::Decimal128(p, 0),
+        ))),
+        _ => None,
+    }
 }
 
 /// The root's result columns typed as PostgreSQL types them

@@ -4,8 +4,8 @@
 //! become the catalog functions of `pgcatalog::funcs`.
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Expr, FunctionArguments, ObjectName, ObjectNamePart,
-    OrderByKind, Query, SelectItem, SetExpr, Value,
+    AccessExpr, BinaryOperator, CastKind, DataType, Expr, FunctionArguments, ObjectName,
+    ObjectNamePart, OrderByKind, Query, SelectItem, SetExpr, Value,
 };
 
 use super::pieces::call;
@@ -221,93 +221,18 @@ fn set_returning(f: &datafusion::sql::sqlparser::ast::Function) -> Option<(&'sta
 
 /// Rewrites `e` in place; whether it changed.
 pub fn rewrite(e: &mut Expr) -> bool {
-    match e {
-        Expr::Function(f)
-            if crate::plan::object_parts(&f.name) == ["array"]
-                && matches!(f.args, FunctionArguments::Subquery(_)) =>
-        {
+    let new = match e {
+        Expr::Function(f) if is_array_of_subquery(f) => {
             let FunctionArguments::Subquery(q) = &f.args else {
                 return false;
             };
-            match array_of_subquery(q) {
-                Some(new) => {
-                    *e = new;
-                    true
-                }
-                None => false,
-            }
+            array_of_subquery(q)
         }
-        // `(x).f`: a field of a composite value.
-        Expr::CompoundFieldAccess { root, access_chain }
-            if matches!(root.as_ref(), Expr::Nested(_))
-                && access_chain.iter().all(|a| {
-                    matches!(
-                        a,
-                        datafusion::sql::sqlparser::ast::AccessExpr::Dot(Expr::Identifier(_))
-                    )
-                }) =>
-        {
-            let x = std::mem::replace(root.as_mut(), Expr::value(Value::Null));
-            let mut x = match x {
-                Expr::Nested(inner) => *inner,
-                other => other,
-            };
-            for a in access_chain.iter() {
-                if let datafusion::sql::sqlparser::ast::AccessExpr::Dot(Expr::Identifier(i)) = a {
-                    x = call(
-                        "get_field",
-                        vec![
-                            x,
-                            Expr::value(Value::SingleQuotedString(
-                                crate::plan::object_parts(&ObjectName(vec![
-                                    ObjectNamePart::Identifier(i.clone()),
-                                ]))
-                                .pop()
-                                .unwrap_or_default(),
-                            )),
-                        ],
-                    );
-                }
-            }
-            *e = x;
-            true
+        Expr::CompoundFieldAccess { root, access_chain } if is_field_access(root, access_chain) => {
+            Some(field_access(root, access_chain))
         }
-        // Set-returning functions of a select list, zipped with the others
-        // there as unnest is: `information_schema._pg_expandarray(a)` and
-        // `generate_subscripts(a, 1)` as unnest of a list.
-        Expr::Function(f) if set_returning(f).is_some() => {
-            let Some((udf, arity)) = set_returning(f) else {
-                return false;
-            };
-            let FunctionArguments::List(list) = &f.args else {
-                return false;
-            };
-            let args: Vec<Expr> = list
-                .args
-                .iter()
-                .filter_map(|a| match a {
-                    datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
-                        datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(x),
-                    ) => Some(x.clone()),
-                    _ => None,
-                })
-                .collect();
-            if args.len() != arity {
-                return false;
-            }
-            *e = call("unnest", vec![call(udf, args)]);
-            true
-        }
-        Expr::Function(f) => {
-            if f.name.0.len() == 2
-                && matches!(&f.name.0[0], ObjectNamePart::Identifier(i) if i.value.eq_ignore_ascii_case("pg_catalog"))
-            {
-                let last = f.name.0[1].clone();
-                f.name = ObjectName(vec![last]);
-                return true;
-            }
-            false
-        }
+        Expr::Function(f) if set_returning(f).is_some() => set_returning_as_unnest(f),
+        Expr::Function(f) => return unqualify(&mut f.name),
         Expr::BinaryOp { left, op, right }
             if matches!(op, BinaryOperator::Eq | BinaryOperator::NotEq)
                 && (array_literal(left).is_some() || array_literal(right).is_some()) =>
@@ -317,99 +242,198 @@ pub fn rewrite(e: &mut Expr) -> bool {
                     **side = a;
                 }
             }
-            true
+            return true;
         }
-        Expr::BinaryOp { op, .. } => {
-            let BinaryOperator::PGCustomBinaryOperator(parts) = op else {
-                return false;
-            };
-            let name = match parts.as_slice() {
-                [schema, n] if schema.eq_ignore_ascii_case("pg_catalog") => n.as_str(),
-                [n] => n.as_str(),
-                _ => return false,
-            };
-            *op = match name {
-                "~" => BinaryOperator::PGRegexMatch,
-                "~*" => BinaryOperator::PGRegexIMatch,
-                "!~" => BinaryOperator::PGRegexNotMatch,
-                "!~*" => BinaryOperator::PGRegexNotIMatch,
-                "=" => BinaryOperator::Eq,
-                "<>" | "!=" => BinaryOperator::NotEq,
-                "<" => BinaryOperator::Lt,
-                "<=" => BinaryOperator::LtEq,
-                ">" => BinaryOperator::Gt,
-                ">=" => BinaryOperator::GtEq,
-                "||" => BinaryOperator::StringConcat,
-                "+" => BinaryOperator::Plus,
-                "-" => BinaryOperator::Minus,
-                _ => return false,
-            };
-            true
-        }
-        // Tessera compares text in one collation (C order).
-        Expr::Collate { expr, collation } => {
-            let c = collation.to_string().to_ascii_lowercase().replace('"', "");
-            let c = c.strip_prefix("pg_catalog.").unwrap_or(&c);
-            if !matches!(c, "default" | "c" | "posix" | "ucs_basic") {
-                return false;
-            }
-            let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-            *e = x;
-            true
-        }
+        Expr::BinaryOp { op, .. } => return custom_operator(op),
+        Expr::Collate { expr, collation } => without_collation(expr, collation),
         Expr::Cast {
             kind: CastKind::Cast | CastKind::DoubleColon,
             expr,
             data_type,
             array: false,
             format: None,
-        } => {
-            let word = type_word(data_type);
-            let handled = matches!(
-                word.as_str(),
-                "regclass"
-                    | "regtype"
-                    | "regnamespace"
-                    | "regrole"
-                    | "regproc"
-                    | "regprocedure"
-                    | "oid"
-                    | "regoper"
-                    | "xid"
-                    | "cid"
-                    | "tid"
-                    | "name"
-                    | "char"
-                    | "information_schema.sql_identifier"
-                    | "information_schema.character_data"
-            ) || (word == "text" && !matches!(data_type, DataType::Text));
-            if !handled {
-                return false;
-            }
-            let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-            let new = match word.as_str() {
-                "regclass" => call(REGCLASS, vec![x]),
-                "regtype" => call(REGTYPE, vec![x]),
-                "regnamespace" => call(REGNAMESPACE_OUT, vec![x]),
-                "regrole" => call(REGROLE_OUT, vec![x]),
-                // A function's name: `pg_proc` holds names, not OIDs.
-                "regproc" | "regprocedure" => match x {
-                    Expr::Value(v) => match v.value {
-                        Value::SingleQuotedString(s) => Expr::value(Value::SingleQuotedString(
-                            s.strip_prefix("pg_catalog.").unwrap_or(&s).to_string(),
-                        )),
-                        other => Expr::value(other),
-                    },
-                    other => cast(other, DataType::Text),
-                },
-                "oid" | "regoper" | "xid" | "cid" | "tid" => cast(x, DataType::BigInt(None)),
-                _ => cast(x, DataType::Text),
-            };
+        } => catalog_cast(expr, data_type),
+        _ => None,
+    };
+    match new {
+        Some(new) => {
             *e = new;
             true
         }
-        _ => false,
+        None => false,
     }
+}
+
+/// Whether `f` is `ARRAY(subquery)`.
+fn is_array_of_subquery(f: &datafusion::sql::sqlparser::ast::Function) -> bool {
+    crate::plan::object_parts(&f.name) == ["array"]
+        && matches!(f.args, FunctionArguments::Subquery(_))
+}
+
+/// Whether `root` and `chain` are `(x).f`: a field of a composite value.
+fn is_field_access(root: &Expr, chain: &[AccessExpr]) -> bool {
+    matches!(root, Expr::Nested(_))
+        && chain
+            .iter()
+            .all(|a| matches!(a, AccessExpr::Dot(Expr::Identifier(_))))
+}
+
+/// `(x).f.g` as `get_field(get_field(x, 'f'), 'g')` (`root` is taken).
+fn field_access(root: &mut Expr, chain: &[AccessExpr]) -> Expr {
+    let x = std::mem::replace(root, Expr::value(Value::Null));
+    let mut x = match x {
+        Expr::Nested(inner) => *inner,
+        other => other,
+    };
+    for a in chain {
+        if let AccessExpr::Dot(Expr::Identifier(i)) = a {
+            let field =
+                crate::plan::object_parts(&ObjectName(vec![ObjectNamePart::Identifier(i.clone())]))
+                    .pop()
+                    .unwrap_or_default();
+            x = call(
+                "get_field",
+                vec![x, Expr::value(Value::SingleQuotedString(field))],
+            );
+        }
+    }
+    x
+}
+
+/// Set-returning functions of a select list, zipped with the others
+/// there as unnest is: `information_schema._pg_expandarray(a)` and
+/// `generate_subscripts(a, 1)` as unnest of a list.
+fn set_returning_as_unnest(f: &datafusion::sql::sqlparser::ast::Function) -> Option<Expr> {
+    let (udf, arity) = set_returning(f)?;
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let args: Vec<Expr> = list
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(x),
+            ) => Some(x.clone()),
+            _ => None,
+        })
+        .collect();
+    if args.len() != arity {
+        return None;
+    }
+    Some(call("unnest", vec![call(udf, args)]))
+}
+
+/// `pg_catalog.f` as `f`; whether it changed.
+fn unqualify(name: &mut ObjectName) -> bool {
+    if name.0.len() == 2
+        && matches!(&name.0[0], ObjectNamePart::Identifier(i) if i.value.eq_ignore_ascii_case("pg_catalog"))
+    {
+        let last = name.0[1].clone();
+        *name = ObjectName(vec![last]);
+        return true;
+    }
+    false
+}
+
+/// `OPERATOR(pg_catalog.op)` as the operator `op`; whether it changed.
+fn custom_operator(op: &mut BinaryOperator) -> bool {
+    let BinaryOperator::PGCustomBinaryOperator(parts) = op else {
+        return false;
+    };
+    let name = match parts.as_slice() {
+        [schema, n] if schema.eq_ignore_ascii_case("pg_catalog") => n.as_str(),
+        [n] => n.as_str(),
+        _ => return false,
+    };
+    match operator_named(name) {
+        Some(o) => {
+            *op = o;
+            true
+        }
+        None => false,
+    }
+}
+
+/// The operator PostgreSQL names `name`, of those catalog queries use.
+fn operator_named(name: &str) -> Option<BinaryOperator> {
+    Some(match name {
+        "~" => BinaryOperator::PGRegexMatch,
+        "~*" => BinaryOperator::PGRegexIMatch,
+        "!~" => BinaryOperator::PGRegexNotMatch,
+        "!~*" => BinaryOperator::PGRegexNotIMatch,
+        "=" => BinaryOperator::Eq,
+        "<>" | "!=" => BinaryOperator::NotEq,
+        "<" => BinaryOperator::Lt,
+        "<=" => BinaryOperator::LtEq,
+        ">" => BinaryOperator::Gt,
+        ">=" => BinaryOperator::GtEq,
+        "||" => BinaryOperator::StringConcat,
+        "+" => BinaryOperator::Plus,
+        "-" => BinaryOperator::Minus,
+        _ => return None,
+    })
+}
+
+/// `x COLLATE c` as `x` for the collations that are C order: Tessera
+/// compares text in one collation (`expr` is taken).
+fn without_collation(expr: &mut Expr, collation: &ObjectName) -> Option<Expr> {
+    let c = collation.to_string().to_ascii_lowercase().replace('"', "");
+    let c = c.strip_prefix("pg_catalog.").unwrap_or(&c);
+    if !matches!(c, "default" | "c" | "posix" | "ucs_basic") {
+        return None;
+    }
+    Some(std::mem::replace(expr, Expr::value(Value::Null)))
+}
+
+/// The object identifier and catalog name types a cast can name, which
+/// become catalog functions or plain types.
+const CATALOG_TYPES: &[&str] = &[
+    "regclass",
+    "regtype",
+    "regnamespace",
+    "regrole",
+    "regproc",
+    "regprocedure",
+    "oid",
+    "regoper",
+    "xid",
+    "cid",
+    "tid",
+    "name",
+    "char",
+    "information_schema.sql_identifier",
+    "information_schema.character_data",
+];
+
+/// A cast to an object identifier or catalog name type as what it
+/// computes (`expr` is taken); `None` for other types.
+fn catalog_cast(expr: &mut Expr, data_type: &DataType) -> Option<Expr> {
+    let word = type_word(data_type);
+    let handled = CATALOG_TYPES.contains(&word.as_str())
+        || (word == "text" && !matches!(data_type, DataType::Text));
+    if !handled {
+        return None;
+    }
+    let x = std::mem::replace(expr, Expr::value(Value::Null));
+    Some(match word.as_str() {
+        "regclass" => call(REGCLASS, vec![x]),
+        "regtype" => call(REGTYPE, vec![x]),
+        "regnamespace" => call(REGNAMESPACE_OUT, vec![x]),
+        "regrole" => call(REGROLE_OUT, vec![x]),
+        // A function's name: `pg_proc` holds names, not OIDs.
+        "regproc" | "regprocedure" => match x {
+            Expr::Value(v) => match v.value {
+                Value::SingleQuotedString(s) => Expr::value(Value::SingleQuotedString(
+                    s.strip_prefix("pg_catalog.").unwrap_or(&s).to_string(),
+                )),
+                other => Expr::value(other),
+            },
+            other => cast(other, DataType::Text),
+        },
+        "oid" | "regoper" | "xid" | "cid" | "tid" => cast(x, DataType::BigInt(None)),
+        _ => cast(x, DataType::Text),
+    })
 }
 
 #[cfg(test)]

@@ -26,19 +26,17 @@
 mod catalog;
 mod check;
 mod pieces;
+mod spellings;
 mod subquery;
 
 pub use check::check;
 pub use pieces::similar_to_regex;
-use pieces::{
-    as_text, binary, call, pad_root_chars, plain_args, qualify_using_columns, unaggregated_item,
-};
+use pieces::{call, pad_root_chars, qualify_using_columns, unaggregated_item};
 
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, CharacterLength, DataType, Expr, Ident, LimitClause, ObjectName,
-    ObjectNamePart, Query, SetExpr, Statement, UnaryOperator, Value, VisitMut, VisitorMut,
+    Expr, LimitClause, Query, SetExpr, Statement, Value, VisitMut, VisitorMut,
 };
 
 use super::colnames;
@@ -122,210 +120,34 @@ impl VisitorMut for Rewriter {
     fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         self.0 |= catalog::rewrite(e);
         if let Expr::Subquery(q) = e {
-            if !self.1.contains(&(q.as_ref() as *const Query)) {
+            if !self.in_comparison(q) {
                 self.0 |= subquery::rewrite(e);
             }
         }
-        match e {
-            Expr::Subquery(q) if !self.1.contains(&(q.as_ref() as *const Query)) => {
-                if let Some(item) = unaggregated_item(q) {
-                    let x = std::mem::replace(item, Expr::value(Value::Null));
-                    *item = call(crate::onerow::NAME, vec![x]);
-                    self.0 = true;
-                }
-            }
-            // DataFusion plans SUBSTRING(...) with its own substr, not the
-            // session's (which has PostgreSQL's errors).
-            Expr::Substring {
-                expr,
-                substring_from,
-                substring_for,
-                ..
-            } => {
-                let from = substring_from
-                    .take()
-                    .map(|b| *b)
-                    .unwrap_or_else(|| Expr::value(Value::Number("1".into(), false)));
-                let mut args = vec![
-                    std::mem::replace(expr.as_mut(), Expr::value(Value::Null)),
-                    from,
-                ];
-                if let Some(n) = substring_for.take() {
-                    args.push(*n);
-                }
-                *e = call("substr", args);
-                self.0 = true;
-            }
-            Expr::Function(f) if f.over.is_none() && f.filter.is_none() => {
-                let name = crate::plan::object_parts(&f.name);
-                let unqualified = match name.as_slice() {
-                    [n] => Some(n.as_str()),
-                    [s, n] if s == "pg_catalog" => Some(n.as_str()),
-                    _ => None,
-                };
-                match (unqualified, plain_args(&f.args)) {
-                    (Some("mod"), Some(args)) if args.len() == 2 => {
-                        let mut it = args.into_iter();
-                        if let (Some(a), Some(b)) = (it.next(), it.next()) {
-                            *e = binary(a, BinaryOperator::Modulo, b);
-                            self.0 = true;
-                        }
-                    }
-                    // date_part() is double precision in PostgreSQL
-                    // (EXTRACT is numeric).
-                    (Some("date_part"), Some(args)) if args.len() == 2 => {
-                        let call = Expr::Function(f.clone());
-                        *e = Expr::Cast {
-                            kind: CastKind::Cast,
-                            expr: Box::new(call),
-                            data_type: DataType::DoublePrecision,
-                            array: false,
-                            format: None,
-                        };
-                        self.0 = true;
-                    }
-                    // every() is the standard's name of bool_and().
-                    (Some("every"), Some(args)) if args.len() == 1 => {
-                        f.name =
-                            ObjectName(vec![ObjectNamePart::Identifier(Ident::new("bool_and"))]);
-                        self.0 = true;
-                    }
-                    (Some("sign"), Some(args)) if args.len() == 1 => {
-                        f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new("signum"))]);
-                        self.0 = true;
-                    }
-                    _ => {}
-                }
-            }
-            // SIMILAR TO as the regular expression PostgreSQL translates
-            // it to (DataFusion's answers false); other patterns are
-            // refused in `check`.
-            Expr::SimilarTo {
-                negated,
-                expr,
-                pattern,
-                escape_char: None,
-            } => {
-                if let Expr::Value(v) = pattern.as_ref() {
-                    if let Value::SingleQuotedString(p) = &v.value {
-                        let re = similar_to_regex(p);
-                        let op = if *negated {
-                            BinaryOperator::PGRegexNotMatch
-                        } else {
-                            BinaryOperator::PGRegexMatch
-                        };
-                        let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-                        *e = binary(x, op, Expr::value(Value::SingleQuotedString(re)));
-                        self.0 = true;
-                    }
-                }
-            }
-            // `x::varchar(n)` cuts to n characters, `x::char(n)` cuts or
-            // pads with blanks to n (DataFusion drops the length).
-            Expr::Cast {
-                kind: CastKind::Cast | CastKind::DoubleColon,
-                expr,
-                data_type,
-                array: false,
-                format: None,
-            } => {
-                let (n, pad) = match data_type {
-                    DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
-                    | DataType::CharacterVarying(Some(CharacterLength::IntegerLength {
-                        length,
-                        ..
-                    })) => (*length, false),
-                    DataType::Char(l) | DataType::Character(l) => match l {
-                        Some(CharacterLength::IntegerLength { length, .. }) => (*length, true),
-                        None => (1, true),
-                        Some(CharacterLength::Max) => return ControlFlow::Continue(()),
-                    },
-                    _ => return ControlFlow::Continue(()),
-                };
-                let text = as_text(expr);
-                let n = Expr::value(Value::Number(n.to_string(), false));
-                let one = Expr::value(Value::Number("1".into(), false));
-                *e = if pad {
-                    // Its blanks do not count in comparisons; a result
-                    // column shows them (`pad_root_chars`).
-                    call("rtrim", vec![call("substr", vec![text, one, n])])
-                } else {
-                    call("substr", vec![text, one, n])
-                };
-                self.0 = true;
-            }
-            // `'abc' + 1`: the untyped string takes the number's type, as
-            // PostgreSQL resolves an unknown literal (so `'1' + 1` is 2
-            // and `'abc' + 1` is 22P02).
-            Expr::BinaryOp {
-                left,
-                op:
-                    BinaryOperator::Plus
-                    | BinaryOperator::Minus
-                    | BinaryOperator::Multiply
-                    | BinaryOperator::Divide
-                    | BinaryOperator::Modulo,
-                right,
-            } => {
-                let num_type = |x: &Expr| match x {
-                    Expr::Value(v) => match &v.value {
-                        Value::Number(n, _) if n.contains(['.', 'e', 'E']) => {
-                            Some(DataType::Numeric(
-                                datafusion::sql::sqlparser::ast::ExactNumberInfo::None,
-                            ))
-                        }
-                        Value::Number(n, _) if n.parse::<i32>().is_ok() => {
-                            Some(DataType::Int(None))
-                        }
-                        Value::Number(n, _) if n.parse::<i64>().is_ok() => {
-                            Some(DataType::BigInt(None))
-                        }
-                        Value::Number(..) => Some(DataType::Numeric(
-                            datafusion::sql::sqlparser::ast::ExactNumberInfo::None,
-                        )),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                let is_str = |x: &Expr| matches!(x, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)));
-                let typed = |s: &mut Box<Expr>, t: DataType| {
-                    let x = std::mem::replace(s.as_mut(), Expr::value(Value::Null));
-                    **s = Expr::Cast {
-                        kind: CastKind::Cast,
-                        expr: Box::new(x),
-                        data_type: t,
-                        array: false,
-                        format: None,
-                    };
-                };
-                if is_str(left) {
-                    if let Some(t) = num_type(right) {
-                        typed(left, t);
-                        self.0 = true;
-                    }
-                } else if is_str(right) {
-                    if let Some(t) = num_type(left) {
-                        typed(right, t);
-                        self.0 = true;
-                    }
-                }
-            }
-            Expr::UnaryOp {
-                op: UnaryOperator::BitwiseNot,
-                expr,
-            } => {
-                let x = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
-                let minus_one = Expr::UnaryOp {
-                    op: UnaryOperator::Minus,
-                    expr: Box::new(Expr::value(Value::Number("1".into(), false))),
-                };
-                *e = binary(x, BinaryOperator::PGBitwiseXor, minus_one);
-                self.0 = true;
-            }
-            _ => {}
-        }
+        self.0 |= match e {
+            Expr::Subquery(q) if !self.in_comparison(q) => one_row(q),
+            other => spellings::rewrite(other),
+        };
         ControlFlow::Continue(())
     }
+}
+
+impl Rewriter {
+    /// Whether `q` is the subquery of an `ANY`/`ALL`/`IN` comparison.
+    fn in_comparison(&self, q: &Query) -> bool {
+        self.1.contains(&(q as *const Query))
+    }
+}
+
+/// A scalar subquery that does not aggregate: its item through
+/// `pg_one_row` (more than one row is an error). Whether it changed.
+fn one_row(q: &mut Query) -> bool {
+    let Some(item) = unaggregated_item(q) else {
+        return false;
+    };
+    let x = std::mem::replace(item, Expr::value(Value::Null));
+    *item = call(crate::onerow::NAME, vec![x]);
+    true
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 use std::collections::{HashMap, HashSet};
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Ident, ObjectName, Query, SetExpr, TableFactor,
+    BinaryOperator, Expr, Ident, ObjectName, Query, Select, SetExpr, TableFactor,
 };
 
 use super::pieces::{call, unaggregated_item};
@@ -113,7 +113,7 @@ fn parse_expr(sql: &str) -> Option<Expr> {
 }
 
 /// `inner.col = outer-expr` (either way round): (alias, column, outer).
-fn binding(e: &Expr, inner: &HashMap<String, ObjectName>) -> Option<(String, String, Expr)> {
+fn binding(e: &Expr, inner: &HashMap<String, ObjectName>) -> Option<Binding> {
     let Expr::BinaryOp {
         left,
         op: BinaryOperator::Eq,
@@ -163,142 +163,15 @@ pub fn rewrite(e: &mut Expr) -> bool {
     };
     let mut parts = vec![];
     conjuncts(selection, &mut parts);
-    let bindings: Vec<(String, String, Expr)> =
-        parts.iter().filter_map(|c| binding(c, &inner)).collect();
-    let is_inner = |x: &String| inner.contains_key(x);
-    let mut kept = vec![];
-    let mut hoisted = vec![];
-    for mut c in parts {
-        let Some(qs) = qualifiers(&c) else {
-            kept.push(c);
-            continue;
-        };
-        if qs.is_empty() || qs.iter().all(is_inner) || binding(&c, &inner).is_some() {
-            kept.push(c);
-            continue;
-        }
-        if !qs.iter().any(is_inner) {
-            hoisted.push(c);
-            continue;
-        }
-        // Mixed: each inner column read through its table's binding.
-        let mut all_bound = true;
-        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(&mut c, |x| {
-            if let Expr::CompoundIdentifier(p) = x {
-                let alias = p[p.len() - 2].value.to_lowercase();
-                if let Some(table) = inner.get(&alias) {
-                    let col = &p[p.len() - 1];
-                    let found = bindings.iter().find(|(a, _, _)| *a == alias).and_then(
-                        |(_, k, outer)| {
-                            parse_expr(&format!(
-                                "(SELECT {} FROM {table} AS \"__bound\" WHERE \"__bound\".{} = {outer})",
-                                call(crate::onerow::NAME, vec![Expr::CompoundIdentifier(vec![
-                                    Ident::with_quote('"', "__bound"),
-                                    col.clone()
-                                ])]),
-                                Ident::with_quote('"', k.as_str()),
-                            ))
-                        },
-                    );
-                    match found {
-                        Some(sub) => *x = sub,
-                        None => all_bound = false,
-                    }
-                }
-            }
-            std::ops::ControlFlow::<()>::Continue(())
-        });
-        if all_bound {
-            hoisted.push(c);
-        } else {
-            return false;
-        }
+    let bindings: Vec<Binding> = parts.iter().filter_map(|c| binding(c, &inner)).collect();
+    let Some((mut kept, hoisted)) = split_conditions(parts, &inner, &bindings) else {
+        return false;
+    };
+    let clashing = clashing_bindings(sel, &bindings);
+    if !rename_clashing_tables(sel, &clashing) {
+        return false;
     }
-    // Inner columns of one name bound to the outer query: renamed.
-    let mut by_name: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for (a, k, _) in &bindings {
-        by_name.entry(k.as_str()).or_default().insert(a.as_str());
-    }
-    // (Tables with an alias only: a derived table is named by it.)
-    let aliased: HashSet<String> = sel
-        .from
-        .iter()
-        .filter_map(|t| match &t.relation {
-            TableFactor::Table { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
-            _ => None,
-        })
-        .collect();
-    let clashing: HashSet<(String, String)> = bindings
-        .iter()
-        .filter(|(a, k, _)| {
-            aliased.contains(a) && by_name.get(k.as_str()).is_some_and(|s| s.len() > 1)
-        })
-        .map(|(a, k, _)| (a.clone(), k.clone()))
-        .collect();
-    for twj in &mut sel.from {
-        let TableFactor::Table { name, alias, .. } = &twj.relation else {
-            continue;
-        };
-        let a = match alias {
-            Some(a) => a.name.value.to_lowercase(),
-            None => crate::plan::object_parts(name)
-                .last()
-                .cloned()
-                .unwrap_or_default(),
-        };
-        let cols: Vec<&String> = clashing
-            .iter()
-            .filter(|(x, _)| *x == a)
-            .map(|(_, k)| k)
-            .collect();
-        if cols.is_empty() {
-            continue;
-        }
-        let extra: Vec<String> = cols
-            .iter()
-            .map(|k| format!("{} AS \"__{a}_{k}\"", Ident::with_quote('"', k.as_str())))
-            .collect();
-        let sql = format!(
-            "SELECT * FROM (SELECT *, {} FROM {name}) AS {}",
-            extra.join(", "),
-            Ident::with_quote('"', a.as_str())
-        );
-        let Ok(mut parsed) = datafusion::sql::sqlparser::parser::Parser::parse_sql(
-            &crate::dialect::TesseraDialect,
-            &sql,
-        ) else {
-            return false;
-        };
-        let Some(datafusion::sql::sqlparser::ast::Statement::Query(pq)) = parsed.pop() else {
-            return false;
-        };
-        let SetExpr::Select(ps) = *pq.body else {
-            return false;
-        };
-        let Some(f) = ps.from.into_iter().next() else {
-            return false;
-        };
-        twj.relation = f.relation;
-    }
-    for c in &mut kept {
-        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(c, |x| {
-            if let Expr::CompoundIdentifier(p) = x {
-                let n = p.len();
-                if n >= 2 {
-                    let a = p[n - 2].value.to_lowercase();
-                    let k = p[n - 1].value.to_lowercase();
-                    if clashing.contains(&(a.clone(), k.clone())) {
-                        // The derived table is named after the alias.
-                        *p = vec![
-                            Ident::with_quote('"', a.as_str()),
-                            Ident::with_quote('"', format!("__{a}_{k}")),
-                        ];
-                    }
-                }
-            }
-            std::ops::ControlFlow::<()>::Continue(())
-        });
-    }
+    rename_clashing_columns(&mut kept, &clashing);
     sel.selection = and_all(kept);
     // Outer columns in the select list (DataFusion decorrelates none):
     // each inner column read by its own copy of the subquery, the value
@@ -324,20 +197,206 @@ pub fn rewrite(e: &mut Expr) -> bool {
     }
     if let Some(cond) = and_all(hoisted) {
         let sub = std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
-        *e = Expr::Case {
-            case_token:
-                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
-            end_token:
-                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
-            operand: None,
-            conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
-                condition: cond,
-                result: sub,
-            }],
-            else_result: None,
-        };
+        *e = case_when(cond, sub);
     }
     true
+}
+
+/// An inner column bound to the outer query: (alias, column, outer).
+type Binding = (String, String, Expr);
+
+/// The subquery's conditions split into those it keeps and those that
+/// leave it (they read outer columns only, or do once each inner column
+/// is read through its table's binding); `None` when a condition mixes
+/// in an inner column of a table without a binding.
+fn split_conditions(
+    parts: Vec<Expr>,
+    inner: &HashMap<String, ObjectName>,
+    bindings: &[Binding],
+) -> Option<(Vec<Expr>, Vec<Expr>)> {
+    let is_inner = |x: &String| inner.contains_key(x);
+    let mut kept = vec![];
+    let mut hoisted = vec![];
+    for mut c in parts {
+        let Some(qs) = qualifiers(&c) else {
+            kept.push(c);
+            continue;
+        };
+        if qs.is_empty() || qs.iter().all(is_inner) || binding(&c, inner).is_some() {
+            kept.push(c);
+            continue;
+        }
+        if !qs.iter().any(is_inner) {
+            hoisted.push(c);
+            continue;
+        }
+        // Mixed: each inner column read through its table's binding.
+        if !read_through_bindings(&mut c, inner, bindings) {
+            return None;
+        }
+        hoisted.push(c);
+    }
+    Some((kept, hoisted))
+}
+
+/// Replaces each inner column in `c` by a subquery that reads it from
+/// the row its table's binding selects; whether every one had a binding.
+fn read_through_bindings(
+    c: &mut Expr,
+    inner: &HashMap<String, ObjectName>,
+    bindings: &[Binding],
+) -> bool {
+    let mut all_bound = true;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(c, |x| {
+        if let Expr::CompoundIdentifier(p) = x {
+            let alias = p[p.len() - 2].value.to_lowercase();
+            if let Some(table) = inner.get(&alias) {
+                let col = &p[p.len() - 1];
+                let found = bindings
+                    .iter()
+                    .find(|(a, _, _)| *a == alias)
+                    .and_then(|(_, k, outer)| {
+                        parse_expr(&format!(
+                            "(SELECT {} FROM {table} AS \"__bound\" WHERE \"__bound\".{} = {outer})",
+                            call(
+                                crate::onerow::NAME,
+                                vec![Expr::CompoundIdentifier(vec![
+                                    Ident::with_quote('"', "__bound"),
+                                    col.clone()
+                                ])]
+                            ),
+                            Ident::with_quote('"', k.as_str()),
+                        ))
+                    });
+                match found {
+                    Some(sub) => *x = sub,
+                    None => all_bound = false,
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    all_bound
+}
+
+/// The (alias, column) of bound inner columns that share their column's
+/// name with another table's bound column (tables with an alias only: a
+/// derived table is named by it).
+fn clashing_bindings(sel: &Select, bindings: &[Binding]) -> HashSet<(String, String)> {
+    let mut by_name: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for (a, k, _) in bindings {
+        by_name.entry(k.as_str()).or_default().insert(a.as_str());
+    }
+    let aliased: HashSet<String> = sel
+        .from
+        .iter()
+        .filter_map(|t| match &t.relation {
+            TableFactor::Table { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
+            _ => None,
+        })
+        .collect();
+    bindings
+        .iter()
+        .filter(|(a, k, _)| {
+            aliased.contains(a) && by_name.get(k.as_str()).is_some_and(|s| s.len() > 1)
+        })
+        .map(|(a, k, _)| (a.clone(), k.clone()))
+        .collect()
+}
+
+/// Each table with clashing columns replaced by a derived table of its
+/// alias that adds them under distinct names (`"__a_k"`); false when one
+/// could not be built (the tables before it are already replaced).
+fn rename_clashing_tables(sel: &mut Select, clashing: &HashSet<(String, String)>) -> bool {
+    for twj in &mut sel.from {
+        let TableFactor::Table { name, alias, .. } = &twj.relation else {
+            continue;
+        };
+        let a = match alias {
+            Some(a) => a.name.value.to_lowercase(),
+            None => crate::plan::object_parts(name)
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let cols: Vec<&String> = clashing
+            .iter()
+            .filter(|(x, _)| *x == a)
+            .map(|(_, k)| k)
+            .collect();
+        if cols.is_empty() {
+            continue;
+        }
+        let Some(relation) = derived_table(name, &a, &cols) else {
+            return false;
+        };
+        twj.relation = relation;
+    }
+    true
+}
+
+/// `(SELECT *, k AS "__a_k", ... FROM name) AS a`.
+fn derived_table(name: &ObjectName, a: &str, cols: &[&String]) -> Option<TableFactor> {
+    let extra: Vec<String> = cols
+        .iter()
+        .map(|k| format!("{} AS \"__{a}_{k}\"", Ident::with_quote('"', k.as_str())))
+        .collect();
+    let sql = format!(
+        "SELECT * FROM (SELECT *, {} FROM {name}) AS {}",
+        extra.join(", "),
+        Ident::with_quote('"', a)
+    );
+    let mut parsed = datafusion::sql::sqlparser::parser::Parser::parse_sql(
+        &crate::dialect::TesseraDialect,
+        &sql,
+    )
+    .ok()?;
+    let Some(datafusion::sql::sqlparser::ast::Statement::Query(pq)) = parsed.pop() else {
+        return None;
+    };
+    let SetExpr::Select(ps) = *pq.body else {
+        return None;
+    };
+    Some(ps.from.into_iter().next()?.relation)
+}
+
+/// The clashing columns in the kept conditions read under their derived
+/// table's names.
+fn rename_clashing_columns(kept: &mut [Expr], clashing: &HashSet<(String, String)>) {
+    for c in kept {
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(c, |x| {
+            if let Expr::CompoundIdentifier(p) = x {
+                let n = p.len();
+                if n >= 2 {
+                    let a = p[n - 2].value.to_lowercase();
+                    let k = p[n - 1].value.to_lowercase();
+                    if clashing.contains(&(a.clone(), k.clone())) {
+                        // The derived table is named after the alias.
+                        *p = vec![
+                            Ident::with_quote('"', a.as_str()),
+                            Ident::with_quote('"', format!("__{a}_{k}")),
+                        ];
+                    }
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+}
+
+/// `CASE WHEN cond THEN result END`.
+fn case_when(cond: Expr, result: Expr) -> Expr {
+    Expr::Case {
+        case_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(
+        ),
+        end_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
+            condition: cond,
+            result,
+        }],
+        else_result: None,
+    }
 }
 
 /// `(SELECT g(o, i1, i2) FROM F WHERE P)` with outer columns `o` as
@@ -368,24 +427,15 @@ fn outer_item(q: &mut Query, inner: &HashMap<String, ObjectName>) -> Option<Expr
         std::ops::ControlFlow::<()>::Continue(())
     });
     let count = copy_with(parse_expr("count(*)")?);
-    Some(Expr::Case {
-        case_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(
-        ),
-        end_token: datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
-        operand: None,
-        conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
-            condition: Expr::BinaryOp {
-                left: Box::new(count),
-                op: BinaryOperator::Gt,
-                right: Box::new(Expr::value(datafusion::sql::sqlparser::ast::Value::Number(
-                    "0".into(),
-                    false,
-                ))),
-            },
-            result: value,
-        }],
-        else_result: None,
-    })
+    let has_row = Expr::BinaryOp {
+        left: Box::new(count),
+        op: BinaryOperator::Gt,
+        right: Box::new(Expr::value(datafusion::sql::sqlparser::ast::Value::Number(
+            "0".into(),
+            false,
+        ))),
+    };
+    Some(case_when(has_row, value))
 }
 
 /// `pg_catalog` tables that never hold a row in Tessera.

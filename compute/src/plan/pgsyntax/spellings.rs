@@ -1,0 +1,256 @@
+//! One expression node's PostgreSQL spelling as DataFusion plans it, one
+//! function per spelling; [`rewrite`] picks the one for the node's kind
+//! (scalar subqueries are the visitor's, in `mod.rs`).
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, CastKind, CharacterLength, DataType, ExactNumberInfo, Expr, Ident, ObjectName,
+    ObjectNamePart, UnaryOperator, Value,
+};
+
+use super::pieces::{as_text, binary, call, plain_args, similar_to_regex};
+
+/// Rewrites node `e` by the spelling for its kind; whether it changed.
+pub(super) fn rewrite(e: &mut Expr) -> bool {
+    match e {
+        Expr::Substring { .. } => substring_as_substr(e),
+        Expr::Function(_) => function_spelling(e),
+        Expr::SimilarTo { .. } => similar_to_as_regex(e),
+        Expr::Cast { .. } => char_cast(e),
+        Expr::BinaryOp { .. } => untyped_operand(e),
+        Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
+        _ => false,
+    }
+}
+
+/// The number literal `n`.
+fn number(n: &str) -> Expr {
+    Expr::value(Value::Number(n.into(), false))
+}
+
+/// `expr`, taken out of its place (NULL is left).
+fn take(expr: &mut Expr) -> Expr {
+    std::mem::replace(expr, Expr::value(Value::Null))
+}
+
+/// DataFusion plans SUBSTRING(...) with its own substr, not the session's
+/// (which has PostgreSQL's errors): `substr(x, from, for)`.
+fn substring_as_substr(e: &mut Expr) -> bool {
+    let Expr::Substring {
+        expr,
+        substring_from,
+        substring_for,
+        ..
+    } = e
+    else {
+        return false;
+    };
+    let from = substring_from
+        .take()
+        .map(|b| *b)
+        .unwrap_or_else(|| number("1"));
+    let mut args = vec![take(expr.as_mut()), from];
+    if let Some(n) = substring_for.take() {
+        args.push(*n);
+    }
+    *e = call("substr", args);
+    true
+}
+
+/// `mod(a, b)` as `a % b`, `date_part()` as double precision (EXTRACT is
+/// numeric), `every()` (the standard's name) as `bool_and()`, `sign()` as
+/// `signum()`; plain calls only (no OVER or FILTER).
+fn function_spelling(e: &mut Expr) -> bool {
+    let Expr::Function(f) = e else {
+        return false;
+    };
+    if f.over.is_some() || f.filter.is_some() {
+        return false;
+    }
+    let name = crate::plan::object_parts(&f.name);
+    let unqualified = match name.as_slice() {
+        [n] => n.as_str(),
+        [s, n] if s == "pg_catalog" => n.as_str(),
+        _ => return false,
+    };
+    let Some(args) = plain_args(&f.args) else {
+        return false;
+    };
+    let rename = |f: &mut datafusion::sql::sqlparser::ast::Function, to: &str| {
+        f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(to))]);
+    };
+    match (unqualified, args.len()) {
+        ("mod", 2) => {
+            let mut it = args.into_iter();
+            let (Some(a), Some(b)) = (it.next(), it.next()) else {
+                return false;
+            };
+            *e = binary(a, BinaryOperator::Modulo, b);
+        }
+        ("date_part", 2) => {
+            let call = Expr::Function(f.clone());
+            *e = cast(call, DataType::DoublePrecision);
+        }
+        ("every", 1) => rename(f, "bool_and"),
+        ("sign", 1) => rename(f, "signum"),
+        _ => return false,
+    }
+    true
+}
+
+/// `CAST(x AS t)`.
+fn cast(x: Expr, t: DataType) -> Expr {
+    Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(x),
+        data_type: t,
+        array: false,
+        format: None,
+    }
+}
+
+/// SIMILAR TO as the regular expression PostgreSQL translates it to
+/// (DataFusion's answers false); other patterns are refused in `check`.
+fn similar_to_as_regex(e: &mut Expr) -> bool {
+    let Expr::SimilarTo {
+        negated,
+        expr,
+        pattern,
+        escape_char: None,
+    } = e
+    else {
+        return false;
+    };
+    let Expr::Value(v) = pattern.as_ref() else {
+        return false;
+    };
+    let Value::SingleQuotedString(p) = &v.value else {
+        return false;
+    };
+    let re = similar_to_regex(p);
+    let op = if *negated {
+        BinaryOperator::PGRegexNotMatch
+    } else {
+        BinaryOperator::PGRegexMatch
+    };
+    let x = take(expr.as_mut());
+    *e = binary(x, op, Expr::value(Value::SingleQuotedString(re)));
+    true
+}
+
+/// The length a cast to `varchar(n)` or `char(n)` cuts to, and whether
+/// it pads (char); `None` for any other type.
+fn char_length(t: &DataType) -> Option<(u64, bool)> {
+    match t {
+        DataType::Varchar(Some(CharacterLength::IntegerLength { length, .. }))
+        | DataType::CharacterVarying(Some(CharacterLength::IntegerLength { length, .. })) => {
+            Some((*length, false))
+        }
+        DataType::Char(l) | DataType::Character(l) => match l {
+            Some(CharacterLength::IntegerLength { length, .. }) => Some((*length, true)),
+            None => Some((1, true)),
+            Some(CharacterLength::Max) => None,
+        },
+        _ => None,
+    }
+}
+
+/// `x::varchar(n)` cuts to n characters, `x::char(n)` cuts or pads with
+/// blanks to n (DataFusion drops the length).
+fn char_cast(e: &mut Expr) -> bool {
+    let Expr::Cast {
+        kind: CastKind::Cast | CastKind::DoubleColon,
+        expr,
+        data_type,
+        array: false,
+        format: None,
+    } = e
+    else {
+        return false;
+    };
+    let Some((n, pad)) = char_length(data_type) else {
+        return false;
+    };
+    let text = as_text(expr);
+    let n = number(&n.to_string());
+    let cut = call("substr", vec![text, number("1"), n]);
+    *e = if pad {
+        // Its blanks do not count in comparisons; a result column shows
+        // them (`pad_root_chars`).
+        call("rtrim", vec![cut])
+    } else {
+        cut
+    };
+    true
+}
+
+/// The type PostgreSQL gives the number literal `x`; `None` when `x` is
+/// not one.
+fn number_type(x: &Expr) -> Option<DataType> {
+    let Expr::Value(v) = x else {
+        return None;
+    };
+    match &v.value {
+        Value::Number(n, _) if n.contains(['.', 'e', 'E']) => {
+            Some(DataType::Numeric(ExactNumberInfo::None))
+        }
+        Value::Number(n, _) if n.parse::<i32>().is_ok() => Some(DataType::Int(None)),
+        Value::Number(n, _) if n.parse::<i64>().is_ok() => Some(DataType::BigInt(None)),
+        Value::Number(..) => Some(DataType::Numeric(ExactNumberInfo::None)),
+        _ => None,
+    }
+}
+
+/// Whether `x` is an untyped string literal (`'abc'`).
+fn is_untyped_string(x: &Expr) -> bool {
+    matches!(x, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
+}
+
+/// `'abc' + 1`: the untyped string takes the number's type, as PostgreSQL
+/// resolves an unknown literal (so `'1' + 1` is 2 and `'abc' + 1` is
+/// 22P02).
+fn untyped_operand(e: &mut Expr) -> bool {
+    let Expr::BinaryOp {
+        left,
+        op:
+            BinaryOperator::Plus
+            | BinaryOperator::Minus
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo,
+        right,
+    } = e
+    else {
+        return false;
+    };
+    let (string, other) = if is_untyped_string(left) {
+        (left, right)
+    } else if is_untyped_string(right) {
+        (right, left)
+    } else {
+        return false;
+    };
+    let Some(t) = number_type(other) else {
+        return false;
+    };
+    let x = take(string.as_mut());
+    **string = cast(x, t);
+    true
+}
+
+/// `~x` (bitwise not) as `x # -1`.
+fn bitwise_not_as_xor(e: &mut Expr) -> bool {
+    let Expr::UnaryOp {
+        op: UnaryOperator::BitwiseNot,
+        expr,
+    } = e
+    else {
+        return false;
+    };
+    let x = take(expr.as_mut());
+    let minus_one = Expr::UnaryOp {
+        op: UnaryOperator::Minus,
+        expr: Box::new(number("1")),
+    };
+    *e = binary(x, BinaryOperator::PGBitwiseXor, minus_one);
+    true
+}
