@@ -100,7 +100,6 @@ mod tests {
             }],
             primary_key: vec![],
             distribution: meta::Distribution::Mirror,
-            partition_shards: vec![],
             indexes: vec![],
         }
     }

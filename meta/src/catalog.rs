@@ -6,6 +6,8 @@ use std::sync::Arc;
 use common::config::MysqlEndpoint;
 use common::{Error, Result, ShardId, SqlType, TableId};
 
+use crate::placement::Placement;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Distribution {
     /// Rows spread over `partitions` partitions by the hash of `columns`.
@@ -92,9 +94,6 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     pub primary_key: Vec<String>,
     pub distribution: Distribution,
-    /// Partition i lives on `partition_shards[i]`. One entry for single tables,
-    /// one per shard for mirror tables.
-    pub partition_shards: Vec<ShardId>,
     pub indexes: Vec<IndexDef>,
 }
 
@@ -123,11 +122,16 @@ impl TableDef {
         }
     }
 
-    pub fn partition_count(&self) -> u32 {
-        self.partition_shards.len() as u32
+    /// The number of hash partitions (1 for a table that is not hashed):
+    /// what the hash function spreads key values over. Where each lives is
+    /// [`crate::Placement`]'s to say.
+    pub fn hash_partitions(&self) -> u32 {
+        match self.distribution {
+            Distribution::Hash { partitions, .. } => partitions.max(1),
+            _ => 1,
+        }
     }
 
-    /// The physical table name of partition `i` on its shard.
     /// The name of a physical table of this table on its shard:
     /// `<name>_<table id>` (whole copies) or `<name>_<table id>_p<i>`
     /// (partitions), the name cut to 40 characters. The table id makes it
@@ -144,32 +148,6 @@ impl TableDef {
 
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.schema, self.name)
-    }
-
-    /// Every (shard, physical partition) of the table: one per partition
-    /// of a hash table, one whole copy (partition 0) per shard of a mirror
-    /// table, one of a single table.
-    pub fn placements(&self) -> Vec<(ShardId, u32)> {
-        let hashed = matches!(self.distribution, Distribution::Hash { .. });
-        self.partition_shards
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (*s, if hashed { i as u32 } else { 0 }))
-            .collect()
-    }
-
-    /// Every physical table of the table: (shard, database, table).
-    pub fn physical_tables(&self) -> Vec<(ShardId, String, String)> {
-        self.placements()
-            .into_iter()
-            .map(|(shard, p)| {
-                (
-                    shard,
-                    crate::physical_database(&self.schema),
-                    self.physical_name(p),
-                )
-            })
-            .collect()
     }
 }
 
@@ -270,7 +248,9 @@ pub struct ShardInfo {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     pub version: u64,
-    pub shards: Vec<ShardInfo>,
+    /// Where every table's partitions live and which server serves each
+    /// shard: the one map routing, scans, DDL and transactions ask.
+    pub placement: Arc<Placement>,
     pub schemas: BTreeSet<String>,
     pub tables: HashMap<(String, String), Arc<TableDef>>,
     /// Roles by name.
@@ -428,7 +408,7 @@ impl Catalog {
     }
 
     pub fn shard_ids(&self) -> Vec<ShardId> {
-        self.shards.iter().map(|s| s.id).collect()
+        self.placement.shard_ids()
     }
 
     /// Finds which table owns an index name in a schema.

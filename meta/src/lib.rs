@@ -6,6 +6,7 @@
 //! `ARCHITECTURE.md`, "Meta".
 
 pub mod catalog;
+pub mod placement;
 pub mod schema;
 pub mod store;
 
@@ -13,6 +14,7 @@ pub use catalog::{
     Catalog, ColumnDef, Distribution, ForeignKeyDef, Identity, IndexDef, Privilege, Role,
     ScramVerifier, SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
 };
+pub use placement::Placement;
 pub use store::{DdlTxn, MetaStore, OrphanClaim};
 
 /// Prefix of every MariaDB database Tessera creates on a shard: schema `s`

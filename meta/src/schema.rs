@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Statements creating version 1 of the metadata schema.
 pub const V1: &[&str] = &[
@@ -105,6 +105,13 @@ pub const V9: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS commit_log_done ON commit_log (done)",
 ];
 
+/// Version 10: the placement map's history. `shard_map.map_version` is the
+/// placement epoch (it moves whenever a slot of a table changes shard, or
+/// a shard its server); each change is a row here.
+pub const V10: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS placement_log (epoch BIGINT NOT NULL, table_id BIGINT NOT NULL, partition_no INT NOT NULL, from_shard INT NULL, to_shard INT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (epoch, table_id, partition_no))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -133,6 +140,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (7, V7),
         (8, V8),
         (9, V9),
+        (10, V10),
     ] {
         if current < version {
             for stmt in stmts {

@@ -3,7 +3,7 @@
 
 use common::{Result, ShardId, SqlType};
 use futures::future::join_all;
-use meta::{IndexDef, TableDef};
+use meta::{IndexDef, Placement, TableDef};
 use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_ident};
 
@@ -75,9 +75,13 @@ pub async fn run_on_shards(router: &Router, work: Vec<(ShardId, Vec<String>)>) -
     results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
 }
 
-fn group(def: &TableDef, f: impl Fn(u32) -> Vec<String>) -> Vec<(ShardId, Vec<String>)> {
+fn group(
+    placement: &Placement,
+    def: &TableDef,
+    f: impl Fn(u32) -> Vec<String>,
+) -> Vec<(ShardId, Vec<String>)> {
     let mut out: Vec<(ShardId, Vec<String>)> = vec![];
-    for (shard, p) in def.placements() {
+    for (shard, p) in placement.partitions(def) {
         let stmts = f(p);
         match out.iter_mut().find(|(s, _)| *s == shard) {
             Some((_, v)) => v.extend(stmts),
@@ -94,11 +98,15 @@ pub fn ensure_schema_sql(schema: &str) -> String {
     )
 }
 
-pub async fn create_table(router: &Router, def: &TableDef) -> Result<()> {
+/// Makes a table's physical tables where `placement` (the map with the
+/// new table's layout, before its catalog commit) puts them.
+pub async fn create_table(router: &Router, placement: &Placement, def: &TableDef) -> Result<()> {
     let schema_sql = ensure_schema_sql(&def.schema);
     run_on_shards(
         router,
-        group(def, |p| vec![schema_sql.clone(), create_table_sql(def, p)]),
+        group(placement, def, |p| {
+            vec![schema_sql.clone(), create_table_sql(def, p)]
+        }),
     )
     .await
 }
@@ -140,7 +148,7 @@ pub async fn drop_orphans(router: &Router) -> Result<usize> {
 pub async fn create_index(router: &Router, def: &TableDef, ix: &IndexDef) -> Result<()> {
     run_on_shards(
         router,
-        group(def, |p| {
+        group(&router.placement(), def, |p| {
             vec![format!(
                 "CREATE {}INDEX IF NOT EXISTS {} ON {} ({})",
                 if ix.unique { "UNIQUE " } else { "" },
@@ -156,7 +164,7 @@ pub async fn create_index(router: &Router, def: &TableDef, ix: &IndexDef) -> Res
 pub async fn drop_index(router: &Router, def: &TableDef, name: &str) -> Result<()> {
     run_on_shards(
         router,
-        group(def, |p| {
+        group(&router.placement(), def, |p| {
             vec![format!(
                 "DROP INDEX IF EXISTS {} ON {}",
                 quote_ident(name),
@@ -354,8 +362,9 @@ pub async fn alter_partitions(
             clauses.join(", ")
         )
     };
-    let work: Vec<(ShardId, u32, AlterSql)> = def
-        .placements()
+    let work: Vec<(ShardId, u32, AlterSql)> = router
+        .placement()
+        .partitions(def)
         .into_iter()
         .map(|(shard, p)| (shard, p, sql_of(p)))
         .filter(|(_, _, sql)| !sql.is_empty())
@@ -451,8 +460,9 @@ pub async fn foreign_key(
 /// Renames every physical table of `old` to its name in `new` (a table
 /// renamed: physical names carry the logical name).
 pub async fn rename_table(router: &Router, old: &TableDef, new: &TableDef) -> Result<()> {
-    let work = old
-        .placements()
+    let work = router
+        .placement()
+        .partitions(old)
         .into_iter()
         .map(|(shard, p)| {
             (
@@ -472,7 +482,8 @@ pub async fn rename_table(router: &Router, old: &TableDef, new: &TableDef) -> Re
 /// when given): the checks PostgreSQL makes before adding a NOT NULL
 /// column without a default or setting NOT NULL.
 pub async fn any_row(router: &Router, def: &TableDef, null_in: Option<&str>) -> Result<bool> {
-    let results = join_all(def.placements().into_iter().map(|(shard, p)| async move {
+    let parts = router.placement().partitions(def);
+    let results = join_all(parts.into_iter().map(|(shard, p)| async move {
         let mut conn = router.shard(shard)?.conn().await?;
         let filter = match null_in {
             Some(c) => format!(" WHERE {} IS NULL", quote_ident(c)),
@@ -520,7 +531,6 @@ mod tests {
             columns: vec![col("a", SqlType::Integer), col("b", SqlType::Text)],
             primary_key: vec![],
             distribution: Distribution::Single,
-            partition_shards: vec![ShardId(1)],
             indexes: vec![],
         }
     }

@@ -48,7 +48,10 @@ pub struct Router {
     /// The readers' side of the snapshot barrier.
     pub snapshots: snapshot::Gate,
     catalog: RwLock<Arc<Catalog>>,
-    shards: RwLock<HashMap<ShardId, ShardClient>>,
+    /// One pool per shard, to the server the placement map names (with the
+    /// address it was made for: a shard whose server changes gets a new
+    /// pool).
+    shards: RwLock<HashMap<ShardId, (common::config::MysqlEndpoint, ShardClient)>>,
     pool_max: usize,
     sequences: Mutex<HashMap<String, (i64, i64)>>,
     /// Reserved ranges of user sequences by id: (generation, next, values
@@ -105,16 +108,17 @@ impl Router {
     fn install(&self, catalog: Catalog) -> Result<()> {
         {
             let mut shards = self.shards.write();
-            for s in &catalog.shards {
-                if let std::collections::hash_map::Entry::Vacant(e) = shards.entry(s.id) {
-                    let mut endpoint = s.endpoint.clone();
-                    endpoint.password = self.shard_password.clone();
-                    let client = ShardClient::new(s.id, &endpoint, self.pool_max)?;
-                    if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                        rt.spawn(snapshot::ensure_probe(client.clone()));
-                    }
-                    e.insert(client);
+            for (id, server) in catalog.placement.servers() {
+                let mut endpoint = server.clone();
+                endpoint.password = self.shard_password.clone();
+                if shards.get(&id).is_some_and(|(e, _)| *e == endpoint) {
+                    continue;
                 }
+                let client = ShardClient::new(id, &endpoint, self.pool_max)?;
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(snapshot::ensure_probe(client.clone()));
+                }
+                shards.insert(id, (endpoint, client));
             }
         }
         let live: HashMap<u64, u64> = catalog
@@ -127,6 +131,12 @@ impl Router {
             .retain(|id, r| live.get(id) == Some(&r.0));
         *self.catalog.write() = Arc::new(catalog);
         Ok(())
+    }
+
+    /// Where every partition lives and which server serves each shard
+    /// now: the one map routing, scans, DDL and transactions ask.
+    pub fn placement(&self) -> Arc<meta::Placement> {
+        self.catalog.read().placement.clone()
     }
 
     /// The cached catalog snapshot.
@@ -203,18 +213,17 @@ impl Router {
         Ok(self.catalog())
     }
 
-    /// Every shard of the cluster.
+    /// Every shard of the cluster (the placement map's).
     pub fn shard_ids(&self) -> Vec<ShardId> {
-        let mut v: Vec<ShardId> = self.shards.read().keys().copied().collect();
-        v.sort();
-        v
+        self.placement().shard_ids()
     }
 
+    /// The pool of the server that serves `id` now.
     pub fn shard(&self, id: ShardId) -> Result<ShardClient> {
         self.shards
             .read()
             .get(&id)
-            .cloned()
+            .map(|(_, client)| client.clone())
             .ok_or_else(|| Error::internal(format!("unknown {id}")))
     }
 

@@ -37,7 +37,7 @@ pub fn prune(table: &TableDef, per_key: &[Vec<Datum>]) -> Option<BTreeSet<u32>> 
         }
         combos = next;
     }
-    let n = table.partition_count();
+    let n = table.hash_partitions();
     Some(
         combos
             .iter()
@@ -49,14 +49,14 @@ pub fn prune(table: &TableDef, per_key: &[Vec<Datum>]) -> Option<BTreeSet<u32>> 
 /// The copy of a mirror table node `node_id` reads: one per node, so the
 /// nodes spread their reads over the copies (the fast path and scans
 /// choose alike).
-pub fn mirror_copy(table: &TableDef, node_id: u32) -> u32 {
-    node_id % table.partition_count().max(1)
+pub fn mirror_copy(placement: &meta::Placement, table: &TableDef, node_id: u32) -> u32 {
+    node_id % placement.partition_count(table).max(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::{ShardId, SqlType, TableId};
+    use common::{SqlType, TableId};
     use meta::{ColumnDef, Distribution};
 
     fn table(keys: &[&str]) -> TableDef {
@@ -80,7 +80,6 @@ mod tests {
                 columns: keys.iter().map(|k| (*k).to_string()).collect(),
                 partitions: 8,
             },
-            partition_shards: (0..8).map(|i| ShardId(i % 3 + 1)).collect(),
             indexes: vec![],
         }
     }

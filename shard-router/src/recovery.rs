@@ -188,7 +188,7 @@ pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeo
     let mut rec = Recovery::new(orphan_timeout);
     loop {
         tokio::time::sleep(interval).await;
-        let ids = router.catalog().shard_ids();
+        let ids = router.shard_ids();
         let clients: Vec<ShardClient> =
             ids.iter().filter_map(|id| router.shard(*id).ok()).collect();
         let shards: Vec<&dyn RecoveryShard> =

@@ -24,7 +24,7 @@
 
 use common::{Datum, Error, Result, ShardId};
 use futures::future::join_all;
-use meta::TableDef;
+use meta::{Placement, TableDef};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{convert, map_error, quote_ident};
@@ -87,11 +87,17 @@ async fn checksum_of(
 }
 
 /// Steps 1 to 4 (see the module's documentation). `to` has the new id.
-pub async fn copy_rows(router: &Router, from: &TableDef, to: &TableDef) -> Result<Moved> {
-    let physical = to.physical_tables();
+/// `target` is the placement map with `to`'s new layout.
+pub async fn copy_rows(
+    router: &Router,
+    from: &TableDef,
+    to: &TableDef,
+    target: &Placement,
+) -> Result<Moved> {
+    let physical = target.physical_tables(to);
     router.meta.queue_drops(to.id, &physical).await?;
-    crate::ddl::create_table(router, to).await?;
-    match lock_and_copy(router, from, to).await {
+    crate::ddl::create_table(router, target, to).await?;
+    match lock_and_copy(router, from, to, target).await {
         Ok(m) => Ok(m),
         Err(e) => {
             let _ = crate::ddl::drop_physical(router, &physical).await;
@@ -100,10 +106,15 @@ pub async fn copy_rows(router: &Router, from: &TableDef, to: &TableDef) -> Resul
     }
 }
 
-async fn lock_and_copy(router: &Router, from: &TableDef, to: &TableDef) -> Result<Moved> {
+async fn lock_and_copy(
+    router: &Router,
+    from: &TableDef,
+    to: &TableDef,
+    target: &Placement,
+) -> Result<Moved> {
     // One locking connection per shard of the old layout.
     let mut by_shard: Vec<(ShardId, Vec<String>)> = vec![];
-    for (shard, p) in from.placements() {
+    for (shard, p) in router.placement().partitions(from) {
         let object = physical_object(&from.schema, &from.physical_name(p));
         match by_shard.iter_mut().find(|(s, _)| *s == shard) {
             Some((_, v)) => v.push(object),
@@ -160,11 +171,11 @@ async fn lock_and_copy(router: &Router, from: &TableDef, to: &TableDef) -> Resul
                 }
                 batch.push(out);
                 if batch.len() >= INSERT_BATCH_ROWS {
-                    insert(router, to, &std::mem::take(&mut batch)).await?;
+                    insert(router, target, to, &std::mem::take(&mut batch)).await?;
                 }
             }
             drop(result);
-            insert(router, to, &batch).await?;
+            insert(router, target, to, &batch).await?;
             if !read_all {
                 break;
             }
@@ -173,16 +184,21 @@ async fn lock_and_copy(router: &Router, from: &TableDef, to: &TableDef) -> Resul
             break;
         }
     }
-    let sums = join_all(to.placements().into_iter().map(|(shard, p)| async move {
-        let mut conn = router.shard(shard)?.conn().await?;
-        checksum_of(
-            &mut conn,
-            shard,
-            to,
-            &physical_object(&to.schema, &to.physical_name(p)),
-        )
-        .await
-    }))
+    let sums = join_all(
+        target
+            .partitions(to)
+            .into_iter()
+            .map(|(shard, p)| async move {
+                let mut conn = router.shard(shard)?.conn().await?;
+                checksum_of(
+                    &mut conn,
+                    shard,
+                    to,
+                    &physical_object(&to.schema, &to.physical_name(p)),
+                )
+                .await
+            }),
+    )
     .await;
     // Each copy of a mirror target holds every row; partitions share them.
     let mut copied = Checksum::default();
@@ -208,11 +224,16 @@ async fn lock_and_copy(router: &Router, from: &TableDef, to: &TableDef) -> Resul
     Ok(moved)
 }
 
-async fn insert(router: &Router, to: &TableDef, rows: &[Vec<Datum>]) -> Result<()> {
+async fn insert(
+    router: &Router,
+    target: &Placement,
+    to: &TableDef,
+    rows: &[Vec<Datum>],
+) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    let work = crate::render::insert_statements(to, rows);
+    let work = crate::render::insert_statements(target, to, rows)?;
     let results = join_all(work.into_iter().map(|(shard, sql, vals)| async move {
         let mut conn = router.shard(shard)?.conn().await?;
         if vals.is_empty() {
@@ -230,8 +251,14 @@ impl Moved {
     /// Step 6: the old physical tables dropped under their locks, then
     /// unlocked. Run after the catalog commit; a failure leaves the old
     /// tables queued for recovery to drop.
-    pub async fn finish(mut self, router: &Router, from: &TableDef) -> Result<()> {
-        let physical = from.physical_tables();
+    /// `source` is the placement map `from` was read under.
+    pub async fn finish(
+        mut self,
+        router: &Router,
+        source: &Placement,
+        from: &TableDef,
+    ) -> Result<()> {
+        let physical = source.physical_tables(from);
         router.meta.queue_drops(from.id, &physical).await?;
         let mut first_err = None;
         for (shard, mut conn, objects) in std::mem::take(&mut self.locks) {

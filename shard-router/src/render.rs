@@ -94,8 +94,12 @@ pub const INSERT_BATCH_ROWS: usize = 1000;
 /// statement with literals: their texts differ with the row count, and
 /// preparing each would cost a round trip and a statement-cache entry
 /// holding metadata for every placeholder.
-pub fn insert_statements(table: &meta::TableDef, rows: &[Vec<common::Datum>]) -> Vec<ShardInsert> {
-    insert_statements_on(table, rows, &OnConflict::Error)
+pub fn insert_statements(
+    placement: &meta::Placement,
+    table: &meta::TableDef,
+    rows: &[Vec<common::Datum>],
+) -> common::Result<Vec<ShardInsert>> {
+    insert_statements_on(placement, table, rows, &OnConflict::Error)
 }
 
 /// What an INSERT does with a row whose key is already there.
@@ -154,10 +158,11 @@ impl UpdateValue {
 
 /// [`insert_statements`] with what a conflicting row does.
 pub fn insert_statements_on(
+    placement: &meta::Placement,
     table: &meta::TableDef,
     rows: &[Vec<common::Datum>],
     on: &OnConflict,
-) -> Vec<ShardInsert> {
+) -> common::Result<Vec<ShardInsert>> {
     let (verb, tail) = match on {
         OnConflict::Error => ("INSERT INTO", String::new()),
         OnConflict::Ignore => ("INSERT IGNORE INTO", String::new()),
@@ -184,8 +189,8 @@ pub fn insert_statements_on(
         .join(", ");
     let one = format!("({})", vec!["?"; table.columns.len()].join(", "));
     let mut out = vec![];
-    for (p, idxs) in crate::route::rows_by_partition(table, rows) {
-        let shard = table.partition_shards[p as usize];
+    for (p, idxs) in crate::route::rows_by_partition(placement, table, rows) {
+        let shard = placement.shard_of(table, p)?;
         for chunk in idxs.chunks(INSERT_BATCH_ROWS) {
             let head = format!(
                 "{verb} {} ({col_list}) VALUES ",
@@ -205,7 +210,7 @@ pub fn insert_statements_on(
             out.push((shard, sql, vals));
         }
     }
-    out
+    Ok(out)
 }
 
 /// `head` followed by the rows as literal tuples, unless a value has no

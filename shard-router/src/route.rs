@@ -198,12 +198,16 @@ fn eval_key(v: &KeyValue, params: &[Datum], ty: &SqlType) -> Result<Datum> {
 
 /// Groups full table rows (in column order) by the partition that stores
 /// them; a mirror table's rows go to every copy.
-pub fn rows_by_partition(table: &TableDef, rows: &[Vec<Datum>]) -> BTreeMap<u32, Vec<usize>> {
+pub fn rows_by_partition(
+    placement: &meta::Placement,
+    table: &TableDef,
+    rows: &[Vec<Datum>],
+) -> BTreeMap<u32, Vec<usize>> {
     let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     match &table.distribution {
         Distribution::Hash { .. } => {
             let keys = table.key_indexes();
-            let n = table.partition_count();
+            let n = table.hash_partitions();
             for (i, r) in rows.iter().enumerate() {
                 let p = hash::partition_of(keys.iter().map(|k| &r[*k]), n);
                 by_part.entry(p).or_default().push(i);
@@ -213,7 +217,7 @@ pub fn rows_by_partition(table: &TableDef, rows: &[Vec<Datum>]) -> BTreeMap<u32,
             by_part.insert(0, (0..rows.len()).collect());
         }
         Distribution::Mirror => {
-            for p in 0..table.partition_count() {
+            for p in 0..placement.partition_count(table) {
                 by_part.insert(p, (0..rows.len()).collect());
             }
         }
@@ -347,7 +351,7 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::{ShardId, TableId};
+    use common::TableId;
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
     use datafusion::sql::sqlparser::parser::Parser;
     use meta::ColumnDef;
@@ -380,7 +384,6 @@ mod tests {
                 columns: vec!["id".into()],
                 partitions: 3,
             },
-            partition_shards: vec![ShardId(1), ShardId(2), ShardId(3)],
             indexes: vec![],
         }
     }

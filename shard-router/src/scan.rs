@@ -223,9 +223,11 @@ impl ShardTableProvider {
 
     /// The partitions a scan with these filters must read.
     pub(crate) fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
-        let all: Vec<u32> = (0..self.table.partition_count()).collect();
+        let placement = self.router.placement();
+        let all: Vec<u32> = (0..placement.partition_count(&self.table)).collect();
         match &self.table.distribution {
             Distribution::Mirror => vec![crate::partition::mirror_copy(
+                &placement,
                 &self.table,
                 self.router.node_id,
             )],
@@ -319,6 +321,7 @@ impl TableProvider for ShardTableProvider {
         };
         let conds: Vec<String> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
         let mut queries = vec![];
+        let placement = self.router.placement();
         for p in self.partitions(filters) {
             let mut sql = format!(
                 "SELECT {select_list} FROM {}",
@@ -334,7 +337,10 @@ impl TableProvider for ShardTableProvider {
             if let Some(l) = self.lock {
                 sql.push_str(l);
             }
-            queries.push((self.table.partition_shards[p as usize], sql));
+            let shard = placement
+                .shard_of(&self.table, p)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            queries.push((shard, sql));
         }
         let cx = ScanContext::of(state);
         Ok(Arc::new(crate::shard_scan::ShardScanExec::new(

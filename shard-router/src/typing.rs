@@ -175,7 +175,7 @@ pub fn type_assigned_literal(value: &mut Expr, ty: &SqlType) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::{ShardId, TableId};
+    use common::TableId;
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
     use datafusion::sql::sqlparser::parser::Parser;
     use meta::{ColumnDef, Distribution};
@@ -212,7 +212,6 @@ mod tests {
                 columns: vec!["id".into()],
                 partitions: 3,
             },
-            partition_shards: vec![ShardId(1), ShardId(2), ShardId(3)],
             indexes: vec![],
         }
     }

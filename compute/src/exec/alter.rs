@@ -150,12 +150,18 @@ impl Session {
                     return Err(e);
                 }
             }
-            AlterPlan::Redistribute { mut new, .. } => {
+            AlterPlan::Redistribute {
+                mut new, layout, ..
+            } => {
+                let source = router.placement();
                 new.id = txn.renumber_table(table.id).await?;
-                let moved = shard_router::redistribute::copy_rows(&router, &table, &new).await?;
+                let target = source.with_layout(new.id, layout.clone());
+                let moved =
+                    shard_router::redistribute::copy_rows(&router, &table, &new, &target).await?;
                 txn.update_table(&new, &[]).await?;
+                txn.set_layout(new.id, &layout).await?;
                 txn.commit().await?;
-                for (shard, db, tbl) in new.physical_tables() {
+                for (shard, db, tbl) in target.physical_tables(&new) {
                     let _ = router.meta.unqueue_drop(shard, &db, &tbl).await;
                 }
                 tracing::info!(
@@ -165,7 +171,7 @@ impl Session {
                     new.distribution.kind(),
                     moved.checksum.rows
                 );
-                if let Err(e) = moved.finish(&router, &table).await {
+                if let Err(e) = moved.finish(&router, &source, &table).await {
                     tracing::warn!(
                         "{}: old layout left for recovery to drop: {e}",
                         table.qualified_name()

@@ -235,9 +235,10 @@ impl Session {
                         ),
                         e => e,
                     })?;
+                    let layout = catalog.placement.layout(table.id).to_vec();
                     txn.drop_table_keeping(&table).await?;
                     txn.commit().await?;
-                    self.block_ddl.push(BlockDdl::DroppedTable(table));
+                    self.block_ddl.push(BlockDdl::DroppedTable(table, layout));
                 }
                 self.router.reload().await?;
                 return Ok("DROP TABLE".into());
@@ -317,8 +318,8 @@ impl Session {
             match d {
                 BlockDdl::Undo(s) if !committed => stmts.push(s),
                 BlockDdl::UndoAtEnd(s) => stmts.push(s),
-                BlockDdl::DroppedTable(t) => dropped.push((t, committed)),
-                BlockDdl::RestoreAtEnd(t) => dropped.push((t, false)),
+                BlockDdl::DroppedTable(t, l) => dropped.push((t, l, committed)),
+                BlockDdl::RestoreAtEnd(t, l) => dropped.push((t, l, false)),
                 _ => {}
             }
         }
@@ -327,8 +328,8 @@ impl Session {
                 tracing::warn!("DDL of a transaction block ({s}) failed: {e}");
             }
         }
-        for (t, gone) in dropped {
-            if let Err(e) = self.settle_dropped_table(&t, gone).await {
+        for (t, layout, gone) in dropped {
+            if let Err(e) = self.settle_dropped_table(&t, &layout, gone).await {
                 tracing::warn!(
                     "DROP TABLE {} of a transaction block: {e}",
                     t.qualified_name()
@@ -339,14 +340,23 @@ impl Session {
 
     /// A table dropped in a block: dropped for good (`committed`) or put
     /// back.
-    async fn settle_dropped_table(&mut self, t: &meta::TableDef, committed: bool) -> Result<()> {
+    /// `layout`: the shards its slots were on.
+    async fn settle_dropped_table(
+        &mut self,
+        t: &meta::TableDef,
+        layout: &[common::ShardId],
+        committed: bool,
+    ) -> Result<()> {
         let router = self.router.clone();
         let mut txn = router
             .meta
             .begin_ddl(router.node_id, "DROP TABLE (block end)")
             .await?;
         if committed {
-            let physical = t.physical_tables();
+            let physical = router
+                .placement()
+                .with_layout(t.id, layout.to_vec())
+                .physical_tables(t);
             txn.drop_table_leftovers(t).await?;
             router.meta.queue_drops(t.id, &physical).await?;
             txn.commit().await?;
@@ -357,7 +367,7 @@ impl Session {
                 }
             }
         } else {
-            txn.restore_table(t).await?;
+            txn.restore_table(t, layout).await?;
             txn.commit().await?;
             router.reload().await?;
         }
@@ -385,8 +395,8 @@ impl Session {
                             BlockDdl::Deferred(_) => {}
                             // Restored when the block ends, however it
                             // ends.
-                            BlockDdl::DroppedTable(t) | BlockDdl::RestoreAtEnd(t) => {
-                                self.block_ddl.push(BlockDdl::RestoreAtEnd(t))
+                            BlockDdl::DroppedTable(t, l) | BlockDdl::RestoreAtEnd(t, l) => {
+                                self.block_ddl.push(BlockDdl::RestoreAtEnd(t, l))
                             }
                         }
                     }

@@ -22,7 +22,7 @@ impl Session {
         let schema = self.current_schema();
         match stmt {
             Statement::CreateTable(ct) => {
-                let mut def = table_def(
+                let (mut def, layout) = table_def(
                     ct,
                     &schema,
                     &catalog,
@@ -81,7 +81,7 @@ impl Session {
                     .await?;
                 // Catalog rows first (they may fail on a concurrent create),
                 // then the shards; the meta commit makes it visible.
-                let id = txn.create_table(&def).await?;
+                let id = txn.create_table(&def, &layout).await?;
                 def.id = id;
                 for (mut seq, column) in identities {
                     seq.owned_by = Some((id, column));
@@ -93,9 +93,10 @@ impl Session {
                 // Queued first, committed at once: if the shards fail or
                 // this node dies before the catalog commit, recovery drops
                 // what was made (the id is never reused).
-                let physical = def.physical_tables();
+                let placement = catalog.placement.with_layout(id, layout);
+                let physical = placement.physical_tables(&def);
                 router.meta.queue_drops(id, &physical).await?;
-                if let Err(e) = shard_router::ddl::create_table(&router, &def).await {
+                if let Err(e) = shard_router::ddl::create_table(&router, &placement, &def).await {
                     drop(txn);
                     let _ = shard_router::ddl::drop_physical(&router, &physical).await;
                     return Err(e);
@@ -226,7 +227,7 @@ impl Session {
                             // physical tables queued; then they are dropped.
                             // A shard that fails keeps its table queued and
                             // recovery drops it: the DROP is never half done.
-                            let physical = table.physical_tables();
+                            let physical = catalog.placement.physical_tables(&table);
                             txn.drop_table(&table).await?;
                             router.meta.queue_drops(table.id, &physical).await?;
                             txn.commit().await?;
@@ -528,7 +529,7 @@ impl Session {
             if !crate::privileges::may_maintain(&catalog, &self.user, &t) {
                 continue;
             }
-            for (shard, p) in t.placements() {
+            for (shard, p) in catalog.placement.partitions(&t) {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("ANALYZE TABLE ")
                     .table(&t.schema, &t.physical_name(p));

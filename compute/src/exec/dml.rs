@@ -78,18 +78,24 @@ impl Session {
             sequenced.push(values);
         }
         let heavy = p.rows.len() > 1000;
+        let placement = self.router.placement();
         let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
             let clock = self.clock();
             let rows = insert_rows(p, params, sequenced, &clock)?;
             let on = crate::plan::conflict::bind(p, &rows, params)?;
-            let work = shard_router::render::insert_statements_on(t, &rows, &on);
+            let work = shard_router::render::insert_statements_on(&placement, t, &rows, &on)?;
             Ok((rows, work))
         })?;
         let written = self.run_writes(work).await?;
         if p.returning.is_empty() && p.returning_exprs.is_none() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
-                rows: Some(crate::plan::conflict::inserted(p, rows.len(), written)),
+                rows: Some(crate::plan::conflict::inserted(
+                    &placement,
+                    p,
+                    rows.len(),
+                    written,
+                )),
             });
         }
         Ok(Output::Rows(self.returned_rows(p, &rows, params).await?))
@@ -147,8 +153,9 @@ impl Session {
             ordered.push(tables.remove(i));
         }
         let mut work = vec![];
+        let placement = self.router.placement();
         for table in ordered {
-            for (shard, p) in table.placements() {
+            for (shard, p) in placement.partitions(&table) {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("DELETE FROM ")
                     .table(&table.schema, &table.physical_name(p));
@@ -177,7 +184,7 @@ impl Session {
         let n = self.run_writes(work).await?;
         // A mirror table's copies each report the same count.
         Ok(if matches!(t.distribution, Distribution::Mirror) {
-            (n / t.partition_count().max(1) as u64) as usize
+            (n / self.router.placement().partition_count(t).max(1) as u64) as usize
         } else {
             n as usize
         })
@@ -190,10 +197,11 @@ impl Session {
         params: &[Datum],
     ) -> Result<Vec<shard_router::exec::ShardStatement>> {
         let t = &p.table;
+        let placement = self.router.placement();
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
             Route::Partitions(v) => v,
-            Route::Scatter | Route::Mirror => (0..t.partition_count()).collect(),
+            Route::Scatter | Route::Mirror => (0..placement.partition_count(t)).collect(),
         };
         let with_clock;
         let params = if p.clock_values.is_empty() {
@@ -211,7 +219,7 @@ impl Session {
         for part in parts {
             let (sql, order) = &p.sql[part as usize];
             let vals = shard_router::exec::bind(order, params)?;
-            work.push((t.partition_shards[part as usize], sql.clone(), vals));
+            work.push((placement.shard_of(t, part)?, sql.clone(), vals));
         }
         Ok(work)
     }

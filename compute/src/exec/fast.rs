@@ -23,11 +23,16 @@ impl Session {
         params: &[Datum],
     ) -> Result<Output> {
         let t = &p.table;
+        let placement = self.router.placement();
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
-            Route::Mirror => vec![shard_router::partition::mirror_copy(t, self.router.node_id)],
+            Route::Mirror => vec![shard_router::partition::mirror_copy(
+                &placement,
+                t,
+                self.router.node_id,
+            )],
             Route::Partitions(v) => v,
-            Route::Scatter => (0..t.partition_count()).collect(),
+            Route::Scatter => (0..placement.partition_count(t)).collect(),
         };
         if let [part] = parts[..] {
             let access = self.access();
@@ -44,15 +49,15 @@ impl Session {
             std::collections::BTreeMap::new();
         for part in &parts {
             by_shard
-                .entry(t.partition_shards[*part as usize])
+                .entry(placement.shard_of(t, *part)?)
                 .or_default()
                 .push(*part);
         }
         let groups: Vec<(common::ShardId, Vec<u32>)> = if p.locking {
             parts
                 .iter()
-                .map(|part| (t.partition_shards[*part as usize], vec![*part]))
-                .collect()
+                .map(|part| Ok((placement.shard_of(t, *part)?, vec![*part])))
+                .collect::<Result<_>>()?
         } else {
             by_shard.into_iter().collect()
         };
@@ -92,7 +97,7 @@ async fn fast_select_part(
     part: u32,
     params: &[Datum],
 ) -> Result<Vec<Vec<Datum>>> {
-    let shard = p.table.partition_shards[part as usize];
+    let shard = router.placement().shard_of(&p.table, part)?;
     fast_select_parts(router, access, p, shard, &[part], params).await
 }
 

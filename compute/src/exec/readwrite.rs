@@ -186,10 +186,11 @@ impl Session {
         if !inserts.is_empty() {
             let rows = std::mem::take(inserts);
             let ins = shard_router::render::insert_statements_on(
+                &self.router.placement(),
                 t,
                 &rows,
                 &shard_router::render::OnConflict::Error,
-            );
+            )?;
             shard_router::exec::write_in(&self.router, access, ins).await?;
         }
         Ok(())

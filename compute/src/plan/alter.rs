@@ -12,8 +12,7 @@ use meta::{Catalog, Distribution, ForeignKeyDef, IndexDef, TableDef};
 use shard_router::route::{eval_value, normalize_ident, Clock};
 
 use crate::plan::ddl::{
-    check_unique_includes_key, column_def, hash_shards, missing_column, single_shard,
-    table_options, ColumnKey, TableOptions,
+    check_unique_includes_key, column_def, missing_column, table_options, ColumnKey, TableOptions,
 };
 use crate::plan::object_parts;
 
@@ -49,6 +48,8 @@ pub enum AlterPlan {
     /// The rows move to a new layout (`new.id` is assigned at execution).
     Redistribute {
         new: TableDef,
+        /// Where the new layout's slots go (the placement policy's choice).
+        layout: Vec<common::ShardId>,
         checks: Vec<RowCheck>,
     },
     /// A foreign key added (`fk.id` assigned at execution), enforced by
@@ -544,27 +545,19 @@ pub fn analyze(
                 table.name
             )));
         }
-        let shards = catalog.shard_ids();
-        if shards.is_empty() {
-            return Err(Error::internal("no shards in the shard map"));
-        }
-        new.partition_shards = match &d {
-            Distribution::Hash { columns, .. } => {
-                for k in columns {
-                    let c = new.column(k)?;
-                    if matches!(c.ty, SqlType::Real | SqlType::Double) {
-                        return Err(Error::unsupported("floating-point partition keys"));
-                    }
+        if let Distribution::Hash { columns, .. } = &d {
+            for k in columns {
+                let c = new.column(k)?;
+                if matches!(c.ty, SqlType::Real | SqlType::Double) {
+                    return Err(Error::unsupported("floating-point partition keys"));
                 }
-                hash_shards(&shards, partitions)
             }
-            Distribution::Mirror => shards.clone(),
-            Distribution::Single => vec![single_shard(catalog, &shards)],
-        };
+        }
+        let layout = catalog.placement.layout_for_new(&d, partitions)?;
         new.distribution = match d {
             Distribution::Hash { columns, .. } => Distribution::Hash {
                 columns,
-                partitions: new.partition_shards.len() as u32,
+                partitions: layout.len() as u32,
             },
             d => d,
         };
@@ -574,7 +567,11 @@ pub fn analyze(
         for ix in new.indexes.iter().filter(|i| i.unique) {
             check_unique_includes_key(&new, &ix.columns)?;
         }
-        return Ok(AlterPlan::Redistribute { new, checks });
+        return Ok(AlterPlan::Redistribute {
+            new,
+            layout,
+            checks,
+        });
     }
     if !new.primary_key.is_empty() && new.primary_key != table.primary_key {
         check_unique_includes_key(&new, &new.primary_key.clone())?;

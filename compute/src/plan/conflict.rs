@@ -237,11 +237,11 @@ pub fn bind(p: &InsertPlan, rows: &[Vec<Datum>], params: &[Datum]) -> Result<OnC
 /// The row count PostgreSQL reports: every row for DO UPDATE (inserted or
 /// updated), the rows inserted for DO NOTHING (what the shards wrote; a
 /// mirror table's copies each count), all rows otherwise.
-pub fn inserted(p: &InsertPlan, rows: usize, written: u64) -> usize {
+pub fn inserted(placement: &meta::Placement, p: &InsertPlan, rows: usize, written: u64) -> usize {
     match p.on_conflict {
         OnConflict::Ignore => {
             let copies = if matches!(p.table.distribution, meta::Distribution::Mirror) {
-                p.table.partition_count().max(1) as u64
+                placement.partition_count(&p.table).max(1) as u64
             } else {
                 1
             };

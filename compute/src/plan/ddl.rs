@@ -3,8 +3,6 @@
 //! passwords and GRANT/REVOKE into privilege rows. Pure functions of the
 //! statement and the catalog; `exec::ddl` applies them.
 
-use std::collections::BTreeMap;
-
 use common::{Error, Result, ShardId, SqlState, SqlType};
 use datafusion::sql::sqlparser::ast::{
     ColumnOption, CreateTable, Expr, GeneratedAs, TableConstraint,
@@ -14,12 +12,14 @@ use shard_router::route::normalize_ident;
 
 use crate::plan::{object_parts, resolve_table};
 
+/// The definition of a new table and its slots' shards (the placement
+/// map's policy for new tables).
 pub fn table_def(
     ct: &CreateTable,
     default_schema: &str,
     catalog: &meta::Catalog,
     default_hash: bool,
-) -> Result<TableDef> {
+) -> Result<(TableDef, Vec<ShardId>)> {
     let parts = object_parts(&ct.name);
     let (schema, name) = match parts.as_slice() {
         [t] => (default_schema.to_string(), t.clone()),
@@ -111,10 +111,6 @@ pub fn table_def(
             }
         }
     }
-    let shards = catalog.shard_ids();
-    if shards.is_empty() {
-        return Err(Error::internal("no shards in the shard map"));
-    }
     let distribution = match (dist_kind.as_deref(), hash_cols) {
         (Some("mirror"), None) => Distribution::Mirror,
         (Some("single"), None) => Distribution::Single,
@@ -130,26 +126,24 @@ pub fn table_def(
             })
         }
     };
-    let partition_shards: Vec<ShardId> = match &distribution {
-        Distribution::Hash { columns: kc, .. } => {
-            for k in kc {
-                let c = columns
-                    .iter()
-                    .find(|c| &c.name == k)
-                    .ok_or(Error::ColumnNotFound { name: k.clone() })?;
-                if matches!(c.ty, SqlType::Real | SqlType::Double) {
-                    return Err(Error::unsupported("floating-point partition keys"));
-                }
+    if let Distribution::Hash { columns: kc, .. } = &distribution {
+        for k in kc {
+            let c = columns
+                .iter()
+                .find(|c| &c.name == k)
+                .ok_or(Error::ColumnNotFound { name: k.clone() })?;
+            if matches!(c.ty, SqlType::Real | SqlType::Double) {
+                return Err(Error::unsupported("floating-point partition keys"));
             }
-            hash_shards(&shards, partitions)
         }
-        Distribution::Mirror => shards.clone(),
-        Distribution::Single => vec![single_shard(catalog, &shards)],
-    };
+    }
+    let layout = catalog
+        .placement
+        .layout_for_new(&distribution, partitions)?;
     let distribution = match distribution {
         Distribution::Hash { columns, .. } => Distribution::Hash {
             columns,
-            partitions: partition_shards.len() as u32,
+            partitions: layout.len() as u32,
         },
         d => d,
     };
@@ -160,7 +154,6 @@ pub fn table_def(
         columns,
         primary_key,
         distribution,
-        partition_shards,
         indexes: vec![],
     };
     if !def.primary_key.is_empty() {
@@ -174,7 +167,7 @@ pub fn table_def(
             unique: true,
         });
     }
-    Ok(def)
+    Ok((def, layout))
 }
 
 /// Tessera's options among a table's `WITH (...)` / `SET (...)`
@@ -347,28 +340,6 @@ pub fn column_def(
         }
     }
     Ok((col, key))
-}
-
-/// The shards of a new hash layout: `partitions` (default: one per shard)
-/// dealt round-robin.
-pub fn hash_shards(shards: &[ShardId], partitions: Option<u32>) -> Vec<ShardId> {
-    let n = partitions.unwrap_or(shards.len() as u32);
-    (0..n).map(|i| shards[i as usize % shards.len()]).collect()
-}
-
-/// The shard of a new single table: the one holding the fewest tables.
-pub fn single_shard(catalog: &meta::Catalog, shards: &[ShardId]) -> ShardId {
-    let mut counts: BTreeMap<ShardId, usize> = shards.iter().map(|s| (*s, 0)).collect();
-    for t in catalog.tables.values() {
-        for s in &t.partition_shards {
-            *counts.entry(*s).or_default() += 1;
-        }
-    }
-    counts
-        .iter()
-        .min_by_key(|(s, n)| (**n, **s))
-        .map(|(s, _)| *s)
-        .unwrap_or(shards[0])
 }
 
 /// 42703 for a column a DDL statement names on a table.

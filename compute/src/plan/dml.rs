@@ -328,7 +328,7 @@ impl Planner<'_> {
             }
         }
         let route = RoutePlan::from_where(&table, selection.as_ref());
-        let sql = per_partition_sql(&table, &stmt)?;
+        let sql = per_partition_sql(&self.catalog.placement, &table, &stmt)?;
         let n = sql
             .first()
             .map(|(_, o)| o.iter().map(|i| i + 1).max().unwrap_or(0))
@@ -488,11 +488,14 @@ pub(crate) fn param_types(
         .collect()
 }
 
+/// The statement rendered for each physical table of `table` (its slots
+/// in the placement map).
 pub(crate) fn per_partition_sql(
+    placement: &meta::Placement,
     table: &TableDef,
     stmt: &Statement,
 ) -> Result<Vec<(String, Vec<usize>)>> {
-    (0..table.partition_count())
+    (0..placement.partition_count(table))
         .map(|p| render(stmt, &table.schema, &table.physical_name(p)))
         .collect()
 }

@@ -13,6 +13,7 @@ use crate::plan::ddl::missing_column;
 /// every child row must live on the child row's shard, in a physical table
 /// InnoDB can reference.
 pub fn not_co_located(
+    placement: &meta::Placement,
     child: &TableDef,
     parent: &TableDef,
     cols: &[String],
@@ -34,12 +35,12 @@ pub fn not_co_located(
     match (&child.distribution, &parent.distribution) {
         (_, Distribution::Mirror) => None,
         (Distribution::Single, Distribution::Single)
-            if child.partition_shards == parent.partition_shards =>
+            if placement.same_layout(child.id, parent.id) =>
         {
             None
         }
         (Distribution::Hash { columns: ck, .. }, Distribution::Hash { columns: pk, .. }) => {
-            if child.partition_shards != parent.partition_shards {
+            if !placement.same_layout(child.id, parent.id) {
                 return Some("the tables' partitions are not on the same shards".into());
             }
             let maps = ck.len() == pk.len()
@@ -144,7 +145,7 @@ pub fn foreign_key(
             Some(A::SetDefault) => return Err(Error::unsupported("ON DELETE/UPDATE SET DEFAULT")),
         })
     };
-    let why = not_co_located(table, &parent, &cols, &ref_cols);
+    let why = not_co_located(&catalog.placement, table, &parent, &cols, &ref_cols);
     if let Some(why) = &why {
         if !unenforced_allowed {
             return Err(Error::unsupported(format!(

@@ -19,6 +19,16 @@ pub(super) fn catalog() -> Catalog {
     };
     let mut c = Catalog::default();
     c.schemas.insert("public".into());
+    let endpoint = |port| common::config::MysqlEndpoint {
+        host: "127.0.0.1".into(),
+        port,
+        user: "tessera".into(),
+        password: String::new(),
+    };
+    let mut placement = meta::Placement::new(1, (1..=3).map(|i| (ShardId(i), endpoint(3306))));
+    // Both tables have id 7 (their physical names carry it): one layout.
+    placement.set_layout(TableId(7), vec![ShardId(1), ShardId(2), ShardId(3)]);
+    c.placement = Arc::new(placement);
     for (name, dist) in [
         (
             "t",
@@ -50,7 +60,6 @@ pub(super) fn catalog() -> Catalog {
                 ],
                 primary_key: vec!["id".into()],
                 distribution: dist,
-                partition_shards: vec![ShardId(1), ShardId(2), ShardId(3)],
                 indexes: vec![],
             }),
         );

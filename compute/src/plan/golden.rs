@@ -56,7 +56,7 @@ fn partitions(route: &Route, count: u32) -> Vec<u32> {
     }
 }
 
-fn describe(plan: &Plan, params: &[Datum]) -> String {
+fn describe(placement: &meta::Placement, plan: &Plan, params: &[Datum]) -> String {
     let mut out = String::new();
     let kind = match &plan.kind {
         PlanKind::FastSelect(_) => "fast select",
@@ -107,7 +107,7 @@ fn describe(plan: &Plan, params: &[Datum]) -> String {
         }
     );
     if let Ok(r) = resolved {
-        let mut parts = partitions(&r, table.partition_count());
+        let mut parts = partitions(&r, placement.partition_count(table));
         // A read of a mirror table goes to one copy (the node's own pick).
         if r == Route::Mirror && matches!(plan.kind, PlanKind::FastSelect(_)) {
             parts.truncate(1);
@@ -119,7 +119,7 @@ fn describe(plan: &Plan, params: &[Datum]) -> String {
             let _ = writeln!(
                 out,
                 "  p{p} on shard {}: {text}{}",
-                table.partition_shards[p as usize].0,
+                placement.layout(table.id)[p as usize].0,
                 if order.is_empty() {
                     String::new()
                 } else {
@@ -157,7 +157,7 @@ fn golden_text() -> String {
             .plan(&stmt)
         });
         match planned {
-            Ok(plan) => out.push_str(&describe(&plan, &params)),
+            Ok(plan) => out.push_str(&describe(&cat.placement, &plan, &params)),
             Err(e) => {
                 let _ = writeln!(out, "error {}: {e}", e.sqlstate().code());
             }

@@ -189,7 +189,7 @@ impl Planner<'_> {
         }
         let stmt = Statement::Query(Box::new(typed));
         // A shape the shard renderer does not know goes to DataFusion.
-        let sql = match per_partition_sql(&table, &stmt) {
+        let sql = match per_partition_sql(&self.catalog.placement, &table, &stmt) {
             Ok(sql) => sql,
             Err(Error::Unsupported { .. }) => return Ok(None),
             Err(e) => return Err(e),

@@ -206,7 +206,8 @@ impl CopyIn {
         }
         let rows = std::mem::take(&mut self.rows);
         let rows = self.complete(router, rows).await?;
-        let work = shard_router::render::insert_statements(&self.plan.table, &rows);
+        let work =
+            shard_router::render::insert_statements(&router.placement(), &self.plan.table, &rows)?;
         shard_router::exec::write_in(router, &self.access, work).await?;
         self.count += rows.len() as u64;
         Ok(())

@@ -105,11 +105,11 @@ pub enum BlockDdl {
     Deferred(Box<datafusion::sql::sqlparser::ast::Statement>),
     /// A table the block dropped: gone from the catalog, its physical
     /// tables kept; put back if the block does not commit, dropped for
-    /// good if it does.
-    DroppedTable(Arc<meta::TableDef>),
+    /// good if it does. With the shards its slots were on.
+    DroppedTable(Arc<meta::TableDef>, Vec<common::ShardId>),
     /// A table dropped after a savepoint the block rolled back to: put
     /// back when the block ends.
-    RestoreAtEnd(Arc<meta::TableDef>),
+    RestoreAtEnd(Arc<meta::TableDef>, Vec<common::ShardId>),
     Savepoint(String),
 }
 

@@ -1,6 +1,6 @@
 //! The cluster-wide DDL lock and the catalog changes made under it.
 
-use common::{Error, Result, TableId};
+use common::{Error, Result, ShardId, TableId};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
@@ -75,8 +75,9 @@ impl DdlTxn {
             .ok_or_else(|| Error::meta("no table id assigned"))
     }
 
-    /// Records a new table; returns its id. `def.id` is ignored.
-    pub async fn create_table(&mut self, def: &TableDef) -> Result<TableId> {
+    /// Records a new table with its slots on `layout` (see
+    /// [`crate::Placement`]); returns its id. `def.id` is ignored.
+    pub async fn create_table(&mut self, def: &TableDef, layout: &[ShardId]) -> Result<TableId> {
         let id = self.new_table_id().await?;
         // The sequence name carries the table id: a table created again
         // under a dropped one's name gets a new sequence, so no node's
@@ -94,11 +95,63 @@ impl DdlTxn {
             }
         }
         self.update_table(&def, &counters).await?;
+        self.set_layout(def.id, layout).await?;
         Ok(TableId(id))
     }
 
+    /// Sets where a table's slots live (meta's `cat_partitions`; an empty
+    /// layout removes them). A change moves the placement epoch
+    /// (`shard_map.map_version`) and is recorded slot by slot in
+    /// `placement_log`, so the map's history stays in meta.
+    pub async fn set_layout(&mut self, table: TableId, layout: &[ShardId]) -> Result<()> {
+        let conn = self.c()?;
+        let old: Vec<u32> = conn
+            .exec(
+                "SELECT shard_id FROM cat_partitions WHERE table_id = ? ORDER BY partition_no",
+                (table.0,),
+            )
+            .await
+            .map_err(me)?;
+        let old: Vec<ShardId> = old.into_iter().map(ShardId).collect();
+        if old == layout {
+            return Ok(());
+        }
+        conn.query_drop("UPDATE shard_map SET map_version = map_version + 1 WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let epoch: u64 = conn
+            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
+            .await
+            .map_err(me)?
+            .ok_or_else(|| Error::meta("the shard_map row is missing"))?;
+        conn.exec_drop("DELETE FROM cat_partitions WHERE table_id = ?", (table.0,))
+            .await
+            .map_err(me)?;
+        for (i, s) in layout.iter().enumerate() {
+            conn.exec_drop(
+                "INSERT INTO cat_partitions VALUES (?, ?, ?, ?)",
+                (table.0, i as u32, s.0, epoch),
+            )
+            .await
+            .map_err(me)?;
+        }
+        for i in 0..old.len().max(layout.len()) {
+            let (from, to) = (old.get(i).map(|s| s.0), layout.get(i).map(|s| s.0));
+            if from != to {
+                conn.exec_drop(
+                    "INSERT INTO placement_log (epoch, table_id, partition_no, from_shard, to_shard) VALUES (?, ?, ?, ?, ?)",
+                    (epoch, table.0, i as u32, from, to),
+                )
+                .await
+                .map_err(me)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Rewrites a table's catalog rows (name, distribution, columns,
-    /// indexes, partitions) to `def`, keeping its id. `new_sequences`:
+    /// indexes) to `def`, keeping its id; where its slots live is
+    /// [`DdlTxn::set_layout`]'s. `new_sequences`:
     /// sequences of columns added with it (full names, as in `def`).
     pub async fn update_table(&mut self, def: &TableDef, new_sequences: &[String]) -> Result<()> {
         let dist_cols = match &def.distribution {
@@ -113,11 +166,7 @@ impl DdlTxn {
         )
         .await
         .map_err(me)?;
-        let map_version: Option<i64> = conn
-            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
-            .await
-            .map_err(me)?;
-        for t in ["cat_columns", "cat_indexes", "cat_partitions"] {
+        for t in ["cat_columns", "cat_indexes"] {
             conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (id,))
                 .await
                 .map_err(me)?;
@@ -143,14 +192,6 @@ impl DdlTxn {
             conn.exec_drop(
                 "INSERT INTO sequences (sequence_name, next_value, increment_by) VALUES (?, 1, 1)",
                 (seq,),
-            )
-            .await
-            .map_err(me)?;
-        }
-        for (i, s) in def.partition_shards.iter().enumerate() {
-            conn.exec_drop(
-                "INSERT INTO cat_partitions VALUES (?, ?, ?, ?)",
-                (id, i as u32, s.0, map_version.unwrap_or(1)),
             )
             .await
             .map_err(me)?;
@@ -309,12 +350,12 @@ impl DdlTxn {
     /// it back (a DROP inside a transaction block, before the block ends).
     pub async fn drop_table_keeping(&mut self, def: &TableDef) -> Result<()> {
         let conn = self.c()?;
-        for t in ["cat_tables", "cat_columns", "cat_indexes", "cat_partitions"] {
+        for t in ["cat_tables", "cat_columns", "cat_indexes"] {
             conn.exec_drop(format!("DELETE FROM {t} WHERE table_id = ?"), (def.id.0,))
                 .await
                 .map_err(me)?;
         }
-        Ok(())
+        self.set_layout(def.id, &[]).await
     }
 
     /// What a dropped table leaves: its grants, owner, SERIAL counters and
@@ -353,8 +394,8 @@ impl DdlTxn {
     }
 
     /// Puts back a table removed by [`DdlTxn::drop_table_keeping`], with
-    /// its id.
-    pub async fn restore_table(&mut self, def: &TableDef) -> Result<()> {
+    /// its id and its slots on `layout`.
+    pub async fn restore_table(&mut self, def: &TableDef, layout: &[ShardId]) -> Result<()> {
         let dist_cols = match &def.distribution {
             Distribution::Hash { columns, .. } => columns.clone(),
             _ => vec![],
@@ -366,7 +407,8 @@ impl DdlTxn {
             )
             .await
             .map_err(me)?;
-        self.update_table(def, &[]).await
+        self.update_table(def, &[]).await?;
+        self.set_layout(def.id, layout).await
     }
 
     /// Sets (or, with `None`, removes) the comment of an object: kind

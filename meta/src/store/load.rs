@@ -7,11 +7,10 @@ use common::config::MysqlEndpoint;
 use common::{Error, Result, ShardId, SqlType, TableId};
 use mysql_async::prelude::*;
 
-use crate::catalog::{
-    Catalog, ColumnDef, Distribution, IndexDef, SequenceDef, ShardInfo, TableDef,
-};
+use crate::catalog::{Catalog, ColumnDef, Distribution, IndexDef, SequenceDef, TableDef};
 
 use super::{me, parse_list, MetaStore};
+use crate::placement::Placement;
 
 type TableRow = (u64, String, String, String, String, String);
 type ColumnRow = (
@@ -33,6 +32,10 @@ impl MetaStore {
             .map_err(me)?;
         let version: Option<u64> = conn
             .query_first("SELECT version FROM catalog_version WHERE id = 1")
+            .await
+            .map_err(me)?;
+        let epoch: Option<u64> = conn
+            .query_first("SELECT map_version FROM shard_map WHERE id = 1")
             .await
             .map_err(me)?;
         let shards: Vec<(u32, String, u16, String)> = conn
@@ -86,22 +89,26 @@ impl MetaStore {
         for (tid, _, shard) in partitions {
             parts.entry(tid).or_default().push(ShardId(shard));
         }
+        let mut placement = Placement::new(
+            epoch.unwrap_or(1),
+            shards.into_iter().map(|(id, host, port, user)| {
+                // The password is not in meta: each compute node's config
+                // has it (`shard_password`).
+                let endpoint = MysqlEndpoint {
+                    host,
+                    port,
+                    user,
+                    password: String::new(),
+                };
+                (ShardId(id), endpoint)
+            }),
+        );
+        for (tid, layout) in parts {
+            placement.set_layout(TableId(tid), layout);
+        }
         let mut catalog = Catalog {
             version: version.unwrap_or(0),
-            shards: shards
-                .into_iter()
-                .map(|(id, host, port, user)| ShardInfo {
-                    id: ShardId(id),
-                    // The password is not in meta: each compute node's
-                    // config has it (`shard_password`).
-                    endpoint: MysqlEndpoint {
-                        host,
-                        port,
-                        user,
-                        password: String::new(),
-                    },
-                })
-                .collect(),
+            placement: Arc::new(placement),
             schemas: schemas.into_iter().collect::<BTreeSet<_>>(),
             tables: HashMap::new(),
             roles: HashMap::new(),
@@ -239,11 +246,10 @@ impl MetaStore {
                 }));
         }
         for (tid, schema, name, dist, dist_cols, pk) in tables {
-            let partition_shards = parts.remove(&tid).unwrap_or_default();
             let distribution = match dist.as_str() {
                 "hash" => Distribution::Hash {
                     columns: parse_list(&dist_cols)?,
-                    partitions: partition_shards.len() as u32,
+                    partitions: catalog.placement.layout(TableId(tid)).len() as u32,
                 },
                 "mirror" => Distribution::Mirror,
                 _ => Distribution::Single,
@@ -255,7 +261,6 @@ impl MetaStore {
                 columns: cols.remove(&tid).unwrap_or_default(),
                 primary_key: parse_list(&pk)?,
                 distribution,
-                partition_shards,
                 indexes: idx.remove(&tid).unwrap_or_default(),
             };
             catalog.tables.insert((schema, name), Arc::new(def));

@@ -171,6 +171,7 @@ impl Compiler {
                 }
                 let alias = self.alias();
                 let t = p.table.clone();
+                let placement = p.router.placement();
                 let all: Vec<String> = t
                     .columns
                     .iter()
@@ -192,10 +193,10 @@ impl Compiler {
                         shard: p
                             .partitions(&[])
                             .first()
-                            .and_then(|i| t.partition_shards.get(*i as usize).copied()),
+                            .and_then(|i| placement.shard_of(&t, *i).ok()),
                     },
                     Distribution::Single => Dist::Hash {
-                        shards: t.partition_shards.clone(),
+                        shards: placement.layout(t.id).to_vec(),
                         parts: [0].into(),
                         keys: None,
                     },
@@ -208,7 +209,7 @@ impl Compiler {
                             .map(|k| (t.columns[k].ty, surviving(&[k], &sources)))
                             .collect();
                         Dist::Hash {
-                            shards: t.partition_shards.clone(),
+                            shards: placement.layout(t.id).to_vec(),
                             parts: p.partitions(&ts.filters).into_iter().collect(),
                             keys: Some(keys),
                         }

@@ -1,0 +1,268 @@
+//! Where data lives: the one map from a table's partitions to shards, and
+//! from each shard to the server that serves it now, at one epoch.
+//!
+//! Routing, scans, DDL, transactions, consistent cuts, two-phase commit
+//! and recovery ask a [`Placement`] and nothing else where a partition or a
+//! shard's server is. A table's definition ([`TableDef`]) says how its rows
+//! are spread (hash on which columns over how many partitions, mirrored,
+//! single); the placement says where each of those pieces is. A partition
+//! move or a primary failover is one change to this map, recorded in
+//! meta's `placement_log` with the new epoch (see
+//! `docs/design/placement.md`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use common::config::MysqlEndpoint;
+use common::{Error, Result, ShardId, TableId};
+
+use crate::catalog::{Distribution, TableDef};
+
+/// One consistent view of where every partition lives.
+///
+/// A table's *slots* are its physical tables: partition `i` of a hash
+/// table is slot `i`; a mirror table has one slot per copy (each a whole
+/// copy, physical partition 0); a single table has one slot.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    epoch: u64,
+    layouts: HashMap<TableId, Arc<[ShardId]>>,
+    servers: BTreeMap<ShardId, MysqlEndpoint>,
+}
+
+impl Placement {
+    /// An empty map at `epoch` over these shards' servers.
+    pub fn new(epoch: u64, servers: impl IntoIterator<Item = (ShardId, MysqlEndpoint)>) -> Self {
+        Placement {
+            epoch,
+            layouts: HashMap::new(),
+            servers: servers.into_iter().collect(),
+        }
+    }
+
+    /// Sets a table's slots (as meta's `cat_partitions` lists them).
+    pub fn set_layout(&mut self, table: TableId, shards: Vec<ShardId>) {
+        self.layouts.insert(table, shards.into());
+    }
+
+    /// This map with one table's layout set: a table being created or
+    /// redistributed, before the catalog commit makes it the map.
+    pub fn with_layout(&self, table: TableId, shards: Vec<ShardId>) -> Placement {
+        let mut next = self.clone();
+        next.set_layout(table, shards);
+        next
+    }
+
+    /// The version of this map: it changes when any partition or shard
+    /// server changes.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Every shard of the cluster, in order.
+    pub fn shard_ids(&self) -> Vec<ShardId> {
+        self.servers.keys().copied().collect()
+    }
+
+    /// Every shard with the server that serves it now.
+    pub fn servers(&self) -> impl Iterator<Item = (ShardId, &MysqlEndpoint)> {
+        self.servers.iter().map(|(s, e)| (*s, e))
+    }
+
+    /// The server that serves `shard` now.
+    pub fn server(&self, shard: ShardId) -> Result<&MysqlEndpoint> {
+        self.servers
+            .get(&shard)
+            .ok_or_else(|| Error::internal(format!("{shard} is not in the placement map")))
+    }
+
+    /// A table's slots: slot `i` lives on `layout(t)[i]`.
+    pub fn layout(&self, table: TableId) -> &[ShardId] {
+        self.layouts.get(&table).map(|l| &l[..]).unwrap_or(&[])
+    }
+
+    /// How many physical tables the table has (its partitions, its mirror
+    /// copies, or 1).
+    pub fn partition_count(&self, table: &TableDef) -> u32 {
+        self.layout(table.id).len() as u32
+    }
+
+    /// The shard of one slot of a table.
+    pub fn shard_of(&self, table: &TableDef, slot: u32) -> Result<ShardId> {
+        self.layout(table.id)
+            .get(slot as usize)
+            .copied()
+            .ok_or_else(|| {
+                Error::internal(format!(
+                    "partition {slot} of {} is not in the placement map",
+                    table.qualified_name()
+                ))
+            })
+    }
+
+    /// Every (shard, physical partition) of the table: one per partition of
+    /// a hash table, one whole copy (partition 0) per shard of a mirror
+    /// table, one of a single table.
+    pub fn partitions(&self, table: &TableDef) -> Vec<(ShardId, u32)> {
+        let hashed = matches!(table.distribution, Distribution::Hash { .. });
+        self.layout(table.id)
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (*s, if hashed { i as u32 } else { 0 }))
+            .collect()
+    }
+
+    /// Every physical table of the table: (shard, database, table).
+    pub fn physical_tables(&self, table: &TableDef) -> Vec<(ShardId, String, String)> {
+        self.partitions(table)
+            .into_iter()
+            .map(|(shard, p)| {
+                (
+                    shard,
+                    crate::physical_database(&table.schema),
+                    table.physical_name(p),
+                )
+            })
+            .collect()
+    }
+
+    /// The shards holding any part of the table, in order.
+    pub fn shards_of(&self, table: &TableDef) -> Vec<ShardId> {
+        let set: BTreeSet<ShardId> = self.layout(table.id).iter().copied().collect();
+        set.into_iter().collect()
+    }
+
+    /// Whether two tables' slots are on the same shards, slot by slot
+    /// (with equal distributions: co-located).
+    pub fn same_layout(&self, a: TableId, b: TableId) -> bool {
+        self.layout(a) == self.layout(b)
+    }
+
+    /// The slots of a new table: a hash table's `partitions` (default: one
+    /// per shard) dealt round robin over the shards; a mirror table a copy
+    /// on every shard; a single table on the shard holding the fewest
+    /// physical tables. The one placement policy for new tables.
+    pub fn layout_for_new(
+        &self,
+        distribution: &Distribution,
+        partitions: Option<u32>,
+    ) -> Result<Vec<ShardId>> {
+        let shards = self.shard_ids();
+        if shards.is_empty() {
+            return Err(Error::internal("the cluster has no shards"));
+        }
+        Ok(match distribution {
+            Distribution::Hash { .. } => {
+                let n = partitions.unwrap_or(shards.len() as u32);
+                (0..n).map(|i| shards[i as usize % shards.len()]).collect()
+            }
+            Distribution::Mirror => shards,
+            Distribution::Single => vec![self.least_loaded(&shards)],
+        })
+    }
+
+    /// The shard holding the fewest physical tables (the lowest id on a
+    /// tie).
+    fn least_loaded(&self, shards: &[ShardId]) -> ShardId {
+        let mut counts: BTreeMap<ShardId, usize> = shards.iter().map(|s| (*s, 0)).collect();
+        for layout in self.layouts.values() {
+            for s in layout.iter() {
+                *counts.entry(*s).or_default() += 1;
+            }
+        }
+        counts
+            .iter()
+            .min_by_key(|(s, n)| (**n, **s))
+            .map(|(s, _)| *s)
+            .unwrap_or(shards[0])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(port: u16) -> MysqlEndpoint {
+        MysqlEndpoint {
+            host: "127.0.0.1".into(),
+            port,
+            user: "u".into(),
+            password: String::new(),
+        }
+    }
+
+    fn table(id: u64, distribution: Distribution) -> TableDef {
+        TableDef {
+            id: TableId(id),
+            schema: "public".into(),
+            name: format!("t{id}"),
+            columns: vec![],
+            primary_key: vec![],
+            distribution,
+            indexes: vec![],
+        }
+    }
+
+    fn three_shards() -> Placement {
+        Placement::new(7, (1..=3).map(|i| (ShardId(i), endpoint(3300 + i as u16))))
+    }
+
+    #[test]
+    fn new_hash_tables_deal_partitions_round_robin() {
+        let p = three_shards();
+        let hash = Distribution::Hash {
+            columns: vec!["id".into()],
+            partitions: 0,
+        };
+        let l = p.layout_for_new(&hash, Some(5)).unwrap();
+        assert_eq!(l, [1, 2, 3, 1, 2].map(ShardId));
+        assert_eq!(p.layout_for_new(&hash, None).unwrap().len(), 3);
+        assert_eq!(
+            p.layout_for_new(&Distribution::Mirror, None).unwrap(),
+            [1, 2, 3].map(ShardId)
+        );
+    }
+
+    #[test]
+    fn single_tables_go_to_the_least_loaded_shard() {
+        let mut p = three_shards();
+        p.set_layout(TableId(1), vec![ShardId(1)]);
+        p.set_layout(TableId(2), vec![ShardId(2), ShardId(1)]);
+        let l = p.layout_for_new(&Distribution::Single, None).unwrap();
+        assert_eq!(l, vec![ShardId(3)]);
+    }
+
+    #[test]
+    fn slots_of_hash_mirror_and_single_tables() {
+        let mut p = three_shards();
+        let h = table(
+            1,
+            Distribution::Hash {
+                columns: vec!["id".into()],
+                partitions: 4,
+            },
+        );
+        let m = table(2, Distribution::Mirror);
+        p.set_layout(h.id, [1, 2, 3, 1].map(ShardId).to_vec());
+        p.set_layout(m.id, [1, 2, 3].map(ShardId).to_vec());
+        assert_eq!(p.shard_of(&h, 3).unwrap(), ShardId(1));
+        assert!(p.shard_of(&h, 4).is_err());
+        assert_eq!(p.partition_count(&h), 4);
+        assert_eq!(p.shards_of(&h), [1, 2, 3].map(ShardId));
+        assert_eq!(
+            p.partitions(&m),
+            vec![(ShardId(1), 0), (ShardId(2), 0), (ShardId(3), 0)]
+        );
+        assert_eq!(
+            p.physical_tables(&h)[3],
+            (ShardId(1), "tsr_public".into(), "t1_1_p3".into())
+        );
+        let moved = p.with_layout(h.id, [2, 2, 3, 1].map(ShardId).to_vec());
+        assert_eq!(moved.shard_of(&h, 0).unwrap(), ShardId(2));
+        assert_eq!(p.shard_of(&h, 0).unwrap(), ShardId(1));
+        assert!(!moved.same_layout(h.id, m.id));
+        assert_eq!(p.epoch(), 7);
+        assert_eq!(p.server(ShardId(2)).unwrap().port, 3302);
+        assert!(p.server(ShardId(9)).is_err());
+    }
+}
