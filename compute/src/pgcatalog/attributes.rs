@@ -2,8 +2,9 @@
 //! views.
 
 use super::batch::V;
+use super::defs::default_text;
+use super::index::indexes;
 use super::oids;
-use super::tables::indexes;
 use super::Snapshot;
 
 impl Snapshot {
@@ -85,7 +86,7 @@ impl Snapshot {
                     &c.ty,
                     i + 1,
                     c.not_null,
-                    super::funcs::default_text(t, c).is_some(),
+                    default_text(t, c).is_some(),
                     c.identity.map(|x| x.letter()).unwrap_or(""),
                 );
             }

@@ -50,6 +50,12 @@ impl Col {
     }
 }
 
+/// A catalog table's columns: names and types, in order.
+pub type Cols = &'static [(&'static str, Col)];
+
+/// A catalog table's columns and rows.
+pub type Table = (Cols, Vec<Vec<V>>);
+
 /// One value of a catalog row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum V {

@@ -9,152 +9,16 @@ use datafusion::common::ScalarValue;
 use datafusion::error::DataFusionError;
 use datafusion::logical_expr::{ScalarUDF, Signature, Volatility};
 use datafusion::prelude::SessionContext;
-use meta::ColumnDef;
 
+use super::defs::{index_def, quote};
+use super::index::{indexes, Index};
 use super::oids;
-use super::tables::{indexes, Index};
 use super::Snapshot;
 
 use super::udf::{
     expand_array, expanded_type, flag, int, json_string, json_value, list_len, s, text, undefined,
     Body, CatalogFn,
 };
-
-/// A column's default as `pg_attrdef.adbin` and `information_schema`
-/// show it: its sequence's `nextval(...)`, else its expression.
-pub fn default_text(t: &meta::TableDef, c: &ColumnDef) -> Option<String> {
-    // An identity column has no default (its sequence is the identity's).
-    if c.identity.is_some() {
-        return None;
-    }
-    if let Some(seq) = &c.sequence {
-        // A SERIAL column's counter is shown under the name PostgreSQL
-        // gives its sequence.
-        let name = seq
-            .strip_prefix(meta::SEQUENCE_SOURCE_PREFIX)
-            .map(|q| match q.split_once('.') {
-                Some(("public", n)) => n.to_string(),
-                _ => q.to_string(),
-            })
-            .unwrap_or_else(|| format!("{}_{}_seq", t.name, c.name));
-        return Some(format!("nextval('{}'::regclass)", name.replace('\'', "''")));
-    }
-    c.default.clone()
-}
-
-fn quote(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
-    if plain && !is_reserved(name) {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
-fn is_reserved(w: &str) -> bool {
-    matches!(
-        w,
-        "all"
-            | "analyse"
-            | "analyze"
-            | "and"
-            | "any"
-            | "array"
-            | "as"
-            | "asc"
-            | "asymmetric"
-            | "both"
-            | "case"
-            | "cast"
-            | "check"
-            | "collate"
-            | "column"
-            | "constraint"
-            | "create"
-            | "current_catalog"
-            | "current_date"
-            | "current_role"
-            | "current_time"
-            | "current_timestamp"
-            | "current_user"
-            | "default"
-            | "deferrable"
-            | "desc"
-            | "distinct"
-            | "do"
-            | "else"
-            | "end"
-            | "except"
-            | "false"
-            | "fetch"
-            | "for"
-            | "foreign"
-            | "from"
-            | "grant"
-            | "group"
-            | "having"
-            | "in"
-            | "initially"
-            | "intersect"
-            | "into"
-            | "lateral"
-            | "leading"
-            | "limit"
-            | "localtime"
-            | "localtimestamp"
-            | "not"
-            | "null"
-            | "offset"
-            | "on"
-            | "only"
-            | "or"
-            | "order"
-            | "placing"
-            | "primary"
-            | "references"
-            | "returning"
-            | "select"
-            | "session_user"
-            | "some"
-            | "symmetric"
-            | "table"
-            | "then"
-            | "to"
-            | "trailing"
-            | "true"
-            | "union"
-            | "unique"
-            | "user"
-            | "using"
-            | "variadic"
-            | "when"
-            | "where"
-            | "window"
-            | "with"
-    )
-}
-
-/// `pg_get_indexdef` of an index.
-pub fn index_def(ix: &Index<'_>) -> String {
-    format!(
-        "CREATE {}INDEX {} ON {}.{} USING btree ({})",
-        if ix.unique { "UNIQUE " } else { "" },
-        quote(&ix.name),
-        quote(&ix.table.schema),
-        quote(&ix.table.name),
-        ix.columns
-            .iter()
-            .map(|c| quote(c))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
 
 fn cols(c: &[String]) -> String {
     c.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ")
@@ -167,7 +31,7 @@ impl Snapshot {
 
     /// The schema and name of a relation OID.
     pub fn relation(&self, oid: i64) -> Option<(String, String)> {
-        if let Some(n) = super::tables::NAMES
+        if let Some(n) = oids::CATALOG_TABLES
             .iter()
             .find(|n| oids::catalog_relation(n) == Some(oid))
         {
@@ -203,7 +67,7 @@ impl Snapshot {
             None => vec![self.schema.clone()],
         };
         let system = || {
-            super::tables::NAMES
+            oids::CATALOG_TABLES
                 .contains(&rel.as_str())
                 .then(|| oids::catalog_relation(&rel))
                 .flatten()
@@ -304,33 +168,74 @@ impl Snapshot {
 
 /// Registers the catalog functions on `ctx`, answering from `snapshot`.
 pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
-    let text_list = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
-    // `text_arg`: the result type and body when the first argument is
-    // text (see `CatalogFn`).
-    let register =
-        |name: &'static str, ret: DataType, body: Body, text_arg: Option<(DataType, Body)>| {
-            ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
-                name,
-                ret,
-                signature: Signature::one_of(
-                    vec![
-                        datafusion::logical_expr::TypeSignature::Nullary,
-                        datafusion::logical_expr::TypeSignature::VariadicAny,
-                    ],
-                    Volatility::Stable,
-                ),
-                snapshot: snapshot.clone(),
-                body,
-                text_arg,
-            }));
-        };
-    let f = |name: &'static str, ret: DataType, body: Body| register(name, ret, body, None);
-    let dual =
-        |name: &'static str, ret: DataType, body: Body, text_ret: DataType, text_body: Body| {
-            register(name, ret, body, Some((text_ret, text_body)))
-        };
-    use DataType::{Boolean, Int64, Utf8};
-    f(
+    let r = Registrar { ctx, snapshot };
+    definitions(&r);
+    comments(&r);
+    names(&r);
+    reg_casts(&r);
+    visibility_and_privileges(&r);
+    arrays_and_json(&r);
+    server(&r);
+}
+
+/// Registers catalog functions on a context, answering from a snapshot.
+struct Registrar<'a> {
+    ctx: &'a SessionContext,
+    snapshot: &'a Arc<Snapshot>,
+}
+
+impl Registrar<'_> {
+    /// `text_arg`: the result type and body when the first argument is
+    /// text (see `CatalogFn`).
+    fn register(
+        &self,
+        name: &'static str,
+        ret: DataType,
+        body: Body,
+        text_arg: Option<(DataType, Body)>,
+    ) {
+        self.ctx.register_udf(ScalarUDF::new_from_impl(CatalogFn {
+            name,
+            ret,
+            signature: Signature::one_of(
+                vec![
+                    datafusion::logical_expr::TypeSignature::Nullary,
+                    datafusion::logical_expr::TypeSignature::VariadicAny,
+                ],
+                Volatility::Stable,
+            ),
+            snapshot: self.snapshot.clone(),
+            body,
+            text_arg,
+        }));
+    }
+
+    fn f(&self, name: &'static str, ret: DataType, body: Body) {
+        self.register(name, ret, body, None)
+    }
+
+    fn dual(
+        &self,
+        name: &'static str,
+        ret: DataType,
+        body: Body,
+        text_ret: DataType,
+        text_body: Body,
+    ) {
+        self.register(name, ret, body, Some((text_ret, text_body)))
+    }
+}
+
+/// `text[]`.
+fn text_list() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+}
+
+/// Definitions: `format_type`, `pg_get_indexdef`, `pg_get_constraintdef`,
+/// `pg_get_viewdef`, ... (NULL for objects Tessera does not have).
+fn definitions(r: &Registrar) {
+    use DataType::Utf8;
+    r.f(
         "format_type",
         Utf8,
         Arc::new(|_, a| {
@@ -339,8 +244,8 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ))
         }),
     );
-    f("pg_get_expr", Utf8, Arc::new(|_, a| Ok(s(text(a.first())))));
-    f(
+    r.f("pg_get_expr", Utf8, Arc::new(|_, a| Ok(s(text(a.first())))));
+    r.f(
         "pg_get_indexdef",
         Utf8,
         Arc::new(|sn, a| {
@@ -357,12 +262,82 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             })))
         }),
     );
-    f(
+    r.f(
         "pg_get_constraintdef",
         Utf8,
         Arc::new(|sn, a| Ok(s(int(a.first()).and_then(|o| sn.constraint_def(o))))),
     );
-    f(
+    // A view's query as Tessera stores it (its table names qualified).
+    r.f(
+        "pg_get_viewdef",
+        Utf8,
+        Arc::new(|sn, a| {
+            let Some(oid) = int(a.first()) else {
+                return Ok(s(None));
+            };
+            Ok(s(sn
+                .views()
+                .into_iter()
+                .find(|v| super::oids::view(v.id) == oid)
+                .map(|v| v.definition.clone())))
+        }),
+    );
+    for name in [
+        "pg_get_partkeydef",
+        "pg_get_triggerdef",
+        "pg_get_ruledef",
+        "pg_get_statisticsobjdef_columns",
+        "pg_get_function_arguments",
+        "pg_get_function_result",
+        "pg_get_function_identity_arguments",
+        "pg_get_functiondef",
+    ] {
+        r.f(name, Utf8, Arc::new(|_, _| Ok(s(None))));
+    }
+}
+
+/// COMMENT ON texts: `obj_description(oid[, catalog])` of a relation,
+/// `col_description(oid, column number)`.
+fn comments(r: &Registrar) {
+    use DataType::Utf8;
+    r.f(
+        "obj_description",
+        Utf8,
+        Arc::new(|sn, a| {
+            let (Some(oid), catalog) = (int(a.first()), text(a.get(1))) else {
+                return Ok(s(None));
+            };
+            if catalog.is_some_and(|c| c != "pg_class") {
+                return Ok(s(None));
+            }
+            Ok(s(sn
+                .descriptions()
+                .into_iter()
+                .find(|(o, sub, _)| *o == oid && *sub == 0)
+                .map(|(_, _, t)| t)))
+        }),
+    );
+    r.f(
+        "col_description",
+        Utf8,
+        Arc::new(|sn, a| {
+            let (Some(oid), Some(n)) = (int(a.first()), int(a.get(1))) else {
+                return Ok(s(None));
+            };
+            Ok(s(sn
+                .descriptions()
+                .into_iter()
+                .find(|(o, sub, _)| *o == oid && *sub as i64 == n)
+                .map(|(_, _, t)| t)))
+        }),
+    );
+    r.f("shobj_description", Utf8, Arc::new(|_, _| Ok(s(None))));
+}
+
+/// Names of roles, sequences, schemas and identifiers.
+fn names(r: &Registrar) {
+    use DataType::Utf8;
+    r.f(
         "pg_get_userbyid",
         Utf8,
         Arc::new(|sn, a| {
@@ -376,43 +351,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             )))
         }),
     );
-    f(
-        "pg_table_is_visible",
-        Boolean,
-        Arc::new(|sn, a| Ok(ScalarValue::Boolean(int(a.first()).map(|o| sn.visible(o))))),
-    );
-    for name in [
-        "pg_type_is_visible",
-        "pg_function_is_visible",
-        "pg_collation_is_visible",
-        "pg_opclass_is_visible",
-        "pg_conversion_is_visible",
-        "pg_ts_config_is_visible",
-        "pg_statistics_obj_is_visible",
-    ] {
-        f(
-            name,
-            Boolean,
-            Arc::new(|_, a| Ok(ScalarValue::Boolean(int(a.first()).map(|_| true)))),
-        );
-    }
-    for name in [
-        "has_table_privilege",
-        "has_schema_privilege",
-        "has_database_privilege",
-        "has_column_privilege",
-        "has_sequence_privilege",
-        "has_function_privilege",
-        "has_any_column_privilege",
-        "has_tablespace_privilege",
-    ] {
-        f(
-            name,
-            Boolean,
-            Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(true)))),
-        );
-    }
-    f(
+    r.f(
         "pg_get_serial_sequence",
         Utf8,
         Arc::new(|sn, a| {
@@ -444,79 +383,9 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             Ok(s(seq))
         }),
     );
-    // COMMENT ON texts: `obj_description(oid[, catalog])` of a relation,
-    // `col_description(oid, column number)`.
-    f(
-        "obj_description",
-        Utf8,
-        Arc::new(|sn, a| {
-            let (Some(oid), catalog) = (int(a.first()), text(a.get(1))) else {
-                return Ok(s(None));
-            };
-            if catalog.is_some_and(|c| c != "pg_class") {
-                return Ok(s(None));
-            }
-            Ok(s(sn
-                .descriptions()
-                .into_iter()
-                .find(|(o, sub, _)| *o == oid && *sub == 0)
-                .map(|(_, _, t)| t)))
-        }),
-    );
-    // A view's query as Tessera stores it (its table names qualified).
-    f(
-        "pg_get_viewdef",
-        Utf8,
-        Arc::new(|sn, a| {
-            let Some(oid) = int(a.first()) else {
-                return Ok(s(None));
-            };
-            Ok(s(sn
-                .views()
-                .into_iter()
-                .find(|v| super::oids::view(v.id) == oid)
-                .map(|v| v.definition.clone())))
-        }),
-    );
-    f(
-        "col_description",
-        Utf8,
-        Arc::new(|sn, a| {
-            let (Some(oid), Some(n)) = (int(a.first()), int(a.get(1))) else {
-                return Ok(s(None));
-            };
-            Ok(s(sn
-                .descriptions()
-                .into_iter()
-                .find(|(o, sub, _)| *o == oid && *sub as i64 == n)
-                .map(|(_, _, t)| t)))
-        }),
-    );
-    f("shobj_description", Utf8, Arc::new(|_, _| Ok(s(None))));
-    for name in [
-        "pg_get_partkeydef",
-        "pg_get_triggerdef",
-        "pg_get_ruledef",
-        "pg_get_statisticsobjdef_columns",
-        "pg_get_function_arguments",
-        "pg_get_function_result",
-        "pg_get_function_identity_arguments",
-        "pg_get_functiondef",
-    ] {
-        f(name, Utf8, Arc::new(|_, _| Ok(s(None))));
-    }
-    f(
-        "pg_encoding_to_char",
-        Utf8,
-        Arc::new(|_, a| {
-            Ok(s(
-                int(a.first()).map(|e| if e == 6 { "UTF8" } else { "" }.to_string())
-            ))
-        }),
-    );
-    f(
+    r.f(
         "current_schemas",
-        text_list.clone(),
+        text_list(),
         Arc::new(|sn, a| {
             let mut v = vec![];
             if flag(a.first()) {
@@ -528,7 +397,18 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             Ok(ScalarValue::List(ScalarValue::new_list_nullable(&v, &Utf8)))
         }),
     );
-    f(
+    r.f(
+        "quote_ident",
+        Utf8,
+        Arc::new(|_, a| Ok(s(text(a.first()).map(|n| quote(&n))))),
+    );
+}
+
+/// Relation and type names to OIDs and back (`to_regclass`, the `reg*`
+/// casts).
+fn reg_casts(r: &Registrar) {
+    use DataType::{Int64, Utf8};
+    r.f(
         "to_regclass",
         Int64,
         Arc::new(|sn, a| {
@@ -537,7 +417,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ))
         }),
     );
-    f(
+    r.f(
         "to_regtype",
         Int64,
         Arc::new(|sn, a| {
@@ -565,7 +445,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             None => oid.to_string(),
         })))
     });
-    dual(super::REGCLASS, Utf8, regclass_out, Int64, regclass_in);
+    r.dual(super::REGCLASS, Utf8, regclass_out, Int64, regclass_in);
     let regtype_in: Body = Arc::new(|sn, a| match text(a.first()) {
         None => Ok(ScalarValue::Int64(None)),
         Some(n) => sn
@@ -578,8 +458,8 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             oids::format_type(oid, None).unwrap_or_else(|| oid.to_string())
         })))
     });
-    dual(super::REGTYPE, Utf8, regtype_out, Int64, regtype_in);
-    f(
+    r.dual(super::REGTYPE, Utf8, regtype_out, Int64, regtype_in);
+    r.f(
         super::REGNAMESPACE_OUT,
         Utf8,
         Arc::new(|sn, a| {
@@ -591,7 +471,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             })))
         }),
     );
-    f(
+    r.f(
         super::REGROLE_OUT,
         Utf8,
         Arc::new(|sn, a| {
@@ -604,12 +484,54 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             })))
         }),
     );
-    f(
-        "quote_ident",
-        Utf8,
-        Arc::new(|_, a| Ok(s(text(a.first()).map(|n| quote(&n))))),
+}
+
+/// Visibility in the search path and privileges (every privilege is held).
+fn visibility_and_privileges(r: &Registrar) {
+    use DataType::Boolean;
+    r.f(
+        "pg_table_is_visible",
+        Boolean,
+        Arc::new(|sn, a| Ok(ScalarValue::Boolean(int(a.first()).map(|o| sn.visible(o))))),
     );
-    f(
+    for name in [
+        "pg_type_is_visible",
+        "pg_function_is_visible",
+        "pg_collation_is_visible",
+        "pg_opclass_is_visible",
+        "pg_conversion_is_visible",
+        "pg_ts_config_is_visible",
+        "pg_statistics_obj_is_visible",
+    ] {
+        r.f(
+            name,
+            Boolean,
+            Arc::new(|_, a| Ok(ScalarValue::Boolean(int(a.first()).map(|_| true)))),
+        );
+    }
+    for name in [
+        "has_table_privilege",
+        "has_schema_privilege",
+        "has_database_privilege",
+        "has_column_privilege",
+        "has_sequence_privilege",
+        "has_function_privilege",
+        "has_any_column_privilege",
+        "has_tablespace_privilege",
+    ] {
+        r.f(
+            name,
+            Boolean,
+            Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(true)))),
+        );
+    }
+}
+
+/// Arrays (the helpers `plan::pgsyntax::catalog` rewrites into) and
+/// `json_build_object`.
+fn arrays_and_json(r: &Registrar) {
+    use DataType::Utf8;
+    r.f(
         "json_build_object",
         Utf8,
         Arc::new(|_, a| {
@@ -634,7 +556,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
     );
     // `generate_subscripts(a, 1)` in a select list is
     // `unnest(tessera_subscripts(a, 1))` (see `plan::pgsyntax::catalog`).
-    f(
+    r.f(
         super::SUBSCRIPTS,
         DataType::List(Arc::new(Field::new("item", DataType::Int32, true))),
         Arc::new(|_, a| {
@@ -653,14 +575,14 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
     );
     // `information_schema._pg_expandarray(a)`: (x, n) per element, as
     // `unnest(tessera_expandarray(a))` (see `plan::pgsyntax::catalog`).
-    f(
+    r.f(
         super::EXPANDARRAY,
         DataType::List(Arc::new(Field::new("item", expanded_type(), true))),
         Arc::new(|_, a| Ok(expand_array(a.first()))),
     );
-    f(
+    r.f(
         super::PREFIX_ELEMENTS,
-        text_list.clone(),
+        text_list(),
         Arc::new(|_, a| {
             use datafusion::arrow::array::Array;
             let prefix = text(a.first()).unwrap_or_default();
@@ -681,7 +603,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             )))
         }),
     );
-    f(
+    r.f(
         "array_upper",
         DataType::Int32,
         Arc::new(|_, a| {
@@ -693,7 +615,7 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ))
         }),
     );
-    f(
+    r.f(
         "array_lower",
         DataType::Int32,
         Arc::new(|_, a| {
@@ -705,17 +627,31 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
             ))
         }),
     );
-    f(
+}
+
+/// The server and its relations' sizes.
+fn server(r: &Registrar) {
+    use DataType::{Boolean, Int64, Utf8};
+    r.f(
+        "pg_encoding_to_char",
+        Utf8,
+        Arc::new(|_, a| {
+            Ok(s(
+                int(a.first()).map(|e| if e == 6 { "UTF8" } else { "" }.to_string())
+            ))
+        }),
+    );
+    r.f(
         "pg_relation_is_publishable",
         Boolean,
         Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
     );
-    f(
+    r.f(
         "pg_backend_pid",
         DataType::Int32,
         Arc::new(|sn, _| Ok(ScalarValue::Int32(Some(sn.pid)))),
     );
-    f(
+    r.f(
         "pg_is_in_recovery",
         Boolean,
         Arc::new(|_, _| Ok(ScalarValue::Boolean(Some(false)))),
@@ -726,9 +662,9 @@ pub fn register(ctx: &SessionContext, snapshot: &Arc<Snapshot>) {
         "pg_total_relation_size",
         "pg_indexes_size",
     ] {
-        f(name, Int64, Arc::new(|_, _| Ok(ScalarValue::Int64(None))));
+        r.f(name, Int64, Arc::new(|_, _| Ok(ScalarValue::Int64(None))));
     }
-    f(
+    r.f(
         "pg_size_pretty",
         Utf8,
         Arc::new(|_, a| Ok(s(int(a.first()).map(size_pretty)))),
@@ -785,11 +721,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_quoted_as_postgresql_quotes_them() {
-        assert_eq!(quote("abc_1"), "abc_1");
-        assert_eq!(quote("Abc"), "\"Abc\"");
-        assert_eq!(quote("user"), "\"user\"");
-        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+    fn sizes_and_names_read_as_postgresql_reads_them() {
         assert_eq!(size_pretty(8192), "8192 bytes");
         assert_eq!(size_pretty(10 * 1024 * 1024), "10 MB");
         assert_eq!(size_pretty(123_456_789), "118 MB");

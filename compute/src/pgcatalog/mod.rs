@@ -6,11 +6,21 @@
 //! with, so they agree with each other and with the user tables it reads.
 //!
 //! * [`batch`]: Arrow batches of catalog rows;
-//! * [`oids`]: the OIDs Tessera's objects get, the built-in types;
-//! * [`tables`]: the `pg_catalog` tables (the relation catalogs' rows in
-//!   `relations`); [`info`]: `information_schema`;
+//! * [`oids`]: the OIDs Tessera's objects get, the `pg_catalog` tables
+//!   there are, the built-in types;
+//! * `index`: a table's indexes as the catalogs show them; `defs`:
+//!   definitions as PostgreSQL prints them (quoted names, `CREATE INDEX`,
+//!   a column's default);
+//! * [`tables`]: the `pg_catalog` tables, each a column list and a
+//!   function making its rows (the relation catalogs' in `relations` and
+//!   `attributes`, the always-empty ones' in `empty`); [`info`]:
+//!   `information_schema`;
 //! * [`funcs`]: `format_type`, `pg_get_indexdef`, `pg_table_is_visible`,
 //!   the `reg*` conversions and the other functions catalog queries call.
+//!
+//! The files use each other one way: `batch`, `oids`, `index` and `defs`
+//! at the bottom; `relations`, `attributes`, `typefacts` and `empty`
+//! above them; `tables`, `info` and `funcs` on top, used by this file only.
 //!
 //! Unqualified names find `pg_catalog` tables after the session's schema
 //! (PostgreSQL searches `pg_catalog` first; a user table named like a
@@ -18,7 +28,10 @@
 
 mod attributes;
 pub mod batch;
+mod defs;
+mod empty;
 pub mod funcs;
+mod index;
 pub mod info;
 pub mod oids;
 mod relations;
@@ -155,7 +168,7 @@ impl Snapshot {
         batch::V::I(oids::role(owner.unwrap_or(&self.user)))
     }
 
-    fn mem_table(&self, t: Option<tables::Table>) -> Result<Option<Arc<dyn TableProvider>>> {
+    fn mem_table(&self, t: Option<batch::Table>) -> Result<Option<Arc<dyn TableProvider>>> {
         let Some((cols, rows)) = t else {
             return Ok(None);
         };
@@ -197,7 +210,7 @@ struct SystemSchema {
 impl SchemaProvider for SystemSchema {
     fn table_names(&self) -> Vec<String> {
         let names = match self.which {
-            System::PgCatalog => tables::NAMES,
+            System::PgCatalog => oids::CATALOG_TABLES,
             System::InformationSchema => info::NAMES,
         };
         names.iter().map(|s| s.to_string()).collect()
@@ -314,5 +327,8 @@ impl TableProvider for LiveTable {
 
 /// Whether a (lower-case) table name is one of `pg_catalog`'s.
 pub fn is_catalog_table(name: &str) -> bool {
-    tables::NAMES.contains(&name)
+    oids::CATALOG_TABLES.contains(&name)
 }
+
+#[cfg(test)]
+mod dump_tests;

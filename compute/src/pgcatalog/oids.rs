@@ -1,5 +1,6 @@
-//! Object identifiers Tessera shows for its catalog objects, and the
-//! built-in types with PostgreSQL's OIDs.
+//! Object identifiers Tessera shows for its catalog objects, the
+//! `pg_catalog` tables there are, and the built-in types with PostgreSQL's
+//! OIDs.
 //!
 //! OIDs are derived, never stored: a table's from its table id (so they
 //! stay the same across catalog versions and nodes), its indexes' from
@@ -24,6 +25,54 @@ pub const DEFAULT_COLLATION: i64 = 100;
 pub const PG_CLASS: i64 = 1259;
 pub const PG_NAMESPACE: i64 = 2615;
 pub const PG_CONSTRAINT: i64 = 2606;
+
+/// Every `pg_catalog` table Tessera serves; a view's OID is numbered by
+/// its place here (see [`catalog_relation`]).
+pub const CATALOG_TABLES: &[&str] = &[
+    "pg_namespace",
+    "pg_class",
+    "pg_attribute",
+    "pg_attrdef",
+    "pg_type",
+    "pg_index",
+    "pg_constraint",
+    "pg_am",
+    "pg_collation",
+    "pg_database",
+    "pg_roles",
+    "pg_authid",
+    "pg_user",
+    "pg_auth_members",
+    "pg_proc",
+    "pg_description",
+    "pg_shdescription",
+    "pg_sequence",
+    "pg_sequences",
+    "pg_settings",
+    "pg_tablespace",
+    "pg_tables",
+    "pg_indexes",
+    "pg_views",
+    "pg_inherits",
+    "pg_partitioned_table",
+    "pg_trigger",
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_extension",
+    "pg_enum",
+    "pg_opclass",
+    "pg_range",
+    "pg_depend",
+    "pg_rewrite",
+    "pg_foreign_table",
+    "pg_language",
+    "pg_event_trigger",
+    "pg_matviews",
+    "pg_stat_activity",
+];
 
 /// A `pg_catalog` table's or view's OID: PostgreSQL's for the catalogs,
 /// a fixed one below 16384 for the views.
@@ -64,7 +113,7 @@ pub fn catalog_relation(name: &str) -> Option<i64> {
         "pg_event_trigger" => 3466,
         "pg_partitioned_table" => 3350,
         other => {
-            let i = super::tables::NAMES.iter().position(|n| *n == other)?;
+            let i = CATALOG_TABLES.iter().position(|n| *n == other)?;
             12_000 + i as i64
         }
     })

@@ -4,9 +4,9 @@
 
 use meta::Distribution;
 
-use super::batch::{Col, Col::*, V};
+use super::batch::{Col::*, Cols, V};
+use super::index::{attnums, indexes};
 use super::oids;
-use super::tables::{attnums, indexes};
 use super::Snapshot;
 
 impl Snapshot {
@@ -330,7 +330,7 @@ impl Snapshot {
     }
 }
 
-pub(super) const PG_CLASS: &[(&str, Col)] = &[
+pub(super) const PG_CLASS: Cols = &[
     ("oid", Oid),
     ("relname", Text),
     ("relnamespace", Oid),
@@ -366,7 +366,7 @@ pub(super) const PG_CLASS: &[(&str, Col)] = &[
     ("relpartbound", Text),
 ];
 
-pub(super) const PG_ATTRIBUTE: &[(&str, Col)] = &[
+pub(super) const PG_ATTRIBUTE: Cols = &[
     ("attrelid", Oid),
     ("attname", Text),
     ("atttypid", Oid),
@@ -395,7 +395,7 @@ pub(super) const PG_ATTRIBUTE: &[(&str, Col)] = &[
     ("attmissingval", Text),
 ];
 
-pub(super) const PG_TYPE: &[(&str, Col)] = &[
+pub(super) const PG_TYPE: Cols = &[
     ("oid", Oid),
     ("typname", Text),
     ("typnamespace", Oid),
@@ -430,7 +430,7 @@ pub(super) const PG_TYPE: &[(&str, Col)] = &[
     ("typacl", TextArr),
 ];
 
-pub(super) const PG_INDEX: &[(&str, Col)] = &[
+pub(super) const PG_INDEX: Cols = &[
     ("indexrelid", Oid),
     ("indrelid", Oid),
     ("indnatts", I16),
@@ -454,7 +454,7 @@ pub(super) const PG_INDEX: &[(&str, Col)] = &[
     ("indpred", Text),
 ];
 
-pub(super) const PG_CONSTRAINT: &[(&str, Col)] = &[
+pub(super) const PG_CONSTRAINT: Cols = &[
     ("oid", Oid),
     ("conname", Text),
     ("connamespace", Oid),
@@ -483,7 +483,7 @@ pub(super) const PG_CONSTRAINT: &[(&str, Col)] = &[
     ("conbin", Text),
 ];
 
-pub(super) const PG_ROLES: &[(&str, Col)] = &[
+pub(super) const PG_ROLES: Cols = &[
     ("rolname", Text),
     ("rolsuper", Bool),
     ("rolinherit", Bool),
