@@ -2,8 +2,7 @@
 //! rows live), the compiler from logical plans, and the co-location rule
 //! for joins.
 
-use super::aggregate::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
-use super::provider::sql_type_of;
+use super::exprs::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
 use super::sql::{aliased, group_by_ordinals, Body, FromItem};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -15,6 +14,7 @@ use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, JoinType, Logical
 use meta::Distribution;
 use storage_adapter::quote_ident;
 
+use crate::arrow_types::sql_type_of;
 use crate::expr_sql::{is_exact_numeric, render};
 use crate::scan::ShardTableProvider;
 use crate::Router;
