@@ -1,7 +1,7 @@
 //! The two ways the driver talks to a server with the same transaction
 //! logic: the PostgreSQL wire (tokio-postgres; Tessera and PostgreSQL) and
 //! the MySQL protocol (mysql_async; the MariaDB baseline). Both prepare
-//! [`super::txn::SQL`] once per connection; values cross as [`V`].
+//! [`super::statements::SQL`] once per connection; values cross as [`V`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -90,7 +90,7 @@ pub trait Db: Send + Sized {
     /// Connects; `prepare`: prepare the transactions' statements (the
     /// tables exist).
     fn connect(url: &str, prepare: bool) -> impl Future<Output = Result<Self, String>> + Send;
-    /// Runs prepared statement `key` of [`super::txn::SQL`].
+    /// Runs prepared statement `key` of [`super::statements::SQL`].
     fn exec(
         &mut self,
         key: &'static str,
@@ -198,7 +198,7 @@ impl Db for Pg {
         });
         let mut st = BTreeMap::new();
         if prepare {
-            for (k, sql) in super::txn::SQL {
+            for (k, sql) in super::statements::SQL {
                 st.insert(*k, c.prepare(sql).await.map_err(|e| format!("{k}: {e}"))?);
             }
         }
@@ -318,7 +318,7 @@ impl Db for My {
             .map_err(|e| format!("{url}: {e}"))?;
         let mut st = BTreeMap::new();
         if prepare {
-            for (k, sql) in super::txn::SQL {
+            for (k, sql) in super::statements::SQL {
                 let (q, order) = question_marks(sql);
                 let s = c.prep(q).await.map_err(|e| format!("{k}: {e}"))?;
                 st.insert(*k, (s, order));

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 pub mod db;
 pub mod faults;
 pub mod report;
+pub mod statements;
 pub mod txn;
 
 /// TPC-C 2.1.6's NURand constants (C for the run; the load uses its own).

@@ -1,66 +1,20 @@
 //! Partial aggregates per shard merged by DataFusion (a float AVG as SUM
 //! and COUNT), and per-shard top-n.
 
+use super::exprs::{aggregate_arg_sql, simple_aggregate};
 use super::fragment::{Dist, Frag};
-use super::provider::{scan_plan, sql_type_of};
+use super::provider::scan_plan;
 use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::common::{Column, DFSchema, ScalarValue};
-use datafusion::logical_expr::expr::AggregateFunction;
+use datafusion::common::{Column, ScalarValue};
 use datafusion::logical_expr::{
     cast, Aggregate, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, Sort,
 };
 
+use crate::arrow_types::sql_type_of;
 use crate::expr_sql::render;
-
-/// The function name and argument of a plain one-argument aggregate (no
-/// DISTINCT, FILTER or ORDER BY).
-pub(super) fn simple_aggregate(e: &Expr) -> Option<(String, &Expr)> {
-    let Expr::AggregateFunction(AggregateFunction { func, params }) = unaliased(e) else {
-        return None;
-    };
-    if params.distinct
-        || params.filter.is_some()
-        || !params.order_by.is_empty()
-        || params.args.len() != 1
-    {
-        return None;
-    }
-    Some((func.name().to_ascii_lowercase(), &params.args[0]))
-}
-
-/// The SQL argument of an aggregate: `*` for COUNT of a constant.
-pub(super) fn aggregate_arg_sql(
-    name: &str,
-    arg: &Expr,
-    input: &DFSchema,
-    cols: &[String],
-) -> Option<String> {
-    if name == "count" && matches!(arg, Expr::Literal(v, _) if !v.is_null()) {
-        Some("*".to_string())
-    } else {
-        render(arg, input, cols)
-    }
-}
-
-pub(super) fn unaliased(e: &Expr) -> &Expr {
-    match e {
-        Expr::Alias(a) => unaliased(&a.expr),
-        e => e,
-    }
-}
-
-/// Positions (in a new output) whose source column is one of `at`.
-pub(super) fn surviving(at: &[usize], sources: &[Option<usize>]) -> Vec<usize> {
-    sources
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_some_and(|s| at.contains(&s)))
-        .map(|(j, _)| j)
-        .collect()
-}
 
 pub(super) fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan>> {
     let (Some(n), Dist::Hash { .. }) = (s.fetch, &f.dist) else {

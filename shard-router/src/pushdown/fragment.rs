@@ -2,8 +2,7 @@
 //! rows live), the compiler from logical plans, and the co-location rule
 //! for joins.
 
-use super::aggregate::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
-use super::provider::sql_type_of;
+use super::exprs::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
 use super::sql::{aliased, group_by_ordinals, Body, FromItem};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -11,10 +10,11 @@ use std::sync::Arc;
 use common::{ShardId, SqlType};
 use datafusion::common::DFSchema;
 use datafusion::datasource::source_as_provider;
-use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, JoinType, LogicalPlan};
+use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, Join, JoinType, LogicalPlan};
 use meta::Distribution;
 use storage_adapter::quote_ident;
 
+use crate::arrow_types::sql_type_of;
 use crate::expr_sql::{is_exact_numeric, render};
 use crate::scan::ShardTableProvider;
 use crate::Router;
@@ -266,63 +266,67 @@ impl Compiler {
                 f.cols = cols?;
                 Some(f)
             }
-            LogicalPlan::Join(j) => {
-                let semi = match j.join_type {
-                    JoinType::Inner => None,
-                    JoinType::LeftSemi => Some(false),
-                    JoinType::LeftAnti if !j.null_aware => Some(true),
-                    _ => return None,
-                };
-                if j.null_equality != datafusion::common::NullEquality::NullEqualsNothing {
-                    return None;
-                }
-                let l = self.compile(&j.left)?;
-                let r = self.compile(&j.right)?;
-                let (ls, rs) = (j.left.schema(), j.right.schema());
-                let mut conds = vec![];
-                let mut pairs = vec![];
-                for (a, b) in &j.on {
-                    let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
-                    conds.push(format!(
-                        "({} = {})",
-                        crate::expr_sql::compared_as_text(x, a, ls, b, rs),
-                        crate::expr_sql::compared_as_text(y, b, rs, a, ls)
-                    ));
-                    if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
-                        if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {
-                            pairs.push((x, y));
-                        }
-                    }
-                }
-                let both = ls.join(rs).ok()?;
-                let all_cols: Vec<String> = l.cols.iter().chain(&r.cols).cloned().collect();
-                if let Some(fe) = &j.filter {
-                    conds.push(render(fe, &both, &all_cols)?);
-                }
-                let dist = colocate(&l, &r, &pairs, semi.is_some())?;
-                let mut body = l.body;
-                match semi {
-                    None => {
-                        body.tables.extend(r.body.tables);
-                        body.conds.extend(r.body.conds);
-                        body.exists.extend(r.body.exists);
-                        body.conds.extend(conds);
-                    }
-                    Some(negated) => {
-                        let mut sub = r.body;
-                        sub.conds.extend(conds);
-                        body.exists.push((negated, sub));
-                    }
-                }
-                Some(Frag {
-                    cols: if semi.is_some() { l.cols } else { all_cols },
-                    body,
-                    dist,
-                    router: l.router,
-                })
-            }
+            LogicalPlan::Join(j) => self.join(j),
             _ => None,
         }
+    }
+
+    /// An inner join of co-located fragments, or a semi/anti join as an
+    /// `EXISTS` / `NOT EXISTS` under the same co-location rule.
+    fn join(&mut self, j: &Join) -> Option<Frag> {
+        let semi = match j.join_type {
+            JoinType::Inner => None,
+            JoinType::LeftSemi => Some(false),
+            JoinType::LeftAnti if !j.null_aware => Some(true),
+            _ => return None,
+        };
+        if j.null_equality != datafusion::common::NullEquality::NullEqualsNothing {
+            return None;
+        }
+        let l = self.compile(&j.left)?;
+        let r = self.compile(&j.right)?;
+        let (ls, rs) = (j.left.schema(), j.right.schema());
+        let mut conds = vec![];
+        let mut pairs = vec![];
+        for (a, b) in &j.on {
+            let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
+            conds.push(format!(
+                "({} = {})",
+                crate::expr_sql::compared_as_text(x, a, ls, b, rs),
+                crate::expr_sql::compared_as_text(y, b, rs, a, ls)
+            ));
+            if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
+                if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {
+                    pairs.push((x, y));
+                }
+            }
+        }
+        let both = ls.join(rs).ok()?;
+        let all_cols: Vec<String> = l.cols.iter().chain(&r.cols).cloned().collect();
+        if let Some(fe) = &j.filter {
+            conds.push(render(fe, &both, &all_cols)?);
+        }
+        let dist = colocate(&l, &r, &pairs, semi.is_some())?;
+        let mut body = l.body;
+        match semi {
+            None => {
+                body.tables.extend(r.body.tables);
+                body.conds.extend(r.body.conds);
+                body.exists.extend(r.body.exists);
+                body.conds.extend(conds);
+            }
+            Some(negated) => {
+                let mut sub = r.body;
+                sub.conds.extend(conds);
+                body.exists.push((negated, sub));
+            }
+        }
+        Some(Frag {
+            cols: if semi.is_some() { l.cols } else { all_cols },
+            body,
+            dist,
+            router: l.router,
+        })
     }
 }
 

@@ -18,6 +18,7 @@
 //! pushdown changes where work happens, never the answer.
 
 mod aggregate;
+mod exprs;
 mod fragment;
 mod provider;
 mod sql;

@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 
-pub(super) use crate::arrow_types::sql_type_of;
+use crate::arrow_types::sql_type_of;
 use crate::scan::{arrow_type, ScanContext};
 use crate::Router;
 
