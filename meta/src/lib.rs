@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod placement;
 pub mod schema;
 pub mod store;
+pub mod table;
 
 pub use catalog::{
     Catalog, ColumnDef, Distribution, ForeignKeyDef, Identity, IndexDef, Privilege, Role,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use common::config::MysqlEndpoint;
 use common::{Error, Result, ShardId, TableId};
 
-use crate::catalog::{Distribution, TableDef};
+use crate::table::{Distribution, TableDef};
 
 /// One consistent view of where every partition lives.
 ///

@@ -12,7 +12,8 @@ use meta::{Catalog, Distribution, ForeignKeyDef, IndexDef, TableDef};
 use shard_router::route::{eval_value, normalize_ident, Clock};
 
 use crate::plan::ddl::{
-    check_unique_includes_key, column_def, missing_column, table_options, ColumnKey, TableOptions,
+    check_partition_key, check_unique_includes_key, column_def, missing_column, table_options,
+    ColumnKey, TableOptions,
 };
 use crate::plan::object_parts;
 
@@ -545,14 +546,7 @@ pub fn analyze(
                 table.name
             )));
         }
-        if let Distribution::Hash { columns, .. } = &d {
-            for k in columns {
-                let c = new.column(k)?;
-                if matches!(c.ty, SqlType::Real | SqlType::Double) {
-                    return Err(Error::unsupported("floating-point partition keys"));
-                }
-            }
-        }
+        check_partition_key(&new.columns, &d)?;
         let layout = catalog.placement.layout_for_new(&d, partitions)?;
         new.distribution = match d {
             Distribution::Hash { columns, .. } => Distribution::Hash {

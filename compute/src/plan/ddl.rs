@@ -126,17 +126,7 @@ pub fn table_def(
             })
         }
     };
-    if let Distribution::Hash { columns: kc, .. } = &distribution {
-        for k in kc {
-            let c = columns
-                .iter()
-                .find(|c| &c.name == k)
-                .ok_or(Error::ColumnNotFound { name: k.clone() })?;
-            if matches!(c.ty, SqlType::Real | SqlType::Double) {
-                return Err(Error::unsupported("floating-point partition keys"));
-            }
-        }
-    }
+    check_partition_key(&columns, &distribution)?;
     let layout = catalog
         .placement
         .layout_for_new(&distribution, partitions)?;
@@ -168,6 +158,23 @@ pub fn table_def(
         });
     }
     Ok((def, layout))
+}
+
+/// A hash distribution's key columns exist and can be hashed alike
+/// whichever way a value arrives (not floating point).
+pub fn check_partition_key(columns: &[ColumnDef], distribution: &Distribution) -> Result<()> {
+    if let Distribution::Hash { columns: keys, .. } = distribution {
+        for k in keys {
+            let c = columns
+                .iter()
+                .find(|c| &c.name == k)
+                .ok_or(Error::ColumnNotFound { name: k.clone() })?;
+            if matches!(c.ty, SqlType::Real | SqlType::Double) {
+                return Err(Error::unsupported("floating-point partition keys"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Tessera's options among a table's `WITH (...)` / `SET (...)`

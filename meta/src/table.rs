@@ -1,0 +1,148 @@
+//! One table's definition: its columns, keys, indexes and how its rows
+//! are spread (hash, mirror, single). Where its pieces live is
+//! [`crate::Placement`]'s.
+
+use common::{Error, Result, SqlType, TableId};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Distribution {
+    /// Rows spread over `partitions` partitions by the hash of `columns`.
+    Hash {
+        columns: Vec<String>,
+        partitions: u32,
+    },
+    /// A full copy on every shard; read any, write all.
+    Mirror,
+    /// The whole table on one shard.
+    Single,
+}
+
+impl Distribution {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Distribution::Hash { .. } => "hash",
+            Distribution::Mirror => "mirror",
+            Distribution::Single => "single",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// A constant default, as PostgreSQL SQL text.
+    pub default: Option<String>,
+    /// Global sequence feeding this column (SERIAL/BIGSERIAL).
+    pub sequence: Option<String>,
+    /// `GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY`: fed by the
+    /// sequence in `sequence` (one OWNED BY the column).
+    pub identity: Option<Identity>,
+}
+
+/// How an identity column takes given values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// Given values are refused (428C9) unless `OVERRIDING SYSTEM VALUE`.
+    Always,
+    /// A given value is stored, as for a column default.
+    ByDefault,
+}
+
+impl Identity {
+    /// The catalog's spelling, and `pg_attribute.attidentity`'s letter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Identity::Always => "always",
+            Identity::ByDefault => "by default",
+        }
+    }
+
+    pub fn letter(self) -> &'static str {
+        match self {
+            Identity::Always => "a",
+            Identity::ByDefault => "d",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Identity> {
+        match s {
+            "always" => Some(Identity::Always),
+            "by default" => Some(Identity::ByDefault),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub unique: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableDef {
+    pub id: TableId,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    pub primary_key: Vec<String>,
+    pub distribution: Distribution,
+    pub indexes: Vec<IndexDef>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> Result<&ColumnDef> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| Error::ColumnNotFound {
+                name: name.to_string(),
+            })
+    }
+
+    /// Indexes of the partition key columns (hash tables only).
+    pub fn key_indexes(&self) -> Vec<usize> {
+        match &self.distribution {
+            Distribution::Hash { columns, .. } => columns
+                .iter()
+                .filter_map(|c| self.column_index(c))
+                .collect(),
+            _ => vec![],
+        }
+    }
+
+    /// The number of hash partitions (1 for a table that is not hashed):
+    /// what the hash function spreads key values over. Where each lives is
+    /// [`crate::Placement`]'s to say.
+    pub fn hash_partitions(&self) -> u32 {
+        match self.distribution {
+            Distribution::Hash { partitions, .. } => partitions.max(1),
+            _ => 1,
+        }
+    }
+
+    /// The name of a physical table of this table on its shard:
+    /// `<name>_<table id>` (whole copies) or `<name>_<table id>_p<i>`
+    /// (partitions), the name cut to 40 characters. The table id makes it
+    /// unique: no other logical table, and no table created later under
+    /// the same name, can own it (a name alone let `CREATE TABLE t_p0`
+    /// adopt partition 0 of `t`).
+    pub fn physical_name(&self, partition: u32) -> String {
+        let short: String = self.name.chars().take(40).collect();
+        match self.distribution {
+            Distribution::Hash { .. } => format!("{short}_{}_p{partition}", self.id.0),
+            _ => format!("{short}_{}", self.id.0),
+        }
+    }
+
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
