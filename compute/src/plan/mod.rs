@@ -18,6 +18,7 @@ pub mod foreign_key;
 mod fuzz;
 #[cfg(test)]
 mod golden;
+pub mod names;
 pub mod origins;
 pub mod pgsyntax;
 pub mod prepare;
@@ -29,12 +30,13 @@ pub mod settings;
 pub mod views;
 
 pub use df::Scope;
+pub use names::{object_parts, quoted_ident, resolve_table};
 pub use prepare::{plan_statement, plan_statement_sized, Prepared};
 
 use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
-use datafusion::sql::sqlparser::ast::{Expr, ObjectName, ObjectNamePart, SetExpr, Statement};
+use datafusion::sql::sqlparser::ast::{Expr, SetExpr, Statement};
 use meta::{Catalog, TableDef};
 use pgwire::api::Type;
 use shard_router::route::{normalize_ident, RoutePlan};
@@ -230,45 +232,6 @@ pub enum AggMerge {
 pub enum LimitValue {
     Const(u64),
     Param(usize),
-}
-
-/// A PostgreSQL identifier, quoted, in SQL Tessera makes for its own
-/// planner (shard SQL quotes through `shard_router::shard_sql`).
-pub fn quoted_ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
-pub fn object_parts(name: &ObjectName) -> Vec<String> {
-    name.0
-        .iter()
-        .filter_map(|p| match p {
-            ObjectNamePart::Identifier(i) => Some(normalize_ident(i)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Resolves a (possibly schema-qualified) table name.
-pub fn resolve_table(
-    catalog: &Catalog,
-    name: &ObjectName,
-    search_schema: &str,
-) -> Result<Arc<TableDef>> {
-    let parts = object_parts(name);
-    let (schema, table) = match parts.as_slice() {
-        [t] => (search_schema.to_string(), t.clone()),
-        [s, t] => (s.clone(), t.clone()),
-        [_, s, t] => (s.clone(), t.clone()),
-        _ => {
-            return Err(Error::TableNotFound {
-                name: name.to_string(),
-            })
-        }
-    };
-    catalog
-        .table(&schema, &table)
-        .cloned()
-        .ok_or(Error::TableNotFound { name: table })
 }
 
 pub struct Planner<'a> {
@@ -487,21 +450,7 @@ impl Planner<'_> {
                 self.plan_with_dml(q)?
             }
             Statement::Query(q) => self.plan_query(q.clone())?,
-            Statement::Copy {
-                source,
-                to,
-                target,
-                options,
-                legacy_options,
-                values,
-            } => self.plan_copy(
-                source.clone(),
-                *to,
-                target.clone(),
-                options,
-                legacy_options,
-                values,
-            )?,
+            s @ Statement::Copy { .. } => self.plan_copy(s)?,
             Statement::Declare { stmts } => self.plan_declare(stmts)?,
             Statement::Fetch {
                 name,
@@ -523,6 +472,15 @@ impl Planner<'_> {
                 return Err(Error::unsupported(format!("statement {word}")));
             }
         })
+    }
+
+    /// A COPY statement's plan (the COPY planned by [`copy::plan_copy`]).
+    fn plan_copy(&self, stmt: &Statement) -> Result<Plan> {
+        let kind = match copy::plan_copy(self.catalog, self.schema, stmt)? {
+            copy::CopyPlan::In(p) => PlanKind::CopyIn(p),
+            copy::CopyPlan::Out(query, format) => PlanKind::CopyOut(query, format),
+        };
+        Ok(self.plan_of(kind, "COPY"))
     }
 }
 
