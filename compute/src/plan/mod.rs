@@ -37,8 +37,8 @@ use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{
-    DiscardObject, Expr, Ident, ObjectType, Query, SetExpr, Statement, TransactionAccessMode,
-    TransactionMode,
+    DiscardObject, Expr, Ident, ObjectType, Query, Reset, ResetStatement, SetExpr, Statement,
+    TransactionAccessMode, TransactionMode,
 };
 use meta::{Catalog, TableDef};
 use pgwire::api::Type;
@@ -394,6 +394,44 @@ impl Planner<'_> {
             },
             "BEGIN",
         ))
+    }
+
+    /// `RESET name` / `RESET ALL`.
+    fn plan_reset(&self, r: &ResetStatement) -> Plan {
+        let name = match &r.reset {
+            Reset::ALL => None,
+            Reset::ConfigurationParameter(n) => Some(object_parts(n).join(".")),
+        };
+        self.plan_of(PlanKind::Reset(name), "RESET")
+    }
+
+    /// `SHOW name`: one text column named as PostgreSQL names the setting.
+    fn plan_show(&self, variable: &[Ident]) -> Plan {
+        // `SHOW time zone` and `SHOW transaction isolation level`
+        // are words; `SHOW tessera.pushdown` arrives as two names.
+        let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
+        let spaced = words.join(" ");
+        let name = if matches!(
+            spaced.as_str(),
+            "time zone" | "transaction isolation level" | "session authorization"
+        ) {
+            spaced
+        } else {
+            words.join(".")
+        };
+        // The result column is the setting's own name, as
+        // PostgreSQL spells it (`SHOW time zone` gives TimeZone).
+        let column = match name.as_str() {
+            "time zone" | "timezone" => "TimeZone".to_string(),
+            "datestyle" => "DateStyle".to_string(),
+            "intervalstyle" => "IntervalStyle".to_string(),
+            "transaction isolation level" => "transaction_isolation".to_string(),
+            "session authorization" => "session_authorization".to_string(),
+            _ => name.clone(),
+        };
+        let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
+        p.fields = vec![(column, Type::TEXT)];
+        p
     }
 
     /// `SELECT nextval('s'), ...`: sequence functions without FROM, each

@@ -1,10 +1,8 @@
 //! SET plans: a setting's name and value, SET TIME ZONE, SET [SESSION
-//! CHARACTERISTICS AS] TRANSACTION, SET NAMES; RESET and SHOW; isolation
-//! level names.
+//! CHARACTERISTICS AS] TRANSACTION, SET NAMES; isolation level names.
 
 use common::{Error, Result};
-use datafusion::sql::sqlparser::ast::{Expr, Ident, Reset, ResetStatement, Value};
-use pgwire::api::Type;
+use datafusion::sql::sqlparser::ast::{Expr, Value};
 use shard_router::txn::IsolationLevel;
 
 use super::{object_parts, Plan, PlanKind, Planner};
@@ -66,44 +64,6 @@ impl Planner<'_> {
             S::SetNames { .. } | S::SetNamesDefault {} => Ok(self.plan_of(PlanKind::Noop, "SET")),
             other => Err(Error::unsupported(format!("{other}"))),
         }
-    }
-
-    /// `RESET name` / `RESET ALL`.
-    pub(crate) fn plan_reset(&self, r: &ResetStatement) -> Plan {
-        let name = match &r.reset {
-            Reset::ALL => None,
-            Reset::ConfigurationParameter(n) => Some(object_parts(n).join(".")),
-        };
-        self.plan_of(PlanKind::Reset(name), "RESET")
-    }
-
-    /// `SHOW name`: one text column named as PostgreSQL names the setting.
-    pub(crate) fn plan_show(&self, variable: &[Ident]) -> Plan {
-        // `SHOW time zone` and `SHOW transaction isolation level`
-        // are words; `SHOW tessera.pushdown` arrives as two names.
-        let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
-        let spaced = words.join(" ");
-        let name = if matches!(
-            spaced.as_str(),
-            "time zone" | "transaction isolation level" | "session authorization"
-        ) {
-            spaced
-        } else {
-            words.join(".")
-        };
-        // The result column is the setting's own name, as
-        // PostgreSQL spells it (`SHOW time zone` gives TimeZone).
-        let column = match name.as_str() {
-            "time zone" | "timezone" => "TimeZone".to_string(),
-            "datestyle" => "DateStyle".to_string(),
-            "intervalstyle" => "IntervalStyle".to_string(),
-            "transaction isolation level" => "transaction_isolation".to_string(),
-            "session authorization" => "session_authorization".to_string(),
-            _ => name.clone(),
-        };
-        let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
-        p.fields = vec![(column, Type::TEXT)];
-        p
     }
 }
 
