@@ -4,11 +4,14 @@
 use std::sync::Arc;
 
 use common::{Error, Result};
-use datafusion::sql::sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption};
-use meta::TableDef;
+use datafusion::sql::sqlparser::ast::{
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Ident, ObjectName,
+    Statement,
+};
+use meta::{Catalog, TableDef};
+use shard_router::route::normalize_ident;
 
-use super::{normalize_ident, resolve_table, Plan, PlanKind};
-use datafusion::sql::sqlparser::ast::Statement;
+use crate::plan::names::resolve_table;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyFormat {
@@ -262,91 +265,103 @@ pub struct CopyInPlan {
     pub format: CopyFormat,
 }
 
-impl super::Planner<'_> {
-    pub(crate) fn plan_copy(
-        &self,
-        source: datafusion::sql::sqlparser::ast::CopySource,
-        to: bool,
-        target: datafusion::sql::sqlparser::ast::CopyTarget,
-        options: &[datafusion::sql::sqlparser::ast::CopyOption],
-        legacy: &[datafusion::sql::sqlparser::ast::CopyLegacyOption],
-        values: &[Option<String>],
-    ) -> Result<Plan> {
-        use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget};
-        let format = crate::plan::copy::CopyFormat::from_options(options, legacy)?;
-        if !values.is_empty() {
-            return Err(Error::unsupported("COPY with inline data"));
+/// What a COPY statement is planned into: rows in from the client, or a
+/// query whose rows go out in a format.
+#[derive(Debug)]
+pub enum CopyPlan {
+    In(Arc<CopyInPlan>),
+    Out(Arc<Statement>, Arc<CopyFormat>),
+}
+
+/// Plans a COPY statement (FROM STDIN or TO STDOUT) against `catalog`,
+/// unqualified names resolved in `schema`.
+pub(crate) fn plan_copy(catalog: &Catalog, schema: &str, stmt: &Statement) -> Result<CopyPlan> {
+    let Statement::Copy {
+        source,
+        to,
+        target,
+        options,
+        legacy_options,
+        values,
+    } = stmt
+    else {
+        return Err(Error::internal("not a COPY"));
+    };
+    let format = CopyFormat::from_options(options, legacy_options)?;
+    if !values.is_empty() {
+        return Err(Error::unsupported("COPY with inline data"));
+    }
+    match (source.clone(), *to, target.clone()) {
+        (
+            CopySource::Table {
+                table_name,
+                columns,
+            },
+            false,
+            CopyTarget::Stdin,
+        ) => {
+            let table = resolve_table(catalog, &table_name, schema)?;
+            let names: Vec<String> = if columns.is_empty() {
+                table.columns.iter().map(|c| c.name.clone()).collect()
+            } else {
+                columns.iter().map(normalize_ident).collect()
+            };
+            let mut column_map = vec![None; table.columns.len()];
+            for (j, c) in names.iter().enumerate() {
+                let i = table
+                    .column_index(c)
+                    .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
+                column_map[i] = Some(j);
+            }
+            Ok(CopyPlan::In(Arc::new(CopyInPlan {
+                table,
+                column_map,
+                fields: names.len(),
+                format,
+            })))
         }
-        match (source, to, target) {
-            (
+        (source, true, CopyTarget::Stdout) => {
+            let query = match source {
+                CopySource::Query(q) => Statement::Query(q),
                 CopySource::Table {
                     table_name,
                     columns,
-                },
-                false,
-                CopyTarget::Stdin,
-            ) => {
-                let table = resolve_table(self.catalog, &table_name, self.schema)?;
-                let names: Vec<String> = if columns.is_empty() {
-                    table.columns.iter().map(|c| c.name.clone()).collect()
-                } else {
-                    columns.iter().map(normalize_ident).collect()
-                };
-                let mut column_map = vec![None; table.columns.len()];
-                for (j, c) in names.iter().enumerate() {
-                    let i = table
-                        .column_index(c)
-                        .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
-                    column_map[i] = Some(j);
-                }
-                Ok(self.plan_of(
-                    PlanKind::CopyIn(Arc::new(crate::plan::copy::CopyInPlan {
-                        table,
-                        column_map,
-                        fields: names.len(),
-                        format,
-                    })),
-                    "COPY",
-                ))
-            }
-            (source, true, CopyTarget::Stdout) => {
-                let query = match source {
-                    CopySource::Query(q) => Statement::Query(q),
-                    CopySource::Table {
-                        table_name,
-                        columns,
-                    } => {
-                        let table = resolve_table(self.catalog, &table_name, self.schema)?;
-                        let cols: Vec<String> = if columns.is_empty() {
-                            table.columns.iter().map(|c| c.name.clone()).collect()
-                        } else {
-                            columns.iter().map(normalize_ident).collect()
-                        };
-                        let sql = format!(
-                            "SELECT {} FROM \"{}\".\"{}\"",
-                            cols.iter()
-                                .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            table.schema.replace('"', "\"\""),
-                            table.name.replace('"', "\"\"")
-                        );
-                        datafusion::sql::sqlparser::parser::Parser::parse_sql(
-                            &crate::dialect::TesseraDialect,
-                            &sql,
-                        )
-                        .map_err(Error::internal)?
-                        .pop()
-                        .ok_or_else(|| Error::internal("empty COPY query"))?
-                    }
-                };
-                Ok(self.plan_of(PlanKind::CopyOut(Arc::new(query), Arc::new(format)), "COPY"))
-            }
-            _ => Err(Error::unsupported(
-                "COPY to or from a file on the server (use STDIN/STDOUT)",
-            )),
+                } => table_query(catalog, schema, &table_name, &columns)?,
+            };
+            Ok(CopyPlan::Out(Arc::new(query), Arc::new(format)))
         }
+        _ => Err(Error::unsupported(
+            "COPY to or from a file on the server (use STDIN/STDOUT)",
+        )),
     }
+}
+
+/// `COPY table [(columns)] TO STDOUT` as the query DataFusion runs.
+fn table_query(
+    catalog: &Catalog,
+    schema: &str,
+    table_name: &ObjectName,
+    columns: &[Ident],
+) -> Result<Statement> {
+    let table = resolve_table(catalog, table_name, schema)?;
+    let cols: Vec<String> = if columns.is_empty() {
+        table.columns.iter().map(|c| c.name.clone()).collect()
+    } else {
+        columns.iter().map(normalize_ident).collect()
+    };
+    let sql = format!(
+        "SELECT {} FROM \"{}\".\"{}\"",
+        cols.iter()
+            .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(", "),
+        table.schema.replace('"', "\"\""),
+        table.name.replace('"', "\"\"")
+    );
+    datafusion::sql::sqlparser::parser::Parser::parse_sql(&crate::dialect::TesseraDialect, &sql)
+        .map_err(Error::internal)?
+        .pop()
+        .ok_or_else(|| Error::internal("empty COPY query"))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, SetExpr, Statement,
-    TableFactor, Value,
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Insert, Query, SetExpr,
+    Statement, TableFactor, TableObject, Value, Values,
 };
 use meta::{Distribution, TableDef};
 use pgwire::api::Type;
@@ -14,190 +14,87 @@ use shard_router::render::{count_params, is_safe_expr, render};
 use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
 use shard_router::typing::{type_assigned_literal, type_literals};
 
+use super::origins::Origin;
 use super::*;
 use crate::pgtypes::pg_type;
 
 impl Planner<'_> {
-    pub(crate) fn plan_insert(
-        &self,
-        ins: &datafusion::sql::sqlparser::ast::Insert,
-    ) -> Result<Plan> {
-        use datafusion::sql::sqlparser::ast::TableObject;
+    /// An INSERT's plan: its VALUES rows, evaluated and routed when it
+    /// runs, or INSERT ... SELECT.
+    pub(crate) fn plan_insert(&self, ins: &Insert) -> Result<Plan> {
         let TableObject::TableName(name) = &ins.table else {
             return Err(Error::unsupported("INSERT into a table function"));
         };
         let table = resolve_table(self.catalog, name, self.schema)?;
-        let (on_conflict, conflict_key) = match &ins.on {
-            None => (shard_router::render::OnConflict::Error, vec![]),
-            Some(on) => {
-                if ins.returning.is_some() {
-                    return Err(Error::unsupported("INSERT ... ON CONFLICT ... RETURNING"));
-                }
-                let alias = ins
-                    .table_alias
-                    .as_ref()
-                    .map(|a| normalize_ident(&a.alias))
-                    .unwrap_or_else(|| table.name.clone());
-                crate::plan::conflict::on_conflict(on, &table, self.catalog, &alias)?
-            }
-        };
+        let (on_conflict, conflict_key) = self.insert_conflict(ins, &table)?;
         let Some(source) = &ins.source else {
             return Err(Error::unsupported("INSERT without VALUES"));
         };
-        let cols: Vec<String> = if ins.columns.is_empty() {
-            table.columns.iter().map(|c| c.name.clone()).collect()
-        } else {
-            ins.columns
-                .iter()
-                .map(|c| object_parts(c).last().cloned().unwrap_or_default())
-                .collect()
+        let (cols, column_map) = insert_columns(ins, &table)?;
+        let returning = insert_returning(ins, &table)?;
+        let plan = InsertPlan {
+            table,
+            column_map,
+            rows: vec![],
+            sequence_calls: false,
+            on_conflict,
+            conflict_key,
+            source: None,
+            source_plan: None,
+            target_columns: cols.len(),
+            returning: returning.columns,
+            returning_exprs: returning.exprs,
         };
-        let mut column_map = vec![None; table.columns.len()];
-        for (j, c) in cols.iter().enumerate() {
-            let i = table
-                .column_index(c)
-                .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
-            if column_map[i].is_some() {
-                return Err(Error::Syntax {
-                    message: format!("column \"{c}\" specified more than once"),
-                    position: None,
-                });
-            }
-            column_map[i] = Some(j);
-        }
-        let alias = ins
-            .table_alias
-            .as_ref()
-            .map(|a| normalize_ident(&a.alias))
-            .unwrap_or_else(|| table.name.clone());
-        let (named, returning_exprs) = match &ins.returning {
-            None => (vec![], None),
-            Some(items) => match super::returning::returning_columns(&table, items) {
-                Ok(named) => (named, None),
-                Err(Error::Unsupported { .. }) => (
-                    vec![],
-                    Some(Arc::new(super::returning::ReturningExprs::new(
-                        &table, &alias, items,
-                    )?)),
-                ),
-                Err(e) => return Err(e),
-            },
-        };
-        let returning: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
-        let origins: Vec<_> = returning
-            .iter()
-            .map(|i| super::origins::of_column(&table, *i))
-            .collect();
-        let fields: Vec<(String, Type)> = named
-            .into_iter()
-            .map(|(i, name)| (name, pg_type(&table.columns[i].ty)))
-            .collect();
         let SetExpr::Values(values) = source.body.as_ref() else {
-            // INSERT ... SELECT: the query runs when the statement does.
-            // The query's parameters are planned with it (prepare.rs);
-            // ON CONFLICT and RETURNING are bound without any.
-            if count_params(&Statement::Insert(ins.clone()))
-                > count_params(&Statement::Query(source.clone()))
-            {
-                return Err(Error::unsupported(
-                    "parameters outside the query of INSERT ... SELECT",
-                ));
-            }
-            if crate::plan::sequence::calls_sequence_function(source.as_ref()) {
-                return Err(Error::unsupported(
-                    "sequence functions in INSERT ... SELECT",
-                ));
-            }
-            if ins.columns.is_empty() {
-                // Every column, in order; the query may give fewer.
-                column_map = (0..table.columns.len()).map(Some).collect();
-            }
-            return Ok(Plan {
-                kind: PlanKind::Insert(Arc::new(InsertPlan {
-                    table,
-                    column_map,
-                    rows: vec![],
-                    sequence_calls: false,
-                    on_conflict,
-                    conflict_key,
-                    source: Some(source.clone()),
-                    source_plan: None,
-                    target_columns: cols.len(),
-                    returning,
-                    returning_exprs: returning_exprs.clone(),
-                })),
-                param_types: vec![],
-                fields,
-                tag: "INSERT",
-                catalog_version: self.catalog.version,
-                logical: None,
-                origins: origins.clone(),
-            });
+            let plan = insert_select(ins, source, plan)?;
+            return Ok(self.insert_plan_of(plan, vec![], returning.fields, returning.origins));
         };
-        for (ci, c) in table.columns.iter().enumerate() {
-            if c.identity != Some(meta::Identity::Always) {
-                continue;
-            }
-            let Some(j) = column_map[ci] else { continue };
-            let given = values.rows.iter().any(|r| {
-                r.content.get(j).is_some_and(|e| {
-                    !matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
-                })
-            });
-            if given {
-                return Err(identity_always_insert(&c.name));
-            }
-        }
-        let mut inferred: Vec<Option<SqlType>> = vec![];
-        for row in values.rows.iter().map(|r| &r.content) {
-            if row.len() > cols.len() {
-                return Err(Error::Syntax {
-                    message: "INSERT has more expressions than target columns".into(),
-                    position: None,
-                });
-            }
-            if row.len() < cols.len() && !ins.columns.is_empty() {
-                return Err(Error::Syntax {
-                    message: "INSERT has more target columns than expressions".into(),
-                    position: None,
-                });
-            }
-            for (j, e) in row.iter().enumerate() {
-                if let Expr::Value(v) = e {
-                    if let Value::Placeholder(p) = &v.value {
-                        if let Some(i) = placeholder_index(p) {
-                            if inferred.len() <= i {
-                                inferred.resize(i + 1, None);
-                            }
-                            let ci = table.column_index(&cols[j]).unwrap_or(0);
-                            inferred[i] = Some(table.columns[ci].ty);
-                        }
-                    }
-                }
-            }
-        }
+        check_identity_always(&plan.table, &plan.column_map, values)?;
+        let inferred = values_param_types(ins, &plan.table, &cols, values)?;
         let n = count_params(&Statement::Insert(ins.clone()));
-        Ok(Plan {
-            kind: PlanKind::Insert(Arc::new(InsertPlan {
-                table,
-                column_map,
-                rows: values.rows.iter().map(|r| r.content.clone()).collect(),
-                sequence_calls: crate::plan::sequence::calls_sequence_function(&values.rows),
-                on_conflict,
-                conflict_key,
-                source: None,
-                source_plan: None,
-                target_columns: cols.len(),
-                returning,
-                returning_exprs,
-            })),
-            param_types: param_types(n, &inferred, self.client_types),
-            fields,
-            tag: "INSERT",
-            catalog_version: self.catalog.version,
-            logical: None,
-            origins,
-        })
+        let plan = InsertPlan {
+            rows: values.rows.iter().map(|r| r.content.clone()).collect(),
+            sequence_calls: crate::plan::sequence::calls_sequence_function(&values.rows),
+            ..plan
+        };
+        Ok(self.insert_plan_of(
+            plan,
+            param_types(n, &inferred, self.client_types),
+            returning.fields,
+            returning.origins,
+        ))
+    }
+
+    /// What a row whose key exists does (`ON CONFLICT`), and the arbiter
+    /// key's column indexes.
+    fn insert_conflict(
+        &self,
+        ins: &Insert,
+        table: &TableDef,
+    ) -> Result<(shard_router::render::OnConflict, Vec<usize>)> {
+        let Some(on) = &ins.on else {
+            return Ok((shard_router::render::OnConflict::Error, vec![]));
+        };
+        if ins.returning.is_some() {
+            return Err(Error::unsupported("INSERT ... ON CONFLICT ... RETURNING"));
+        }
+        crate::plan::conflict::on_conflict(on, table, self.catalog, &insert_alias(ins, table))
+    }
+
+    /// The [`Plan`] of an [`InsertPlan`] with its parameter and result
+    /// columns.
+    fn insert_plan_of(
+        &self,
+        insert: InsertPlan,
+        param_types: Vec<Type>,
+        fields: Vec<(String, Type)>,
+        origins: Vec<Option<Origin>>,
+    ) -> Plan {
+        let mut plan = self.plan_of(PlanKind::Insert(Arc::new(insert)), "INSERT");
+        plan.param_types = param_types;
+        plan.fields = fields;
+        plan.origins = origins;
+        plan
     }
 
     pub(crate) fn plan_write(&self, stmt: Statement) -> Result<Plan> {
@@ -349,6 +246,176 @@ impl Planner<'_> {
             origins: vec![],
         })
     }
+}
+
+/// The name an INSERT's target is referred to by: its alias, else its name.
+fn insert_alias(ins: &Insert, table: &TableDef) -> String {
+    ins.table_alias
+        .as_ref()
+        .map(|a| normalize_ident(&a.alias))
+        .unwrap_or_else(|| table.name.clone())
+}
+
+/// The columns an INSERT names (every column when it names none) and, for
+/// each table column, the index of the value that feeds it.
+fn insert_columns(ins: &Insert, table: &TableDef) -> Result<(Vec<String>, Vec<Option<usize>>)> {
+    let cols: Vec<String> = if ins.columns.is_empty() {
+        table.columns.iter().map(|c| c.name.clone()).collect()
+    } else {
+        ins.columns
+            .iter()
+            .map(|c| object_parts(c).last().cloned().unwrap_or_default())
+            .collect()
+    };
+    let mut column_map = vec![None; table.columns.len()];
+    for (j, c) in cols.iter().enumerate() {
+        let i = table
+            .column_index(c)
+            .ok_or_else(|| Error::ColumnNotFound { name: c.clone() })?;
+        if column_map[i].is_some() {
+            return Err(Error::Syntax {
+                message: format!("column \"{c}\" specified more than once"),
+                position: None,
+            });
+        }
+        column_map[i] = Some(j);
+    }
+    Ok((cols, column_map))
+}
+
+/// An INSERT's RETURNING: the table columns it names, or the expressions
+/// a query computes over the stored rows; and its result columns.
+struct InsertReturning {
+    columns: Vec<usize>,
+    exprs: Option<Arc<super::returning::ReturningExprs>>,
+    fields: Vec<(String, Type)>,
+    origins: Vec<Option<Origin>>,
+}
+
+/// The RETURNING of an INSERT (none when it has none).
+fn insert_returning(ins: &Insert, table: &TableDef) -> Result<InsertReturning> {
+    let (named, exprs) = match &ins.returning {
+        None => (vec![], None),
+        Some(items) => match super::returning::returning_columns(table, items) {
+            Ok(named) => (named, None),
+            Err(Error::Unsupported { .. }) => (
+                vec![],
+                Some(Arc::new(super::returning::ReturningExprs::new(
+                    table,
+                    &insert_alias(ins, table),
+                    items,
+                )?)),
+            ),
+            Err(e) => return Err(e),
+        },
+    };
+    let columns: Vec<usize> = named.iter().map(|(i, _)| *i).collect();
+    let origins: Vec<_> = columns
+        .iter()
+        .map(|i| super::origins::of_column(table, *i))
+        .collect();
+    let fields: Vec<(String, Type)> = named
+        .into_iter()
+        .map(|(i, name)| (name, pg_type(&table.columns[i].ty)))
+        .collect();
+    Ok(InsertReturning {
+        columns,
+        exprs,
+        fields,
+        origins,
+    })
+}
+
+/// INSERT ... SELECT: the query runs when the statement does. The query's
+/// parameters are planned with it (prepare.rs); ON CONFLICT and RETURNING
+/// are bound without any.
+fn insert_select(ins: &Insert, source: &Query, plan: InsertPlan) -> Result<InsertPlan> {
+    if count_params(&Statement::Insert(ins.clone()))
+        > count_params(&Statement::Query(Box::new(source.clone())))
+    {
+        return Err(Error::unsupported(
+            "parameters outside the query of INSERT ... SELECT",
+        ));
+    }
+    if crate::plan::sequence::calls_sequence_function(source) {
+        return Err(Error::unsupported(
+            "sequence functions in INSERT ... SELECT",
+        ));
+    }
+    let column_map = if ins.columns.is_empty() {
+        // Every column, in order; the query may give fewer.
+        (0..plan.table.columns.len()).map(Some).collect()
+    } else {
+        plan.column_map
+    };
+    Ok(InsertPlan {
+        column_map,
+        source: Some(Box::new(source.clone())),
+        ..plan
+    })
+}
+
+/// Refuses a value given to a `GENERATED ALWAYS AS IDENTITY` column
+/// (DEFAULT is allowed).
+fn check_identity_always(
+    table: &TableDef,
+    column_map: &[Option<usize>],
+    values: &Values,
+) -> Result<()> {
+    for (ci, c) in table.columns.iter().enumerate() {
+        if c.identity != Some(meta::Identity::Always) {
+            continue;
+        }
+        let Some(j) = column_map[ci] else { continue };
+        let given = values.rows.iter().any(|r| {
+            r.content.get(j).is_some_and(|e| {
+                !matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+            })
+        });
+        if given {
+            return Err(identity_always_insert(&c.name));
+        }
+    }
+    Ok(())
+}
+
+/// Checks each VALUES row's length against the target columns and types
+/// each parameter given as a value as the column it feeds.
+fn values_param_types(
+    ins: &Insert,
+    table: &TableDef,
+    cols: &[String],
+    values: &Values,
+) -> Result<Vec<Option<SqlType>>> {
+    let mut inferred: Vec<Option<SqlType>> = vec![];
+    for row in values.rows.iter().map(|r| &r.content) {
+        if row.len() > cols.len() {
+            return Err(Error::Syntax {
+                message: "INSERT has more expressions than target columns".into(),
+                position: None,
+            });
+        }
+        if row.len() < cols.len() && !ins.columns.is_empty() {
+            return Err(Error::Syntax {
+                message: "INSERT has more target columns than expressions".into(),
+                position: None,
+            });
+        }
+        for (j, e) in row.iter().enumerate() {
+            if let Expr::Value(v) = e {
+                if let Value::Placeholder(p) = &v.value {
+                    if let Some(i) = placeholder_index(p) {
+                        if inferred.len() <= i {
+                            inferred.resize(i + 1, None);
+                        }
+                        let ci = table.column_index(&cols[j]).unwrap_or(0);
+                        inferred[i] = Some(table.columns[ci].ty);
+                    }
+                }
+            }
+        }
+    }
+    Ok(inferred)
 }
 
 /// 428C9: a value given for a `GENERATED ALWAYS AS IDENTITY` column.

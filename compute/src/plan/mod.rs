@@ -18,6 +18,7 @@ pub mod foreign_key;
 mod fuzz;
 #[cfg(test)]
 mod golden;
+pub mod names;
 pub mod origins;
 pub mod pgsyntax;
 pub mod prepare;
@@ -29,12 +30,16 @@ pub mod settings;
 pub mod views;
 
 pub use df::Scope;
+pub use names::{object_parts, quoted_ident, resolve_table};
 pub use prepare::{plan_statement, plan_statement_sized, Prepared};
 
 use std::sync::Arc;
 
 use common::{Error, Result, SqlType};
-use datafusion::sql::sqlparser::ast::{Expr, ObjectName, ObjectNamePart, SetExpr, Statement};
+use datafusion::sql::sqlparser::ast::{
+    DiscardObject, Expr, Ident, ObjectType, Query, Reset, ResetStatement, SetExpr, Statement,
+    TransactionAccessMode, TransactionMode,
+};
 use meta::{Catalog, TableDef};
 use pgwire::api::Type;
 use shard_router::route::{normalize_ident, RoutePlan};
@@ -80,9 +85,9 @@ pub enum PlanKind {
     /// scan appends, taken off the statement DataFusion sees.
     DataFusion(Arc<Statement>, Option<&'static str>),
     /// `SELECT nextval('s'), ...`: sequence functions without FROM.
-    SequenceSelect(Arc<Vec<(String, crate::plan::sequence::SeqCall)>>),
+    SequenceSelect(Arc<Vec<(String, sequence::SeqCall)>>),
     /// COPY FROM STDIN.
-    CopyIn(Arc<crate::plan::copy::CopyInPlan>),
+    CopyIn(Arc<copy::CopyInPlan>),
     /// `DECLARE name CURSOR [WITH HOLD] FOR query`: the query prepared
     /// with the statement (`None` until `plan_statement` prepares it).
     DeclareCursor {
@@ -99,7 +104,7 @@ pub enum PlanKind {
     /// `CLOSE name` / `CLOSE ALL` (`None`).
     CloseCursor(Option<String>),
     /// COPY TO STDOUT: the query DataFusion runs and the output format.
-    CopyOut(Arc<Statement>, Arc<crate::plan::copy::CopyFormat>),
+    CopyOut(Arc<Statement>, Arc<copy::CopyFormat>),
 }
 
 impl PlanKind {
@@ -232,45 +237,6 @@ pub enum LimitValue {
     Param(usize),
 }
 
-/// A PostgreSQL identifier, quoted, in SQL Tessera makes for its own
-/// planner (shard SQL quotes through `shard_router::shard_sql`).
-pub fn quoted_ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
-
-pub fn object_parts(name: &ObjectName) -> Vec<String> {
-    name.0
-        .iter()
-        .filter_map(|p| match p {
-            ObjectNamePart::Identifier(i) => Some(normalize_ident(i)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Resolves a (possibly schema-qualified) table name.
-pub fn resolve_table(
-    catalog: &Catalog,
-    name: &ObjectName,
-    search_schema: &str,
-) -> Result<Arc<TableDef>> {
-    let parts = object_parts(name);
-    let (schema, table) = match parts.as_slice() {
-        [t] => (search_schema.to_string(), t.clone()),
-        [s, t] => (s.clone(), t.clone()),
-        [_, s, t] => (s.clone(), t.clone()),
-        _ => {
-            return Err(Error::TableNotFound {
-                name: name.to_string(),
-            })
-        }
-    };
-    catalog
-        .table(&schema, &table)
-        .cloned()
-        .ok_or(Error::TableNotFound { name: table })
-}
-
 pub struct Planner<'a> {
     pub catalog: &'a Catalog,
     pub schema: &'a str,
@@ -300,30 +266,11 @@ impl Planner<'_> {
         self.plan_expanded(stmt)
     }
 
-    /// [`Planner::plan`] of a statement whose views are expanded.
+    /// [`Planner::plan`] of a statement whose views are expanded: each kind
+    /// of statement to its planner.
     fn plan_expanded(&self, stmt: &Statement) -> Result<Plan> {
         Ok(match stmt {
-            Statement::StartTransaction { modes, .. } => {
-                let mut isolation = None;
-                let mut read_only = false;
-                for m in modes {
-                    use datafusion::sql::sqlparser::ast::{TransactionAccessMode, TransactionMode};
-                    match m {
-                        TransactionMode::IsolationLevel(l) => isolation = Some(isolation_level(l)?),
-                        TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => {
-                            read_only = true
-                        }
-                        TransactionMode::AccessMode(_) => {}
-                    }
-                }
-                self.plan_of(
-                    PlanKind::Begin {
-                        isolation,
-                        read_only,
-                    },
-                    "BEGIN",
-                )
-            }
+            Statement::StartTransaction { modes, .. } => self.plan_begin(modes)?,
             Statement::Commit { .. } => self.plan_of(PlanKind::Commit, "COMMIT"),
             Statement::Rollback {
                 savepoint: None, ..
@@ -339,60 +286,14 @@ impl Planner<'_> {
                 self.plan_of(PlanKind::Release(normalize_ident(name)), "RELEASE")
             }
             Statement::Set(set) => self.plan_set(set.clone())?,
-            Statement::Reset(r) => {
-                use datafusion::sql::sqlparser::ast::Reset;
-                let name = match &r.reset {
-                    Reset::ALL => None,
-                    Reset::ConfigurationParameter(n) => Some(object_parts(n).join(".")),
-                };
-                self.plan_of(PlanKind::Reset(name), "RESET")
-            }
-            Statement::ShowVariable { variable } => {
-                // `SHOW time zone` and `SHOW transaction isolation level`
-                // are words; `SHOW tessera.pushdown` arrives as two names.
-                let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
-                let spaced = words.join(" ");
-                let name = if matches!(
-                    spaced.as_str(),
-                    "time zone" | "transaction isolation level" | "session authorization"
-                ) {
-                    spaced
-                } else {
-                    words.join(".")
-                };
-                // The result column is the setting's own name, as
-                // PostgreSQL spells it (`SHOW time zone` gives TimeZone).
-                let column = match name.as_str() {
-                    "time zone" | "timezone" => "TimeZone".to_string(),
-                    "datestyle" => "DateStyle".to_string(),
-                    "intervalstyle" => "IntervalStyle".to_string(),
-                    "transaction isolation level" => "transaction_isolation".to_string(),
-                    "session authorization" => "session_authorization".to_string(),
-                    _ => name.clone(),
-                };
-                let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
-                p.fields = vec![(column, Type::TEXT)];
-                p
-            }
-            // PostgreSQL's tags: DISCARD ALL, DEALLOCATE [ALL].
+            Statement::Reset(r) => self.plan_reset(r),
+            Statement::ShowVariable { variable } => self.plan_show(variable),
             Statement::Discard { object_type } => {
-                use datafusion::sql::sqlparser::ast::DiscardObject as D;
-                let tag = match object_type {
-                    D::ALL => "DISCARD ALL",
-                    D::PLANS => "DISCARD PLANS",
-                    D::SEQUENCES => "DISCARD SEQUENCES",
-                    D::TEMP => "DISCARD TEMP",
-                };
-                self.plan_of(PlanKind::Noop, tag)
+                self.plan_of(PlanKind::Noop, discard_tag(object_type))
             }
-            Statement::Deallocate { name, .. } => self.plan_of(
-                PlanKind::Noop,
-                if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
-                    "DEALLOCATE ALL"
-                } else {
-                    "DEALLOCATE"
-                },
-            ),
+            Statement::Deallocate { name, .. } => {
+                self.plan_of(PlanKind::Noop, deallocate_tag(name))
+            }
             Statement::Vacuum(v) => self.plan_of(
                 PlanKind::Maintenance {
                     table: v.table_name.clone(),
@@ -415,15 +316,11 @@ impl Planner<'_> {
                     "ANALYZE"
                 },
             ),
-            Statement::Query(q) if crate::plan::sequence::calls_sequence_function(q) => {
-                let items = crate::plan::sequence::sequence_select(q)?;
-                let fields = items.iter().map(|(n, _)| (n.clone(), Type::INT8)).collect();
-                let mut p = self.plan_of(PlanKind::SequenceSelect(Arc::new(items)), "SELECT");
-                p.fields = fields;
-                p
+            Statement::Query(q) if sequence::calls_sequence_function(q) => {
+                self.plan_sequence_select(q)?
             }
             s @ (Statement::Update(_) | Statement::Delete(_))
-                if crate::plan::sequence::calls_sequence_function(s) =>
+                if sequence::calls_sequence_function(s) =>
             {
                 return Err(Error::unsupported("sequence functions in UPDATE or DELETE"))
             }
@@ -441,31 +338,7 @@ impl Planner<'_> {
             | Statement::Revoke(_)
             | Statement::Comment { .. }
             | Statement::CreateView(_)) => {
-                let tag = match s {
-                    Statement::CreateView(_) => "CREATE VIEW",
-                    Statement::CreateTable(_) => "CREATE TABLE",
-                    Statement::CreateIndex(_) => "CREATE INDEX",
-                    Statement::AlterTable(_) => "ALTER TABLE",
-                    Statement::CreateSequence { .. } => "CREATE SEQUENCE",
-                    Statement::CreateRole(_) => "CREATE ROLE",
-                    Statement::AlterRole { .. } => "ALTER ROLE",
-                    Statement::Grant(_) => "GRANT",
-                    Statement::Revoke(_) => "REVOKE",
-                    Statement::Drop { object_type, .. } => match object_type {
-                        datafusion::sql::sqlparser::ast::ObjectType::Table => "DROP TABLE",
-                        datafusion::sql::sqlparser::ast::ObjectType::Index => "DROP INDEX",
-                        datafusion::sql::sqlparser::ast::ObjectType::Schema => "DROP SCHEMA",
-                        datafusion::sql::sqlparser::ast::ObjectType::Role => "DROP ROLE",
-                        datafusion::sql::sqlparser::ast::ObjectType::Sequence => "DROP SEQUENCE",
-                        datafusion::sql::sqlparser::ast::ObjectType::View => "DROP VIEW",
-                        _ => "DROP",
-                    },
-                    Statement::Truncate(_) => "TRUNCATE TABLE",
-                    Statement::CreateSchema { .. } => "CREATE SCHEMA",
-                    Statement::Comment { .. } => "COMMENT",
-                    _ => "CREATE DATABASE",
-                };
-                self.plan_of(PlanKind::Ddl(Box::new(s.clone())), tag)
+                self.plan_of(PlanKind::Ddl(Box::new(s.clone())), ddl_tag(s))
             }
             // Borrowed: a multi-row INSERT's AST is large, and the plan
             // keeps only its rows.
@@ -487,21 +360,7 @@ impl Planner<'_> {
                 self.plan_with_dml(q)?
             }
             Statement::Query(q) => self.plan_query(q.clone())?,
-            Statement::Copy {
-                source,
-                to,
-                target,
-                options,
-                legacy_options,
-                values,
-            } => self.plan_copy(
-                source.clone(),
-                *to,
-                target.clone(),
-                options,
-                legacy_options,
-                values,
-            )?,
+            s @ Statement::Copy { .. } => self.plan_copy(s)?,
             Statement::Declare { stmts } => self.plan_declare(stmts)?,
             Statement::Fetch {
                 name,
@@ -513,17 +372,146 @@ impl Planner<'_> {
             s @ Statement::Explain { .. } => {
                 self.plan_of(PlanKind::DataFusion(Arc::new(s.clone()), None), "EXPLAIN")
             }
-            other => {
-                let name = other.to_string();
-                let word = name
-                    .split_whitespace()
-                    .take(2)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                return Err(Error::unsupported(format!("statement {word}")));
-            }
+            other => return Err(unsupported_statement(other)),
         })
     }
+
+    /// `BEGIN` / `START TRANSACTION` with its isolation level and access mode.
+    fn plan_begin(&self, modes: &[TransactionMode]) -> Result<Plan> {
+        let mut isolation = None;
+        let mut read_only = false;
+        for m in modes {
+            match m {
+                TransactionMode::IsolationLevel(l) => isolation = Some(isolation_level(l)?),
+                TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => read_only = true,
+                TransactionMode::AccessMode(_) => {}
+            }
+        }
+        Ok(self.plan_of(
+            PlanKind::Begin {
+                isolation,
+                read_only,
+            },
+            "BEGIN",
+        ))
+    }
+
+    /// `RESET name` / `RESET ALL`.
+    fn plan_reset(&self, r: &ResetStatement) -> Plan {
+        let name = match &r.reset {
+            Reset::ALL => None,
+            Reset::ConfigurationParameter(n) => Some(object_parts(n).join(".")),
+        };
+        self.plan_of(PlanKind::Reset(name), "RESET")
+    }
+
+    /// `SHOW name`: one text column named as PostgreSQL names the setting.
+    fn plan_show(&self, variable: &[Ident]) -> Plan {
+        // `SHOW time zone` and `SHOW transaction isolation level`
+        // are words; `SHOW tessera.pushdown` arrives as two names.
+        let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
+        let spaced = words.join(" ");
+        let name = if matches!(
+            spaced.as_str(),
+            "time zone" | "transaction isolation level" | "session authorization"
+        ) {
+            spaced
+        } else {
+            words.join(".")
+        };
+        // The result column is the setting's own name, as
+        // PostgreSQL spells it (`SHOW time zone` gives TimeZone).
+        let column = match name.as_str() {
+            "time zone" | "timezone" => "TimeZone".to_string(),
+            "datestyle" => "DateStyle".to_string(),
+            "intervalstyle" => "IntervalStyle".to_string(),
+            "transaction isolation level" => "transaction_isolation".to_string(),
+            "session authorization" => "session_authorization".to_string(),
+            _ => name.clone(),
+        };
+        let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
+        p.fields = vec![(column, Type::TEXT)];
+        p
+    }
+
+    /// `SELECT nextval('s'), ...`: sequence functions without FROM, each
+    /// result column a bigint.
+    fn plan_sequence_select(&self, q: &Query) -> Result<Plan> {
+        let items = sequence::sequence_select(q)?;
+        let fields = items.iter().map(|(n, _)| (n.clone(), Type::INT8)).collect();
+        let mut p = self.plan_of(PlanKind::SequenceSelect(Arc::new(items)), "SELECT");
+        p.fields = fields;
+        Ok(p)
+    }
+
+    /// A COPY statement's plan (the COPY planned by [`copy::plan_copy`]).
+    fn plan_copy(&self, stmt: &Statement) -> Result<Plan> {
+        let kind = match copy::plan_copy(self.catalog, self.schema, stmt)? {
+            copy::CopyPlan::In(p) => PlanKind::CopyIn(p),
+            copy::CopyPlan::Out(query, format) => PlanKind::CopyOut(query, format),
+        };
+        Ok(self.plan_of(kind, "COPY"))
+    }
+}
+
+/// PostgreSQL's tag of a DISCARD.
+fn discard_tag(object_type: &DiscardObject) -> &'static str {
+    match object_type {
+        DiscardObject::ALL => "DISCARD ALL",
+        DiscardObject::PLANS => "DISCARD PLANS",
+        DiscardObject::SEQUENCES => "DISCARD SEQUENCES",
+        DiscardObject::TEMP => "DISCARD TEMP",
+    }
+}
+
+/// PostgreSQL's tag of a DEALLOCATE: DEALLOCATE ALL or DEALLOCATE.
+fn deallocate_tag(name: &Ident) -> &'static str {
+    if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+        "DEALLOCATE ALL"
+    } else {
+        "DEALLOCATE"
+    }
+}
+
+/// PostgreSQL's tag of a DDL statement that [`Planner::plan_expanded`]
+/// plans as [`PlanKind::Ddl`].
+fn ddl_tag(s: &Statement) -> &'static str {
+    match s {
+        Statement::CreateView(_) => "CREATE VIEW",
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::CreateIndex(_) => "CREATE INDEX",
+        Statement::AlterTable(_) => "ALTER TABLE",
+        Statement::CreateSequence { .. } => "CREATE SEQUENCE",
+        Statement::CreateRole(_) => "CREATE ROLE",
+        Statement::AlterRole { .. } => "ALTER ROLE",
+        Statement::Grant(_) => "GRANT",
+        Statement::Revoke(_) => "REVOKE",
+        Statement::Drop { object_type, .. } => match object_type {
+            ObjectType::Table => "DROP TABLE",
+            ObjectType::Index => "DROP INDEX",
+            ObjectType::Schema => "DROP SCHEMA",
+            ObjectType::Role => "DROP ROLE",
+            ObjectType::Sequence => "DROP SEQUENCE",
+            ObjectType::View => "DROP VIEW",
+            _ => "DROP",
+        },
+        Statement::Truncate(_) => "TRUNCATE TABLE",
+        Statement::CreateSchema { .. } => "CREATE SCHEMA",
+        Statement::Comment { .. } => "COMMENT",
+        _ => "CREATE DATABASE",
+    }
+}
+
+/// The error for a statement Tessera does not plan, named by its first two
+/// words.
+fn unsupported_statement(stmt: &Statement) -> Error {
+    let name = stmt.to_string();
+    let word = name
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    Error::unsupported(format!("statement {word}"))
 }
 
 pub(crate) use settings::isolation_level;

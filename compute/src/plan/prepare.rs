@@ -5,11 +5,16 @@
 use std::sync::Arc;
 
 use common::{Error, Result};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
 use shard_router::Router;
 
-use super::df::{analyzed_types, context_for, describe, logical_plan, pg_column_names, Scope};
+use super::df::{
+    analyzed_types, context_for, describe, logical_plan, pg_column_names, Description, Scope,
+};
 use super::{Plan, PlanKind, Planner};
 
 /// A prepared statement: its statement and its plan, DataFusion logical plan
@@ -82,92 +87,16 @@ pub async fn plan_statement_sized(
     heavy: bool,
 ) -> Result<Plan> {
     super::pgsyntax::check(stmt)?;
-    let schema = scope.schema.as_str();
-    let catalog = router.ensure_fresh().await?;
-    let planner = Planner {
-        catalog: &catalog,
-        schema,
-        client_types,
-    };
-    let mut plan = match crate::cpu_bound(heavy, || planner.plan(stmt)) {
-        // A table created elsewhere a moment ago: ask meta before failing.
-        Err(Error::TableNotFound { .. }) => {
-            let catalog = router.check_version().await?;
-            Planner {
-                catalog: &catalog,
-                schema,
-                client_types,
-            }
-            .plan(stmt)?
-        }
-        other => other?,
-    };
-    // A cursor's query is prepared with the DECLARE (its parameters are
-    // the DECLARE's).
-    if let PlanKind::DeclareCursor {
-        name,
-        hold,
-        query,
-        prepared: None,
-    } = &plan.kind
-    {
-        let inner = Box::pin(plan_statement_sized(
-            router,
-            scope,
+    let plan = plan_against_catalog(router, &scope.schema, stmt, client_types, heavy).await?;
+    match &plan.kind {
+        // A cursor's query is prepared with the DECLARE (its parameters are
+        // the DECLARE's).
+        PlanKind::DeclareCursor {
             query,
-            client_types,
-            heavy,
-        ))
-        .await?;
-        plan.param_types = inner.param_types.clone();
-        plan.kind = PlanKind::DeclareCursor {
-            name: name.clone(),
-            hold: *hold,
-            query: query.clone(),
-            prepared: Some(Arc::new(Prepared::new(
-                scope.schema.clone(),
-                (**query).clone(),
-                inner,
-                client_types.to_vec(),
-            ))),
-        };
-        return Ok(plan);
-    }
-    // Step 1 of a two-step UPDATE/DELETE is prepared with it: its
-    // parameters are the statement's, its last columns the RETURNING ones.
-    if let PlanKind::ReadWrite(rw) = &plan.kind {
-        let inner = Box::pin(plan_statement_sized(
-            router,
-            scope,
-            &rw.query,
-            client_types,
-            heavy,
-        ))
-        .await?;
-        plan.param_types = inner.param_types.clone();
-        let skip = inner.fields.len().saturating_sub(rw.returning);
-        plan.fields = inner.fields[skip..]
-            .iter()
-            .zip(&rw.returning_names)
-            .map(|((_, ty), name)| (name.clone(), ty.clone()))
-            .collect();
-        plan.kind = PlanKind::ReadWrite(Arc::new(super::readwrite::ReadWritePlan {
-            table: rw.table.clone(),
-            query: rw.query.clone(),
-            action: rw.action.clone(),
-            prepared: Some(Arc::new(inner)),
-            returning: rw.returning,
-            returning_names: rw.returning_names.clone(),
-        }));
-        return Ok(plan);
-    }
-    // INSERT ... RETURNING expressions: the one-row query gives the
-    // result columns' types.
-    if let PlanKind::Insert(ins) = &plan.kind {
-        // INSERT ... SELECT: the query planned now, with the statement's
-        // parameters.
-        if let (Some(q), None) = (&ins.source, &ins.source_plan) {
-            let query = Statement::Query(q.clone());
+            prepared: None,
+            ..
+        } => {
+            let query = query.clone();
             let inner = Box::pin(plan_statement_sized(
                 router,
                 scope,
@@ -176,39 +105,184 @@ pub async fn plan_statement_sized(
                 heavy,
             ))
             .await?;
-            plan.param_types = inner.param_types.clone();
-            let mut with = super::InsertPlan::clone_of(ins);
-            with.source_plan = Some(Arc::new(inner));
-            plan.kind = PlanKind::Insert(Arc::new(with));
+            Ok(with_cursor_query(plan, inner, scope, client_types))
         }
+        // Step 1 of a two-step UPDATE/DELETE is prepared with it: its
+        // parameters are the statement's, its last columns the RETURNING ones.
+        PlanKind::ReadWrite(rw) => {
+            let inner = Box::pin(plan_statement_sized(
+                router,
+                scope,
+                &rw.query,
+                client_types,
+                heavy,
+            ))
+            .await?;
+            Ok(with_first_step(plan, inner))
+        }
+        PlanKind::Insert(_) => {
+            let plan = plan_insert_source(router, scope, plan, client_types, heavy).await?;
+            describe_insert_returning(router, scope, plan, client_types, heavy).await
+        }
+        PlanKind::DataFusion(..) | PlanKind::CopyOut(..) => {
+            with_logical_plan(router, scope, plan, client_types).await
+        }
+        _ => Ok(plan),
     }
-    if let PlanKind::Insert(ins) = &plan.kind {
-        if let Some(rx) = &ins.returning_exprs {
-            let k = plan.param_types.len();
-            let one = rx.query(&ins.table, 1, k)?;
-            let given: Vec<Option<Type>> = (0..k)
-                .map(|i| {
-                    client_types
-                        .get(i)
-                        .cloned()
-                        .flatten()
-                        .or_else(|| plan.param_types.get(i).cloned())
-                })
-                .collect();
-            let described =
-                Box::pin(plan_statement_sized(router, scope, &one, &given, heavy)).await?;
-            plan.fields = described
-                .fields
-                .iter()
-                .zip(&rx.names)
-                .map(|((_, ty), name)| (name.clone(), ty.clone()))
-                .collect();
-            let mut with = super::InsertPlan::clone_of(ins);
-            with.returning_exprs = Some(Arc::new(rx.with_description(described)));
-            plan.kind = PlanKind::Insert(Arc::new(with));
+}
+
+/// The plan of a statement by a [`Planner`] over the current catalog,
+/// planned once more over meta's newest when a table is not found.
+async fn plan_against_catalog(
+    router: &Arc<Router>,
+    schema: &str,
+    stmt: &Statement,
+    client_types: &[Option<Type>],
+    heavy: bool,
+) -> Result<Plan> {
+    let catalog = router.ensure_fresh().await?;
+    let planner = Planner {
+        catalog: &catalog,
+        schema,
+        client_types,
+    };
+    match crate::cpu_bound(heavy, || planner.plan(stmt)) {
+        // A table created elsewhere a moment ago: ask meta before failing.
+        Err(Error::TableNotFound { .. }) => {
+            let catalog = router.check_version().await?;
+            Planner {
+                catalog: &catalog,
+                schema,
+                client_types,
+            }
+            .plan(stmt)
         }
+        other => other,
+    }
+}
+
+/// A DECLARE's plan with its cursor's query prepared (`inner`).
+fn with_cursor_query(
+    mut plan: Plan,
+    inner: Plan,
+    scope: &Scope,
+    client_types: &[Option<Type>],
+) -> Plan {
+    plan.param_types = inner.param_types.clone();
+    if let PlanKind::DeclareCursor {
+        query, prepared, ..
+    } = &mut plan.kind
+    {
+        *prepared = Some(Arc::new(Prepared::new(
+            scope.schema.clone(),
+            (**query).clone(),
+            inner,
+            client_types.to_vec(),
+        )));
+    }
+    plan
+}
+
+/// A two-step UPDATE/DELETE's plan with its step 1 planned (`inner`): the
+/// statement's parameters and RETURNING columns are step 1's.
+fn with_first_step(mut plan: Plan, inner: Plan) -> Plan {
+    let PlanKind::ReadWrite(rw) = &plan.kind else {
+        return plan;
+    };
+    plan.param_types = inner.param_types.clone();
+    let skip = inner.fields.len().saturating_sub(rw.returning);
+    plan.fields = inner.fields[skip..]
+        .iter()
+        .zip(&rw.returning_names)
+        .map(|((_, ty), name)| (name.clone(), ty.clone()))
+        .collect();
+    plan.kind = PlanKind::ReadWrite(Arc::new(super::readwrite::ReadWritePlan {
+        table: rw.table.clone(),
+        query: rw.query.clone(),
+        action: rw.action.clone(),
+        prepared: Some(Arc::new(inner)),
+        returning: rw.returning,
+        returning_names: rw.returning_names.clone(),
+    }));
+    plan
+}
+
+/// INSERT ... SELECT: the query planned now, with the statement's
+/// parameters.
+async fn plan_insert_source(
+    router: &Arc<Router>,
+    scope: &Scope,
+    mut plan: Plan,
+    client_types: &[Option<Type>],
+    heavy: bool,
+) -> Result<Plan> {
+    let PlanKind::Insert(ins) = &plan.kind else {
         return Ok(plan);
+    };
+    if let (Some(q), None) = (&ins.source, &ins.source_plan) {
+        let query = Statement::Query(q.clone());
+        let inner = Box::pin(plan_statement_sized(
+            router,
+            scope,
+            &query,
+            client_types,
+            heavy,
+        ))
+        .await?;
+        plan.param_types = inner.param_types.clone();
+        let mut with = super::InsertPlan::clone_of(ins);
+        with.source_plan = Some(Arc::new(inner));
+        plan.kind = PlanKind::Insert(Arc::new(with));
     }
+    Ok(plan)
+}
+
+/// INSERT ... RETURNING expressions: the one-row query gives the result
+/// columns' types.
+async fn describe_insert_returning(
+    router: &Arc<Router>,
+    scope: &Scope,
+    mut plan: Plan,
+    client_types: &[Option<Type>],
+    heavy: bool,
+) -> Result<Plan> {
+    let PlanKind::Insert(ins) = &plan.kind else {
+        return Ok(plan);
+    };
+    if let Some(rx) = &ins.returning_exprs {
+        let k = plan.param_types.len();
+        let one = rx.query(&ins.table, 1, k)?;
+        let given: Vec<Option<Type>> = (0..k)
+            .map(|i| {
+                client_types
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .or_else(|| plan.param_types.get(i).cloned())
+            })
+            .collect();
+        let described = Box::pin(plan_statement_sized(router, scope, &one, &given, heavy)).await?;
+        plan.fields = described
+            .fields
+            .iter()
+            .zip(&rx.names)
+            .map(|((_, ty), name)| (name.clone(), ty.clone()))
+            .collect();
+        let mut with = super::InsertPlan::clone_of(ins);
+        with.returning_exprs = Some(Arc::new(rx.with_description(described)));
+        plan.kind = PlanKind::Insert(Arc::new(with));
+    }
+    Ok(plan)
+}
+
+/// A DataFusion statement's or COPY TO's plan with its DataFusion logical
+/// plan, and (DataFusion statements) its parameter and result columns.
+async fn with_logical_plan(
+    router: &Arc<Router>,
+    scope: &Scope,
+    mut plan: Plan,
+    client_types: &[Option<Type>],
+) -> Result<Plan> {
     let (s, lock, describes) = match &plan.kind {
         PlanKind::DataFusion(s, lock) => (s.clone(), *lock, true),
         PlanKind::CopyOut(s, _) => (s.clone(), None, false),
@@ -228,45 +302,59 @@ pub async fn plan_statement_sized(
         other => other?,
     };
     if describes {
-        let (ptypes, mut fields) = describe(&lp)?;
-        if let Some(types) = analyzed_types(&ctx, &lp) {
-            if types.len() == fields.len() {
-                for (f, t) in fields.iter_mut().zip(types) {
-                    f.1 = t;
-                }
-            }
-        }
-        plan.param_types = ptypes
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                client_types
-                    .get(i)
-                    .cloned()
-                    .flatten()
-                    .filter(|t| *t != Type::UNKNOWN)
-                    .or_else(|| t.as_ref().map(crate::pgtypes::arrow_to_pg))
-                    .unwrap_or(Type::TEXT)
-            })
-            .collect();
+        let (ptypes, fields) = result_columns(&ctx, &lp, &s)?;
+        plan.param_types = parameter_types(&ptypes, client_types);
         let origins = super::origins::of_plan(&lp, &router.catalog(), &scope.schema);
         if origins.len() == fields.len() {
             plan.origins = origins;
         }
-        for f in fields.iter_mut() {
-            if f.0.starts_with(super::colnames::RENAMED) {
-                f.0 = super::colnames::restore_name(&f.0).to_string();
-            }
-        }
         plan.fields = fields;
-        if let Some(names) = pg_column_names(&s) {
-            if names.len() == plan.fields.len() {
-                for (f, n) in plan.fields.iter_mut().zip(names) {
-                    f.0 = n;
-                }
-            }
-        }
     }
     plan.logical = Some(Arc::new(lp));
     Ok(plan)
+}
+
+/// A DataFusion statement's parameter types (as DataFusion infers them)
+/// and result columns: typed as the analyzer types them, named as
+/// PostgreSQL names them.
+fn result_columns(ctx: &SessionContext, lp: &LogicalPlan, s: &Statement) -> Result<Description> {
+    let (ptypes, mut fields) = describe(lp)?;
+    if let Some(types) = analyzed_types(ctx, lp) {
+        if types.len() == fields.len() {
+            for (f, t) in fields.iter_mut().zip(types) {
+                f.1 = t;
+            }
+        }
+    }
+    for f in fields.iter_mut() {
+        if f.0.starts_with(super::colnames::RENAMED) {
+            f.0 = super::colnames::restore_name(&f.0).to_string();
+        }
+    }
+    if let Some(names) = pg_column_names(s) {
+        if names.len() == fields.len() {
+            for (f, n) in fields.iter_mut().zip(names) {
+                f.0 = n;
+            }
+        }
+    }
+    Ok((ptypes, fields))
+}
+
+/// Each parameter's type: the client's when it gave one, else DataFusion's
+/// inferred type, else text.
+fn parameter_types(inferred: &[Option<DataType>], client_types: &[Option<Type>]) -> Vec<Type> {
+    inferred
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            client_types
+                .get(i)
+                .cloned()
+                .flatten()
+                .filter(|t| *t != Type::UNKNOWN)
+                .or_else(|| t.as_ref().map(crate::pgtypes::arrow_to_pg))
+                .unwrap_or(Type::TEXT)
+        })
+        .collect()
 }

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use common::{Error, Result};
+use common::{Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{
     Expr, GroupByExpr, ObjectName, Query, Select, SelectItem, SetExpr, Statement, TableFactor,
     Value,
 };
+use meta::TableDef;
 use pgwire::api::Type;
 use shard_router::render::is_safe_expr;
 use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
@@ -32,18 +33,7 @@ impl Planner<'_> {
 
     /// A SELECT that one partition can answer exactly as PostgreSQL would.
     pub(crate) fn try_fast_select(&self, q: &Query) -> Result<Option<Plan>> {
-        if q.with.is_some() || q.fetch.is_some() {
-            return Ok(None);
-        }
-        // FOR UPDATE [NOWAIT | SKIP LOCKED] renders as is for MariaDB.
-        if q.locks.len() > 1
-            || q.locks.iter().any(|l| {
-                l.of.is_some() || l.lock_type != datafusion::sql::sqlparser::ast::LockType::Update
-            })
-        {
-            return Ok(None);
-        }
-        let SetExpr::Select(select) = q.body.as_ref() else {
+        let Some(select) = fast_query_shape(q) else {
             return Ok(None);
         };
         let Some(name) = single_table(select) else {
@@ -52,17 +42,7 @@ impl Planner<'_> {
         let Ok(table) = resolve_table(self.catalog, name, self.schema) else {
             return Ok(None);
         };
-        if select.having.is_some()
-            || !matches!(&select.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
-            || select.top.is_some()
-            || select.into.is_some()
-            || !select.lateral_views.is_empty()
-            || select.qualify.is_some()
-            || select
-                .distinct
-                .as_ref()
-                .is_some_and(|d| !matches!(d, datafusion::sql::sqlparser::ast::Distinct::Distinct))
-        {
+        if !plain_select(select) {
             return Ok(None);
         }
         let mut selection = select.selection.clone();
@@ -75,128 +55,60 @@ impl Planner<'_> {
             type_literals(sel, &table)?;
         }
         let route = RoutePlan::from_where(&table, selection.as_ref());
-        // Projection: columns, *, and simple aggregates over columns.
-        let mut fields = vec![];
-        let mut types = vec![];
-        // Per result column: the table column it is, or the aggregate.
-        let mut sources: Vec<Option<String>> = vec![];
-        let mut aggs: Vec<Option<AggMerge>> = vec![];
-        for item in &select.projection {
-            match item {
-                SelectItem::Wildcard(_) => {
-                    for c in &table.columns {
-                        fields.push((c.name.clone(), pg_type(&c.ty)));
-                        types.push(c.ty);
-                        sources.push(Some(c.name.clone()));
-                        aggs.push(None);
-                    }
-                }
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let alias = match item {
-                        SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
-                        _ => None,
-                    };
-                    let Some((name, ty)) = fast_item_type(e, &table) else {
-                        return Ok(None);
-                    };
-                    let agg = match e {
-                        Expr::Function(_) => Some(match name.as_str() {
-                            "count" => AggMerge::Count,
-                            "sum" => AggMerge::Sum,
-                            "min" => AggMerge::Min,
-                            _ => AggMerge::Max,
-                        }),
-                        _ => None,
-                    };
-                    sources.push(agg.is_none().then(|| name.clone()));
-                    aggs.push(agg);
-                    types.push(ty);
-                    fields.push((alias.unwrap_or(name), pg_type(&ty)));
-                }
-                _ => return Ok(None),
-            }
+        let Some(projection) = fast_projection(select, &table) else {
+            return Ok(None);
+        };
+        if !order_by_fits(q, &table) || !limit_fits(q) {
+            return Ok(None);
         }
-        let has_agg = select.projection.iter().any(|i| {
-            matches!(
-                i,
-                SelectItem::UnnamedExpr(Expr::Function(_))
-                    | SelectItem::ExprWithAlias {
-                        expr: Expr::Function(_),
-                        ..
-                    }
-            )
-        });
-        if has_agg
-            && select.projection.iter().any(|i| {
-                matches!(
-                    i,
-                    SelectItem::UnnamedExpr(Expr::Identifier(_)) | SelectItem::Wildcard(_)
-                )
+        let merge = merge_of(q, select, &projection.sources, &projection.aggs);
+        if !routes_to_one(&route) && merge.is_none() {
+            return Ok(None);
+        }
+        let Some(sql) = fast_sql(&self.catalog.placement, q, &table, selection)? else {
+            return Ok(None);
+        };
+        let ptypes = self.fast_param_types(q, select, &table, &sql);
+        let origins = projection
+            .sources
+            .iter()
+            .map(|src| {
+                src.as_ref()
+                    .and_then(|c| table.column_index(c))
+                    .and_then(|i| super::origins::of_column(&table, i))
             })
-        {
-            return Ok(None);
-        }
-        // ORDER BY only on NOT NULL columns (MariaDB and PostgreSQL place
-        // NULLs differently) and without NULLS FIRST/LAST.
-        if let Some(ob) = &q.order_by {
-            use datafusion::sql::sqlparser::ast::OrderByKind;
-            let OrderByKind::Expressions(exprs) = &ob.kind else {
-                return Ok(None);
-            };
-            for o in exprs {
-                let Expr::Identifier(i) = &o.expr else {
-                    return Ok(None);
-                };
-                match table.column(&normalize_ident(i)) {
-                    Ok(c) if c.not_null && o.options.nulls_first.is_none() => {}
-                    _ => return Ok(None),
-                }
-            }
-        }
-        if let Some(limit) = &q.limit_clause {
-            use datafusion::sql::sqlparser::ast::LimitClause;
-            match limit {
-                LimitClause::LimitOffset {
-                    limit,
-                    offset,
-                    limit_by,
-                } => {
-                    if !limit_by.is_empty() {
-                        return Ok(None);
-                    }
-                    let ok = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, Value::Number(..) | Value::Placeholder(_)));
-                    if limit.as_ref().is_some_and(|l| !ok(l))
-                        || offset.as_ref().is_some_and(|o| !ok(&o.value))
-                    {
-                        return Ok(None);
-                    }
-                }
-                _ => return Ok(None),
-            }
-        }
-        let merge = merge_of(q, select, &sources, &aggs);
-        let single = match &route {
-            RoutePlan::Keys(k) => k.iter().all(|v| v.len() == 1),
-            RoutePlan::Single | RoutePlan::Mirror => true,
-            RoutePlan::Scatter => false,
-        };
-        if !single && merge.is_none() {
-            return Ok(None);
-        }
-        let mut typed = q.clone();
-        if let SetExpr::Select(s) = typed.body.as_mut() {
-            s.selection = selection;
-        }
-        let stmt = Statement::Query(Box::new(typed));
-        // A shape the shard renderer does not know goes to DataFusion.
-        let sql = match per_partition_sql(&self.catalog.placement, &table, &stmt) {
-            Ok(sql) => sql,
-            Err(Error::Unsupported { .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
+            .collect();
+        Ok(Some(Plan {
+            kind: PlanKind::FastSelect(Arc::new(FastSelect {
+                table,
+                route,
+                sql,
+                types: projection.types,
+                merge,
+                locking: !q.locks.is_empty(),
+            })),
+            param_types: ptypes,
+            fields: projection.fields,
+            tag: "SELECT",
+            catalog_version: self.catalog.version,
+            logical: None,
+            origins,
+        }))
+    }
+
+    /// The parameter types of a fast-path SELECT: inferred from the columns
+    /// they meet in WHERE, else the client's, else text; LIMIT/OFFSET
+    /// parameters bigint.
+    fn fast_param_types(
+        &self,
+        q: &Query,
+        select: &Select,
+        table: &TableDef,
+        sql: &[(String, Vec<usize>)],
+    ) -> Vec<Type> {
         let mut inferred = vec![];
         if let Some(sel) = &select.selection {
-            infer_params(sel, &table, &mut inferred);
+            infer_params(sel, table, &mut inferred);
         }
         let n = sql
             .first()
@@ -213,30 +125,189 @@ impl Planner<'_> {
                 }
             }
         }
-        let origins = sources
-            .iter()
-            .map(|src| {
-                src.as_ref()
-                    .and_then(|c| table.column_index(c))
-                    .and_then(|i| super::origins::of_column(&table, i))
-            })
-            .collect();
-        Ok(Some(Plan {
-            kind: PlanKind::FastSelect(Arc::new(FastSelect {
-                table,
-                route,
-                sql,
-                types,
-                merge,
-                locking: !q.locks.is_empty(),
-            })),
-            param_types: ptypes,
-            fields,
-            tag: "SELECT",
-            catalog_version: self.catalog.version,
-            logical: None,
-            origins,
-        }))
+        ptypes
+    }
+}
+
+/// The SELECT of a query whose shape the fast path may take: no WITH or
+/// FETCH, at most one `FOR UPDATE [NOWAIT | SKIP LOCKED]` (it renders as is
+/// for MariaDB), a plain SELECT body.
+fn fast_query_shape(q: &Query) -> Option<&Select> {
+    if q.with.is_some() || q.fetch.is_some() {
+        return None;
+    }
+    if q.locks.len() > 1
+        || q.locks.iter().any(|l| {
+            l.of.is_some() || l.lock_type != datafusion::sql::sqlparser::ast::LockType::Update
+        })
+    {
+        return None;
+    }
+    match q.body.as_ref() {
+        SetExpr::Select(select) => Some(select),
+        _ => None,
+    }
+}
+
+/// Whether a SELECT has none of the clauses the fast path does not render
+/// (HAVING, GROUP BY, TOP, INTO, LATERAL VIEW, QUALIFY, DISTINCT ON).
+fn plain_select(select: &Select) -> bool {
+    !(select.having.is_some()
+        || !matches!(&select.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
+        || select.top.is_some()
+        || select.into.is_some()
+        || !select.lateral_views.is_empty()
+        || select.qualify.is_some()
+        || select
+            .distinct
+            .as_ref()
+            .is_some_and(|d| !matches!(d, datafusion::sql::sqlparser::ast::Distinct::Distinct)))
+}
+
+/// The result columns of a fast-path SELECT.
+struct FastProjection {
+    fields: Vec<(String, Type)>,
+    /// Catalog type of each result column.
+    types: Vec<SqlType>,
+    /// Per result column: the table column it is (`None`: an aggregate).
+    sources: Vec<Option<String>>,
+    aggs: Vec<Option<AggMerge>>,
+}
+
+/// The projection of a fast-path SELECT: columns, *, and simple aggregates
+/// over columns, not aggregates mixed with columns (`None` otherwise).
+fn fast_projection(select: &Select, table: &TableDef) -> Option<FastProjection> {
+    let mut p = FastProjection {
+        fields: vec![],
+        types: vec![],
+        sources: vec![],
+        aggs: vec![],
+    };
+    for item in &select.projection {
+        match item {
+            SelectItem::Wildcard(_) => {
+                for c in &table.columns {
+                    p.fields.push((c.name.clone(), pg_type(&c.ty)));
+                    p.types.push(c.ty);
+                    p.sources.push(Some(c.name.clone()));
+                    p.aggs.push(None);
+                }
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let alias = match item {
+                    SelectItem::ExprWithAlias { alias, .. } => Some(normalize_ident(alias)),
+                    _ => None,
+                };
+                let (name, ty) = fast_item_type(e, table)?;
+                let agg = match e {
+                    Expr::Function(_) => Some(match name.as_str() {
+                        "count" => AggMerge::Count,
+                        "sum" => AggMerge::Sum,
+                        "min" => AggMerge::Min,
+                        _ => AggMerge::Max,
+                    }),
+                    _ => None,
+                };
+                p.sources.push(agg.is_none().then(|| name.clone()));
+                p.aggs.push(agg);
+                p.types.push(ty);
+                p.fields.push((alias.unwrap_or(name), pg_type(&ty)));
+            }
+            _ => return None,
+        }
+    }
+    let has_agg = select.projection.iter().any(|i| {
+        matches!(
+            i,
+            SelectItem::UnnamedExpr(Expr::Function(_))
+                | SelectItem::ExprWithAlias {
+                    expr: Expr::Function(_),
+                    ..
+                }
+        )
+    });
+    if has_agg
+        && select.projection.iter().any(|i| {
+            matches!(
+                i,
+                SelectItem::UnnamedExpr(Expr::Identifier(_)) | SelectItem::Wildcard(_)
+            )
+        })
+    {
+        return None;
+    }
+    Some(p)
+}
+
+/// Whether ORDER BY is only on NOT NULL columns (MariaDB and PostgreSQL
+/// place NULLs differently) and without NULLS FIRST/LAST.
+fn order_by_fits(q: &Query, table: &TableDef) -> bool {
+    use datafusion::sql::sqlparser::ast::OrderByKind;
+    let Some(ob) = &q.order_by else {
+        return true;
+    };
+    let OrderByKind::Expressions(exprs) = &ob.kind else {
+        return false;
+    };
+    exprs.iter().all(|o| {
+        let Expr::Identifier(i) = &o.expr else {
+            return false;
+        };
+        matches!(
+            table.column(&normalize_ident(i)),
+            Ok(c) if c.not_null && o.options.nulls_first.is_none()
+        )
+    })
+}
+
+/// Whether LIMIT and OFFSET are numbers or parameters (no LIMIT BY).
+fn limit_fits(q: &Query) -> bool {
+    use datafusion::sql::sqlparser::ast::LimitClause;
+    match &q.limit_clause {
+        None => true,
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) => {
+            let ok = |e: &Expr| matches!(e, Expr::Value(v) if matches!(v.value, Value::Number(..) | Value::Placeholder(_)));
+            limit_by.is_empty()
+                && limit.as_ref().is_none_or(&ok)
+                && offset.as_ref().is_none_or(|o| ok(&o.value))
+        }
+        Some(_) => false,
+    }
+}
+
+/// Whether a route reaches at most one partition.
+fn routes_to_one(route: &RoutePlan) -> bool {
+    match route {
+        RoutePlan::Keys(k) => k.iter().all(|v| v.len() == 1),
+        RoutePlan::Single | RoutePlan::Mirror => true,
+        RoutePlan::Scatter => false,
+    }
+}
+
+/// MySQL SQL per partition and the client parameter order for its `?`s.
+type PartitionSql = Vec<(String, Vec<usize>)>;
+
+/// The per-partition SQL of the query with its typed WHERE (`None`: a
+/// shape the shard renderer does not know, which goes to DataFusion).
+fn fast_sql(
+    placement: &meta::Placement,
+    q: &Query,
+    table: &TableDef,
+    selection: Option<Expr>,
+) -> Result<Option<PartitionSql>> {
+    let mut typed = q.clone();
+    if let SetExpr::Select(s) = typed.body.as_mut() {
+        s.selection = selection;
+    }
+    let stmt = Statement::Query(Box::new(typed));
+    match per_partition_sql(placement, table, &stmt) {
+        Ok(sql) => Ok(Some(sql)),
+        Err(Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -314,7 +385,6 @@ pub(crate) fn merge_of(
     })
 }
 
-/// Result name and type of a projection item on the fast path.
 /// The MariaDB lock clause for a query's `FOR UPDATE` / `FOR SHARE`.
 pub(crate) fn lock_clause(q: &Query) -> Result<Option<&'static str>> {
     use datafusion::sql::sqlparser::ast::{LockType, NonBlock};

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use common::{Error, Result};
 use datafusion::sql::sqlparser::ast::{
-    Expr, FromTable, Ident, LockClause, LockType, Query, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, UpdateTableFromKind, VisitMut, VisitorMut,
+    Assignment, AssignmentTarget, Expr, FromTable, Ident, LockClause, LockType, Query, SelectItem,
+    SetExpr, Statement, TableFactor, TableWithJoins, UpdateTableFromKind, VisitMut, VisitorMut,
 };
 use meta::{Distribution, TableDef};
 use shard_router::route::normalize_ident;
@@ -104,7 +104,6 @@ impl VisitorMut for NewValues<'_> {
 }
 
 impl Planner<'_> {
-    /// The two-step plan of an UPDATE or DELETE (module comment).
     /// `WITH ctes INSERT / UPDATE / DELETE ...`.
     pub(crate) fn plan_with_dml(&self, q: &Query) -> Result<Plan> {
         if q.order_by.is_some()
@@ -150,60 +149,50 @@ impl Planner<'_> {
         }
     }
 
+    /// The two-step plan of an UPDATE or DELETE (module comment).
     pub(crate) fn plan_read_write(&self, stmt: &Statement) -> Result<Plan> {
         self.plan_read_write_with(stmt, None)
     }
 
+    /// The two-step plan of an UPDATE or DELETE, `with` the CTEs of a
+    /// `WITH ... UPDATE / DELETE`.
     fn plan_read_write_with(
         &self,
         stmt: &Statement,
         with: Option<&datafusion::sql::sqlparser::ast::With>,
     ) -> Result<Plan> {
-        let (relation, from, assignments, selection, returning, is_delete) = match stmt {
-            Statement::Update(u) => {
-                if !u.table.joins.is_empty() || u.limit.is_some() || !u.order_by.is_empty() {
-                    return Err(Error::unsupported("UPDATE of a join, ORDER BY or LIMIT"));
-                }
-                let from = match &u.from {
-                    Some(UpdateTableFromKind::AfterSet(f)) => f.clone(),
-                    Some(UpdateTableFromKind::BeforeSet(_)) => {
-                        return Err(Error::unsupported("UPDATE FROM before SET"))
-                    }
-                    None => vec![],
-                };
-                (
-                    &u.table.relation,
-                    from,
-                    u.assignments.as_slice(),
-                    u.selection.clone(),
-                    u.returning.clone(),
-                    false,
-                )
-            }
-            Statement::Delete(d) => {
-                if !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
-                    return Err(Error::unsupported(
-                        "DELETE of several tables, ORDER BY or LIMIT",
-                    ));
-                }
-                let (FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f)) = &d.from;
-                let [target] = f.as_slice() else {
-                    return Err(Error::unsupported("DELETE from several tables"));
-                };
-                if !target.joins.is_empty() {
-                    return Err(Error::unsupported("DELETE from a join"));
-                }
-                (
-                    &target.relation,
-                    d.using.clone().unwrap_or_default(),
-                    &[][..],
-                    d.selection.clone(),
-                    d.returning.clone(),
-                    true,
-                )
-            }
-            _ => return Err(Error::internal("not an UPDATE or DELETE")),
-        };
+        let parts = parts_of(stmt)?;
+        let (table, target) = self.target_of(parts.relation, parts.assignments)?;
+        let (values, assigned) = new_values(&table, parts.assignments)?;
+        let (items, returning_names) = self.step_one_items(&table, &target, &parts, &values)?;
+        let is_delete = parts.is_delete;
+        let query = step_one_query(parts, items, with)?;
+        let action = self.step_two_action(&table, is_delete, assigned)?;
+        Ok(Plan {
+            kind: PlanKind::ReadWrite(Arc::new(ReadWritePlan {
+                table,
+                query: Box::new(Statement::Query(query)),
+                action,
+                prepared: None,
+                returning: returning_names.len(),
+                returning_names,
+            })),
+            param_types: vec![],
+            fields: vec![],
+            tag: if is_delete { "DELETE" } else { "UPDATE" },
+            catalog_version: self.catalog.version,
+            logical: None,
+            origins: vec![],
+        })
+    }
+
+    /// The target table of an UPDATE or DELETE and the name step 1
+    /// qualifies its columns by (its alias, else its name).
+    fn target_of(
+        &self,
+        relation: &TableFactor,
+        assignments: &[Assignment],
+    ) -> Result<(Arc<TableDef>, String)> {
         let TableFactor::Table {
             name,
             alias,
@@ -228,53 +217,36 @@ impl Planner<'_> {
             .as_ref()
             .map(|a| normalize_ident(&a.name))
             .unwrap_or_else(|| table.name.clone());
-        let column = |c: &str| -> Expr {
-            Expr::CompoundIdentifier(vec![Ident::new(target.clone()), ident(c)])
-        };
-        // New values by column.
-        let mut values: HashMap<String, Expr> = HashMap::new();
-        let mut assigned: Vec<usize> = vec![];
-        for a in assignments {
-            let col = match &a.target {
-                datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) => {
-                    super::object_parts(n).last().cloned().unwrap_or_default()
-                }
-                _ => return Err(Error::unsupported("UPDATE of a column tuple")),
-            };
-            let ci = table
-                .column_index(&col)
-                .ok_or_else(|| Error::ColumnNotFound { name: col.clone() })?;
-            if values.insert(col.clone(), a.value.clone()).is_some() {
-                return Err(Error::Sql {
-                    state: common::SqlState("42601"),
-                    message: format!("multiple assignments to same column \"{col}\""),
-                });
-            }
-            if matches!(&a.value, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
-            {
-                return Err(Error::unsupported("SET column = DEFAULT here"));
-            }
-            assigned.push(ci);
-        }
-        // Step 1's select list.
+        Ok((table, target))
+    }
+
+    /// Step 1's select list: the key's columns, then (UPDATE) every
+    /// column's new value, then the RETURNING items, each under a unique
+    /// alias; and PostgreSQL's names of the RETURNING items.
+    fn step_one_items(
+        &self,
+        table: &TableDef,
+        target: &str,
+        parts: &Parts<'_>,
+        values: &HashMap<String, Expr>,
+    ) -> Result<(Vec<SelectItem>, Vec<String>)> {
         let mut items: Vec<SelectItem> = table
             .primary_key
             .iter()
-            .map(|k| SelectItem::UnnamedExpr(column(k)))
+            .map(|k| SelectItem::UnnamedExpr(target_column(target, k)))
             .collect();
-        if !is_delete {
+        if !parts.is_delete {
             for c in &table.columns {
                 items.push(SelectItem::UnnamedExpr(match values.get(&c.name) {
                     Some(v) => Expr::Nested(Box::new(v.clone())),
-                    None => column(&c.name),
+                    None => target_column(target, &c.name),
                 }));
             }
         }
-        let returned = match &returning {
-            Some(r) => self.returning_items(r, &table, &target, !from.is_empty(), &values)?,
+        let returned = match &parts.returning {
+            Some(r) => self.returning_items(r, table, target, !parts.from.is_empty(), values)?,
             None => vec![],
         };
-        let n_returning = returned.len();
         let returning_names: Vec<String> = returned.iter().map(|(n, _)| n.clone()).collect();
         items.extend(
             returned
@@ -294,52 +266,18 @@ impl Planner<'_> {
                 other => other,
             })
             .collect();
-        let mut tables = vec![TableWithJoins {
-            relation: relation.clone(),
-            joins: vec![],
-        }];
-        tables.extend(from);
-        let select_sql = "SELECT 1";
-        let mut query: Box<Query> = match crate::dialect::parse(select_sql)
-            .map_err(Error::internal)?
-            .pop()
-        {
-            Some(Statement::Query(q)) => q,
-            _ => return Err(Error::internal("no query")),
-        };
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return Err(Error::internal("no select"));
-        };
-        select.projection = items;
-        select.from = tables;
-        select.selection = selection;
-        query.with = with.cloned();
-        query.locks = vec![LockClause {
-            lock_type: LockType::Update,
-            of: None,
-            nonblock: None,
-        }];
-        // Step 2's statements, planned as ordinary keyed writes.
+        Ok((items, returning_names))
+    }
+
+    /// Step 2: how each row step 1 finds is written, each statement planned
+    /// as an ordinary keyed write.
+    fn step_two_action(
+        &self,
+        table: &TableDef,
+        is_delete: bool,
+        assigned: Vec<usize>,
+    ) -> Result<Action> {
         let qualified = format!("{}.{}", quote(&table.schema), quote(&table.name));
-        let key_at = |first: usize| {
-            table
-                .primary_key
-                .iter()
-                .enumerate()
-                .map(|(i, k)| format!("{} = ${}", quote(k), first + i))
-                .collect::<Vec<_>>()
-                .join(" AND ")
-        };
-        let write = |sql: String| -> Result<Arc<WritePlan>> {
-            let stmt = crate::dialect::parse(&sql)
-                .map_err(Error::internal)?
-                .pop()
-                .ok_or_else(|| Error::internal("no statement"))?;
-            match self.plan_write(stmt)?.kind {
-                PlanKind::Write(w) => Ok(w),
-                _ => Err(Error::internal("a keyed write planned otherwise")),
-            }
-        };
         let keys = match &table.distribution {
             Distribution::Hash { columns, .. } => columns.clone(),
             _ => vec![],
@@ -347,10 +285,10 @@ impl Planner<'_> {
         let moves = assigned
             .iter()
             .any(|ci| keys.contains(&table.columns[*ci].name));
-        let action = if is_delete {
-            Action::Delete(write(format!(
+        Ok(if is_delete {
+            Action::Delete(self.keyed_write(format!(
                 "DELETE FROM {qualified} WHERE {}",
-                key_at(1)
+                key_condition(table, 1)
             ))?)
         } else if moves {
             if !self.catalog.foreign_keys_of(table.id, false).is_empty() {
@@ -358,9 +296,9 @@ impl Planner<'_> {
                     "UPDATE of the partition key of a table other tables' foreign keys reference",
                 ));
             }
-            Action::Move(write(format!(
+            Action::Move(self.keyed_write(format!(
                 "DELETE FROM {qualified} WHERE {}",
-                key_at(1)
+                key_condition(table, 1)
             ))?)
         } else {
             let sets: Vec<String> = assigned
@@ -369,30 +307,27 @@ impl Planner<'_> {
                 .map(|(i, ci)| format!("{} = ${}", quote(&table.columns[*ci].name), i + 1))
                 .collect();
             Action::Update {
-                set: write(format!(
+                set: self.keyed_write(format!(
                     "UPDATE {qualified} SET {} WHERE {}",
                     sets.join(", "),
-                    key_at(assigned.len() + 1)
+                    key_condition(table, assigned.len() + 1)
                 ))?,
                 assigned,
             }
-        };
-        Ok(Plan {
-            kind: PlanKind::ReadWrite(Arc::new(ReadWritePlan {
-                table,
-                query: Box::new(Statement::Query(query)),
-                action,
-                prepared: None,
-                returning: n_returning,
-                returning_names,
-            })),
-            param_types: vec![],
-            fields: vec![],
-            tag: if is_delete { "DELETE" } else { "UPDATE" },
-            catalog_version: self.catalog.version,
-            logical: None,
-            origins: vec![],
         })
+    }
+
+    /// One of step 2's statements (SQL Tessera writes) planned as a keyed
+    /// write.
+    fn keyed_write(&self, sql: String) -> Result<Arc<WritePlan>> {
+        let stmt = crate::dialect::parse(&sql)
+            .map_err(Error::internal)?
+            .pop()
+            .ok_or_else(|| Error::internal("no statement"))?;
+        match self.plan_write(stmt)?.kind {
+            PlanKind::Write(w) => Ok(w),
+            _ => Err(Error::internal("a keyed write planned otherwise")),
+        }
     }
 
     /// RETURNING items as step 1 computes them: wildcards expanded to the
@@ -464,6 +399,153 @@ impl Planner<'_> {
             })
             .collect()
     }
+}
+
+/// The parts of an UPDATE or DELETE its two steps are made from.
+struct Parts<'a> {
+    relation: &'a TableFactor,
+    /// UPDATE's FROM or DELETE's USING tables.
+    from: Vec<TableWithJoins>,
+    /// UPDATE's SET (empty for DELETE).
+    assignments: &'a [Assignment],
+    selection: Option<Expr>,
+    returning: Option<Vec<SelectItem>>,
+    is_delete: bool,
+}
+
+/// An UPDATE's or DELETE's parts, refusing the shapes the two steps do not
+/// model (joined targets, ORDER BY, LIMIT).
+fn parts_of(stmt: &Statement) -> Result<Parts<'_>> {
+    match stmt {
+        Statement::Update(u) => {
+            if !u.table.joins.is_empty() || u.limit.is_some() || !u.order_by.is_empty() {
+                return Err(Error::unsupported("UPDATE of a join, ORDER BY or LIMIT"));
+            }
+            let from = match &u.from {
+                Some(UpdateTableFromKind::AfterSet(f)) => f.clone(),
+                Some(UpdateTableFromKind::BeforeSet(_)) => {
+                    return Err(Error::unsupported("UPDATE FROM before SET"))
+                }
+                None => vec![],
+            };
+            Ok(Parts {
+                relation: &u.table.relation,
+                from,
+                assignments: u.assignments.as_slice(),
+                selection: u.selection.clone(),
+                returning: u.returning.clone(),
+                is_delete: false,
+            })
+        }
+        Statement::Delete(d) => {
+            if !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
+                return Err(Error::unsupported(
+                    "DELETE of several tables, ORDER BY or LIMIT",
+                ));
+            }
+            let (FromTable::WithFromKeyword(f) | FromTable::WithoutKeyword(f)) = &d.from;
+            let [target] = f.as_slice() else {
+                return Err(Error::unsupported("DELETE from several tables"));
+            };
+            if !target.joins.is_empty() {
+                return Err(Error::unsupported("DELETE from a join"));
+            }
+            Ok(Parts {
+                relation: &target.relation,
+                from: d.using.clone().unwrap_or_default(),
+                assignments: &[][..],
+                selection: d.selection.clone(),
+                returning: d.returning.clone(),
+                is_delete: true,
+            })
+        }
+        _ => Err(Error::internal("not an UPDATE or DELETE")),
+    }
+}
+
+/// Each assigned column's new value by name, and the assigned columns'
+/// indexes in the order of the SET list.
+fn new_values(
+    table: &TableDef,
+    assignments: &[Assignment],
+) -> Result<(HashMap<String, Expr>, Vec<usize>)> {
+    let mut values: HashMap<String, Expr> = HashMap::new();
+    let mut assigned: Vec<usize> = vec![];
+    for a in assignments {
+        let col = match &a.target {
+            AssignmentTarget::ColumnName(n) => {
+                super::object_parts(n).last().cloned().unwrap_or_default()
+            }
+            _ => return Err(Error::unsupported("UPDATE of a column tuple")),
+        };
+        let ci = table
+            .column_index(&col)
+            .ok_or_else(|| Error::ColumnNotFound { name: col.clone() })?;
+        if values.insert(col.clone(), a.value.clone()).is_some() {
+            return Err(Error::Sql {
+                state: common::SqlState("42601"),
+                message: format!("multiple assignments to same column \"{col}\""),
+            });
+        }
+        if matches!(&a.value, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+        {
+            return Err(Error::unsupported("SET column = DEFAULT here"));
+        }
+        assigned.push(ci);
+    }
+    Ok((values, assigned))
+}
+
+/// Step 1: `SELECT items FROM target, from... WHERE selection FOR UPDATE`,
+/// with the statement's CTEs.
+fn step_one_query(
+    parts: Parts<'_>,
+    items: Vec<SelectItem>,
+    with: Option<&datafusion::sql::sqlparser::ast::With>,
+) -> Result<Box<Query>> {
+    let mut tables = vec![TableWithJoins {
+        relation: parts.relation.clone(),
+        joins: vec![],
+    }];
+    tables.extend(parts.from);
+    let select_sql = "SELECT 1";
+    let mut query: Box<Query> = match crate::dialect::parse(select_sql)
+        .map_err(Error::internal)?
+        .pop()
+    {
+        Some(Statement::Query(q)) => q,
+        _ => return Err(Error::internal("no query")),
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return Err(Error::internal("no select"));
+    };
+    select.projection = items;
+    select.from = tables;
+    select.selection = parts.selection;
+    query.with = with.cloned();
+    query.locks = vec![LockClause {
+        lock_type: LockType::Update,
+        of: None,
+        nonblock: None,
+    }];
+    Ok(query)
+}
+
+/// A column of the target as step 1 names it (`target."c"`).
+fn target_column(target: &str, c: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![Ident::new(target), ident(c)])
+}
+
+/// `"k1" = $first AND "k2" = $first+1 ...`: the primary key matched by
+/// parameters from `first` on.
+fn key_condition(table: &TableDef, first: usize) -> String {
+    table
+        .primary_key
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{} = ${}", quote(k), first + i))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 fn empty_query() -> Result<Query> {

@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
 use meta::{Catalog, SequenceDef};
 use shard_router::route::eval_const;
 
-use crate::plan::object_parts;
+use crate::plan::names::object_parts;
 
 /// A sequence function call.
 #[derive(Debug, Clone)]
