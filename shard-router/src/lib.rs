@@ -64,6 +64,9 @@ pub struct Router {
     /// The shard account's password, from this node's config (meta keeps
     /// none).
     shard_password: String,
+    /// Made by [`Router::offline`]: the catalog is fixed, meta is never
+    /// asked and there are no shard pools.
+    offline: bool,
 }
 
 /// How often each node polls meta for the catalog version.
@@ -100,9 +103,43 @@ impl Router {
             refresh: tokio::sync::Mutex::new(()),
             last_confirmed: Mutex::new(None),
             shard_password,
+            offline: false,
         };
         router.install(catalog)?;
         Ok(Arc::new(router))
+    }
+
+    /// A router over a fixed catalog that never connects anywhere, for
+    /// planning without a cluster (golden plan tests): it holds no shard
+    /// pools (`shard` answers an error, so a plan run by mistake fails
+    /// instead of reaching a server), its `MetaStore` is made for an
+    /// unresolvable address and never asked (`mysql_async` pools connect
+    /// on first use; `ensure_fresh` and `check_version` answer the fixed
+    /// catalog). Plans made with it are the product's plans; only running
+    /// them needs [`Router::new`].
+    pub fn offline(catalog: Catalog, node_id: u32) -> Result<Arc<Router>> {
+        let nowhere = common::config::MysqlEndpoint {
+            host: "offline.invalid".into(),
+            port: 3306,
+            user: "offline".into(),
+            password: String::new(),
+        };
+        let meta = MetaStore::connect(&nowhere, "offline")?;
+        Ok(Arc::new(Router {
+            node_id,
+            snapshots: snapshot::Gate::new(meta.clone()),
+            meta,
+            catalog: RwLock::new(Arc::new(catalog)),
+            shards: RwLock::new(HashMap::new()),
+            pool_max: 1,
+            sequences: Mutex::new(HashMap::new()),
+            user_sequences: Mutex::new(HashMap::new()),
+            sequence_cache: 1,
+            refresh: tokio::sync::Mutex::new(()),
+            last_confirmed: Mutex::new(None),
+            shard_password: String::new(),
+            offline: true,
+        }))
     }
 
     fn install(&self, catalog: Catalog) -> Result<()> {
@@ -149,6 +186,9 @@ impl Router {
     /// the version less than `2 * CATALOG_POLL` ago (and DDL waits that long
     /// before answering, see [`Router::reload`]), or this call asks meta.
     pub async fn ensure_fresh(&self) -> Result<Arc<Catalog>> {
+        if self.offline {
+            return Ok(self.catalog());
+        }
         let last = *self.last_confirmed.lock();
         if let Some(t) = last {
             if t.elapsed() < 2 * CATALOG_POLL {
@@ -176,6 +216,9 @@ impl Router {
     /// (The catalog poller confirms the cached version every
     /// `CATALOG_POLL`; see [`META_GRACE`].)
     pub async fn check_version(&self) -> Result<Arc<Catalog>> {
+        if self.offline {
+            return Ok(self.catalog());
+        }
         let started = Instant::now();
         let version = self.meta.catalog_version().await?;
         if self.catalog().version < version {

@@ -28,19 +28,31 @@ use crate::session::Session;
 /// this context only optimizes and runs them, so it lives as long as the
 /// session's pushdown setting.
 pub fn context(session: &Session) -> Result<SessionContext> {
-    let ctx = context_for(
+    execution_context(
         &session.router,
         &session.scope(),
-        None,
-        Some(ScanContext {
+        ScanContext {
             access: session.access_cell.clone(),
             lock_timeout_secs: session.lock_timeout_cell.clone(),
-        }),
-    )?;
+        },
+        session.pushdown(),
+    )
+}
+
+/// The execution context of a session of `scope` whose scans run with
+/// `scan`, fragments pushed to the shards when `pushdown`: the planning
+/// context plus the optimizer rules statements run with.
+pub(crate) fn execution_context(
+    router: &Arc<shard_router::Router>,
+    scope: &crate::plan::df::Scope,
+    scan: ScanContext,
+    pushdown: bool,
+) -> Result<SessionContext> {
+    let ctx = context_for(router, scope, None, Some(scan))?;
     // (PostgreSQL's semantics are analyzer rules of every context.)
     ctx.add_optimizer_rule(Arc::new(crate::decorrelation::SameNameCorrelation));
     // After DataFusion's own rules: hand whole fragments to the shards.
-    if session.pushdown() {
+    if pushdown {
         ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
     }
     Ok(ctx)
@@ -185,7 +197,6 @@ impl Drop for RestoreAccess {
 /// each shard receives, read from the plan's `ShardScanExec`s (with rows,
 /// bytes and time under ANALYZE).
 fn explain(planned: Explain, analyze: bool) -> Result<SendableRecordBatchStream> {
-    use datafusion::physical_plan::display::DisplayableExecutionPlan;
     let Explain {
         optimized,
         physical,
@@ -199,7 +210,29 @@ fn explain(planned: Explain, analyze: bool) -> Result<SendableRecordBatchStream>
             .lines()
             .map(|l| format!("  {l}")),
     );
-    lines.push("physical_plan:".to_string());
+    lines.extend(physical_lines(&physical, analyze, verbose));
+    let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+        datafusion::arrow::datatypes::Field::new("QUERY PLAN", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(lines))])
+        .map_err(Error::internal)?;
+    Ok(Box::pin(RecordBatchStreamAdapter::new(
+        schema,
+        futures::stream::once(async move { Ok(batch) }),
+    )))
+}
+
+/// EXPLAIN's lines after the logical plan: `physical_plan:` (with its
+/// metrics under `analyze`, once it has run) and `shard_scans:`, the SQL
+/// each shard receives, read from the plan's `ShardScanExec`s (with rows,
+/// bytes and time under `analyze`).
+pub(crate) fn physical_lines(
+    physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    analyze: bool,
+    verbose: bool,
+) -> Vec<String> {
+    use datafusion::physical_plan::display::DisplayableExecutionPlan;
+    let mut lines = vec!["physical_plan:".to_string()];
     let shown = if analyze {
         DisplayableExecutionPlan::with_metrics(physical.as_ref())
     } else {
@@ -212,7 +245,7 @@ fn explain(planned: Explain, analyze: bool) -> Result<SendableRecordBatchStream>
             .lines()
             .map(|l| format!("  {l}")),
     );
-    let scans = shard_router::shard_scan::shard_scans(&physical);
+    let scans = shard_router::shard_scan::shard_scans(physical);
     if !scans.is_empty() {
         lines.push("shard_scans:".to_string());
         for s in scans {
@@ -223,15 +256,7 @@ fn explain(planned: Explain, analyze: bool) -> Result<SendableRecordBatchStream>
             lines.push(l);
         }
     }
-    let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
-        datafusion::arrow::datatypes::Field::new("QUERY PLAN", DataType::Utf8, false),
-    ]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(lines))])
-        .map_err(Error::internal)?;
-    Ok(Box::pin(RecordBatchStreamAdapter::new(
-        schema,
-        futures::stream::once(async move { Ok(batch) }),
-    )))
+    lines
 }
 
 impl Session {

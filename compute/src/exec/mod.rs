@@ -12,6 +12,8 @@ pub mod ddl;
 pub mod df;
 pub mod dml;
 pub mod fast;
+#[cfg(test)]
+mod golden;
 pub mod insert_select;
 pub mod readwrite;
 pub mod runner;

@@ -12,7 +12,7 @@ use shard_router::route::{KeyValue, Route, RoutePlan};
 
 use super::{Plan, PlanKind, Planner};
 
-fn params_of(list: &str) -> Vec<Datum> {
+pub(crate) fn params_of(list: &str) -> Vec<Datum> {
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
@@ -56,7 +56,7 @@ fn partitions(route: &Route, count: u32) -> Vec<u32> {
     }
 }
 
-fn describe(placement: &meta::Placement, plan: &Plan, params: &[Datum]) -> String {
+pub(crate) fn describe(placement: &meta::Placement, plan: &Plan, params: &[Datum]) -> String {
     let mut out = String::new();
     let kind = match &plan.kind {
         PlanKind::FastSelect(_) => "fast select",

@@ -17,7 +17,7 @@ pub mod foreign_key;
 #[cfg(test)]
 mod fuzz;
 #[cfg(test)]
-mod golden;
+pub(crate) mod golden;
 pub mod names;
 pub mod origins;
 pub mod pgsyntax;
