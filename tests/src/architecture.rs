@@ -44,7 +44,6 @@ pub const LONG_FUNCTIONS_BEING_SPLIT: &[(&str, &str)] = &[
     ("compute/src/exec/alter.rs", "execute_alter"),
     ("compute/src/exec/block_ddl.rs", "ddl_in_block"),
     ("compute/src/exec/ddl.rs", "execute_ddl"),
-    ("compute/src/plan/alter.rs", "analyze"),
     ("compute/src/plan/dml.rs", "plan_insert"),
     ("compute/src/plan/mod.rs", "plan_expanded"),
     ("compute/src/plan/prepare.rs", "plan_statement_sized"),
