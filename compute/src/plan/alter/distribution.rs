@@ -32,11 +32,12 @@ impl Alter<'_> {
             },
             "mirror" if key.is_none() => Distribution::Mirror,
             "single" if key.is_none() => Distribution::Single,
-            k => return Err(Error::InvalidParameter {
-                message: format!(
+            k => {
+                let message = format!(
                     "distribution '{k}' is not one of hash, mirror, single (a key only with hash)"
-                ),
-            }),
+                );
+                return Err(Error::InvalidParameter { message });
+            }
         });
         Ok(())
     }
