@@ -49,7 +49,6 @@ pub const LONG_FUNCTIONS_BEING_SPLIT: &[(&str, &str)] = &[
     ("compute/src/plan/prepare.rs", "plan_statement_sized"),
     ("compute/src/plan/query.rs", "try_fast_select"),
     ("compute/src/plan/readwrite.rs", "plan_read_write_with"),
-    ("meta/src/store/load.rs", "load_catalog"),
 ];
 
 /// Folders (relative to the workspace) whose sibling circle is being taken
