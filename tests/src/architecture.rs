@@ -44,8 +44,6 @@ pub const LONG_FUNCTIONS_BEING_SPLIT: &[(&str, &str)] = &[
     ("compute/src/exec/alter.rs", "execute_alter"),
     ("compute/src/exec/block_ddl.rs", "ddl_in_block"),
     ("compute/src/exec/ddl.rs", "execute_ddl"),
-    ("compute/src/plan/alter.rs", "analyze"),
-    ("meta/src/store/load.rs", "load_catalog"),
 ];
 
 /// Folders (relative to the workspace) whose sibling circle is being taken

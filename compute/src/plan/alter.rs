@@ -4,18 +4,17 @@
 //! and whether the rows move to a new layout. Pure: `exec::alter` applies
 //! it under the DDL lock.
 
-use common::{Datum, Error, Result, SqlState, SqlType};
-use datafusion::sql::sqlparser::ast::{
-    AlterColumnOperation, AlterTable, AlterTableOperation, Expr, IndexColumn, TableConstraint,
-};
-use meta::{Catalog, Distribution, ForeignKeyDef, IndexDef, TableDef};
-use shard_router::route::{eval_value, normalize_ident, Clock};
+use common::{Datum, Error, Result};
+use datafusion::sql::sqlparser::ast::{AlterTable, AlterTableOperation, RenameTableNameKind};
+use meta::{Catalog, Distribution, ForeignKeyDef, TableDef};
+use shard_router::route::Clock;
 
-use crate::plan::ddl::{
-    check_partition_key, check_unique_includes_key, column_def, missing_column, table_options,
-    ColumnKey, TableOptions,
-};
+use crate::plan::ddl::check_unique_includes_key;
 use crate::plan::object_parts;
+
+mod columns;
+mod constraints;
+mod distribution;
 
 /// A check on existing rows before the shards change (PostgreSQL's 23502
 /// for a NOT NULL column that would hold NULLs).
@@ -65,64 +64,28 @@ pub enum AlterPlan {
     },
 }
 
-fn duplicate_column(c: &str, t: &str) -> Error {
-    Error::Sql {
-        state: SqlState("42701"),
-        message: format!("column \"{c}\" of relation \"{t}\" already exists"),
-    }
-}
-
-fn index_columns(cols: &[IndexColumn], t: &TableDef) -> Result<Vec<String>> {
-    cols.iter()
-        .map(|c| match &c.column.expr {
-            Expr::Identifier(i) => {
-                let n = normalize_ident(i);
-                t.column(&n)
-                    .map_err(|_| Error::Sql {
-                        state: SqlState::UNDEFINED_COLUMN,
-                        message: format!("column \"{n}\" named in key does not exist"),
-                    })
-                    .map(|_| n)
-            }
-            other => Err(Error::unsupported(format!(
-                "a key on the expression {other}"
-            ))),
-        })
-        .collect()
-}
-
-/// Whether the shards convert `from` to `to` without losing a value (and
-/// reading it back gives what PostgreSQL's cast gives).
-fn lossless(from: &SqlType, to: &SqlType) -> bool {
-    use SqlType::*;
-    let int_rank = |t: &SqlType| match t {
-        SmallInt => Some(1),
-        Integer => Some(2),
-        BigInt => Some(3),
-        _ => None,
-    };
-    match (from, to) {
-        (a, b) if a == b => true,
-        (a, b) if int_rank(a).is_some() && int_rank(b).is_some() => int_rank(a) <= int_rank(b),
-        (SmallInt, Numeric { precision, scale }) => precision - scale >= 5,
-        (Integer, Numeric { precision, scale }) => precision - scale >= 10,
-        (BigInt, Numeric { precision, scale }) => precision - scale >= 19,
-        (
-            Numeric {
-                precision: p1,
-                scale: s1,
-            },
-            Numeric {
-                precision: p2,
-                scale: s2,
-            },
-        ) => s2 >= s1 && p2 - s2 >= p1 - s1,
-        (Real, Double) => false,
-        (Varchar(Some(a)), Varchar(Some(b))) => a <= b,
-        (Varchar(_), Varchar(None) | Text) | (Text, Varchar(None)) => true,
-        (Char(_), Varchar(None) | Text) => false,
-        _ => false,
-    }
+/// What the operations of one `ALTER TABLE` build together: the table's
+/// new definition and what the shards and the existing rows need besides.
+struct Alter<'a> {
+    /// How many operations the statement has (some must stand alone).
+    operations: usize,
+    /// The table as it is.
+    table: &'a TableDef,
+    catalog: &'a Catalog,
+    clock: &'a Clock,
+    /// The table as it will be.
+    new: TableDef,
+    /// Columns renamed, (old, new), chains collapsed to their ends.
+    renamed: Vec<(String, String)>,
+    /// Values the added columns take in existing rows.
+    fill: Vec<(String, Datum)>,
+    /// Sequences the added columns own, to create.
+    new_sequences: Vec<String>,
+    checks: Vec<RowCheck>,
+    /// The new distribution when the rows move.
+    redistribute: Option<Distribution>,
+    /// How many partitions the new layout asks for (`SET (partitions = n)`).
+    partitions: Option<u32>,
 }
 
 /// The plan of one `ALTER TABLE` of `table` (resolved by the caller).
@@ -134,376 +97,65 @@ pub fn analyze(
     clock: &Clock,
     unenforced_foreign_keys: bool,
 ) -> Result<AlterPlan> {
-    let tname = table.name.clone();
-    let mut new = table.clone();
-    let mut renamed: Vec<(String, String)> = vec![];
-    let mut fill = vec![];
-    let mut new_sequences = vec![];
-    let mut checks = vec![];
-    let mut redistribute: Option<Distribution> = None;
-    let mut partitions: Option<u32> = None;
-    let only = |what: &str| -> Result<()> {
-        if at.operations.len() > 1 {
-            return Err(Error::unsupported(format!(
-                "{what} combined with other ALTER TABLE actions (run them as separate statements)"
-            )));
-        }
-        Ok(())
-    };
-    let add_primary_key = |new: &mut TableDef, cols: Vec<String>, checks: &mut Vec<RowCheck>| {
-        if !new.primary_key.is_empty() {
-            return Err(Error::Sql {
-                state: SqlState::INVALID_TABLE_DEFINITION,
-                message: format!("multiple primary keys for table \"{tname}\" are not allowed"),
-            });
-        }
-        for c in &cols {
-            let i = new
-                .column_index(c)
-                .ok_or_else(|| missing_column(c, &tname))?;
-            if !new.columns[i].not_null {
-                new.columns[i].not_null = true;
-                checks.push(RowCheck::NoNulls { column: c.clone() });
-            }
-        }
-        new.primary_key = cols;
-        Ok::<_, Error>(())
+    let mut alter = Alter {
+        operations: at.operations.len(),
+        table,
+        catalog,
+        clock,
+        new: table.clone(),
+        renamed: vec![],
+        fill: vec![],
+        new_sequences: vec![],
+        checks: vec![],
+        redistribute: None,
+        partitions: None,
     };
     for op in &at.operations {
+        if let Some(plan) = alter.operation(op, unenforced_foreign_keys)? {
+            return Ok(plan);
+        }
+    }
+    alter.hash_by_new_key(default_hash)?;
+    alter.finish()
+}
+
+impl Alter<'_> {
+    /// Applies one operation; `Some` is the whole statement's plan (an
+    /// operation that stands alone).
+    fn operation(
+        &mut self,
+        op: &AlterTableOperation,
+        unenforced_foreign_keys: bool,
+    ) -> Result<Option<AlterPlan>> {
         match op {
             AlterTableOperation::AddColumn {
                 if_not_exists,
-                column_def: cd,
+                column_def,
                 column_position: None,
                 ..
-            } => {
-                let (mut col, key) = column_def(cd, &table.schema, &table.name, catalog)?;
-                if col.identity.is_some() {
-                    return Err(Error::unsupported("ADD COLUMN ... GENERATED AS IDENTITY"));
-                }
-                if new.column_index(&col.name).is_some() {
-                    if *if_not_exists {
-                        continue;
-                    }
-                    return Err(duplicate_column(&col.name, &table.name));
-                }
-                if let Some(seq) = &mut col.sequence {
-                    if !seq.starts_with(meta::SEQUENCE_SOURCE_PREFIX) {
-                        seq.push_str(&format!("#{}", table.id.0));
-                        new_sequences.push(seq.clone());
-                    }
-                    // Existing rows would each take a value of the sequence.
-                    checks.push(RowCheck::EmptyForSequence {
-                        column: col.name.clone(),
-                    });
-                }
-                match &col.default {
-                    _ if col.sequence.is_some() => {}
-                    Some(text) => {
-                        let e = crate::parse::parse_stored_expr(text)?;
-                        let v = eval_value(&e, &[], Some(clock))?.coerce(&col.ty)?;
-                        if col.not_null && matches!(v, Datum::Null) {
-                            checks.push(RowCheck::Empty {
-                                column: col.name.clone(),
-                            });
-                        }
-                        fill.push((col.name.clone(), v));
-                    }
-                    None if col.not_null && col.sequence.is_none() => {
-                        checks.push(RowCheck::Empty {
-                            column: col.name.clone(),
-                        })
-                    }
-                    None => {}
-                }
-                let name = col.name.clone();
-                new.columns.push(col);
-                match key {
-                    Some(ColumnKey::Primary) => add_primary_key(&mut new, vec![name], &mut checks)?,
-                    Some(ColumnKey::Unique) => {
-                        check_unique_includes_key(&new, std::slice::from_ref(&name))?;
-                        new.indexes.push(IndexDef {
-                            name: format!("{}_{name}_key", table.name),
-                            columns: vec![name],
-                            unique: true,
-                        });
-                    }
-                    None => {}
-                }
-            }
+            } => self.add_column(column_def, *if_not_exists)?,
             AlterTableOperation::DropColumn {
                 column_names,
                 if_exists,
                 ..
-            } => {
-                for n in column_names {
-                    let n = normalize_ident(n);
-                    let Some(i) = new.column_index(&n) else {
-                        if *if_exists {
-                            continue;
-                        }
-                        return Err(missing_column(&n, &table.name));
-                    };
-                    if new.key_indexes().contains(&i) {
-                        return Err(Error::unsupported(format!(
-                            "dropping column \"{n}\": it is part of the partition key of \"{}\"",
-                            table.name
-                        )));
-                    }
-                    let in_fk = catalog.foreign_keys.iter().any(|f| {
-                        (f.table == table.id && f.columns.contains(&n))
-                            || (f.ref_table == table.id && f.ref_columns.contains(&n))
-                    });
-                    if in_fk {
-                        return Err(Error::unsupported(format!(
-                            "dropping column \"{n}\": a foreign key uses it (drop the constraint first)"
-                        )));
-                    }
-                    if new.columns.len() == 1 {
-                        return Err(Error::unsupported(
-                            "a table without columns (MariaDB has none)",
-                        ));
-                    }
-                    new.columns.remove(i);
-                    if new.primary_key.contains(&n) {
-                        new.primary_key.clear();
-                    }
-                    new.indexes.retain(|ix| !ix.columns.contains(&n));
-                }
-            }
+            } => self.drop_columns(column_names, *if_exists)?,
             AlterTableOperation::RenameColumn {
                 old_column_name,
                 new_column_name,
-            } => {
-                let (from, to) = (
-                    normalize_ident(old_column_name),
-                    normalize_ident(new_column_name),
-                );
-                let i = new
-                    .column_index(&from)
-                    .ok_or_else(|| missing_column(&from, &table.name))?;
-                if new.column_index(&to).is_some() {
-                    return Err(duplicate_column(&to, &table.name));
-                }
-                new.columns[i].name = to.clone();
-                let rename = |v: &mut Vec<String>| {
-                    for c in v.iter_mut() {
-                        if *c == from {
-                            *c = to.clone();
-                        }
-                    }
-                };
-                rename(&mut new.primary_key);
-                for ix in &mut new.indexes {
-                    rename(&mut ix.columns);
-                }
-                if let Distribution::Hash { columns, .. } = &mut new.distribution {
-                    rename(columns);
-                }
-                // Chains (a -> b, b -> c) collapse to their ends.
-                match renamed.iter_mut().find(|(_, n)| *n == from) {
-                    Some(r) => r.1 = to,
-                    None => renamed.push((from, to)),
-                }
-            }
+            } => self.rename_column(old_column_name, new_column_name)?,
             AlterTableOperation::RenameTable { table_name } => {
-                only("RENAME")?;
-                let name = match table_name {
-                    datafusion::sql::sqlparser::ast::RenameTableNameKind::To(n)
-                    | datafusion::sql::sqlparser::ast::RenameTableNameKind::As(n) => n,
-                };
-                let parts = object_parts(name);
-                let [to] = parts.as_slice() else {
-                    return Err(Error::unsupported("RENAME TO a schema-qualified name"));
-                };
-                if catalog.table(&table.schema, to).is_some() {
-                    return Err(Error::TableExists { name: to.clone() });
-                }
-                if to.len() > 56 {
-                    return Err(Error::InvalidTableDefinition {
-                        message: "table names are limited to 56 characters".into(),
-                    });
-                }
-                new.name = to.clone();
-                return Ok(AlterPlan::Rename { new });
+                return self.rename_table(table_name).map(Some)
             }
             AlterTableOperation::AlterColumn { column_name, op } => {
-                let n = normalize_ident(column_name);
-                let i = new
-                    .column_index(&n)
-                    .ok_or_else(|| missing_column(&n, &table.name))?;
-                match op {
-                    AlterColumnOperation::SetNotNull => {
-                        if !new.columns[i].not_null {
-                            new.columns[i].not_null = true;
-                            checks.push(RowCheck::NoNulls { column: n });
-                        }
-                    }
-                    AlterColumnOperation::DropNotNull => {
-                        if new.primary_key.contains(&n) {
-                            return Err(Error::Sql {
-                                state: SqlState::INVALID_TABLE_DEFINITION,
-                                message: format!("column \"{n}\" is in a primary key"),
-                            });
-                        }
-                        new.columns[i].not_null = false;
-                    }
-                    AlterColumnOperation::SetDefault { value } => {
-                        new.columns[i].sequence =
-                            crate::plan::sequence::nextval_default(value, catalog, &table.schema)?;
-                        if new.columns[i].sequence.is_none() {
-                            eval_value(value, &[], Some(clock))?.coerce(&new.columns[i].ty)?;
-                        }
-                        new.columns[i].default = Some(value.to_string());
-                    }
-                    AlterColumnOperation::DropDefault => {
-                        new.columns[i].default = None;
-                        new.columns[i].sequence = None;
-                    }
-                    AlterColumnOperation::SetDataType {
-                        data_type, using, ..
-                    } => {
-                        if using.is_some() {
-                            return Err(Error::unsupported("ALTER COLUMN TYPE ... USING"));
-                        }
-                        let to = SqlType::parse(&data_type.to_string().to_lowercase())?;
-                        let from = new.columns[i].ty;
-                        if new.key_indexes().contains(&i) && from != to {
-                            return Err(Error::unsupported(format!(
-                                "changing the type of \"{n}\": it is part of the partition key"
-                            )));
-                        }
-                        if !lossless(&from, &to) {
-                            return Err(Error::unsupported(format!(
-                                "ALTER COLUMN TYPE from {from} to {to} (the shards cannot convert every value without loss)"
-                            )));
-                        }
-                        new.columns[i].ty = to;
-                    }
-                    other => return Err(Error::unsupported(format!("ALTER COLUMN ... {other}"))),
-                }
+                self.alter_column(column_name, op)?
             }
-            AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
-                TableConstraint::ForeignKey(f) => {
-                    only("ADD FOREIGN KEY")?;
-                    let (fk, parent) = crate::plan::foreign_key::foreign_key(
-                        f,
-                        table,
-                        catalog,
-                        unenforced_foreign_keys,
-                    )?;
-                    return Ok(AlterPlan::AddForeignKey { fk, parent });
-                }
-                TableConstraint::PrimaryKey(pk) => {
-                    let cols = index_columns(&pk.columns, &new)?;
-                    add_primary_key(&mut new, cols, &mut checks)?;
-                }
-                TableConstraint::Unique(u) => {
-                    let cols = index_columns(&u.columns, &new)?;
-                    check_unique_includes_key(&new, &cols)?;
-                    let name = match &u.name {
-                        Some(n) => normalize_ident(n),
-                        None => format!("{}_{}_key", table.name, cols.join("_")),
-                    };
-                    if new.indexes.iter().any(|i| i.name == name) {
-                        return Err(Error::Sql {
-                            state: SqlState::DUPLICATE_TABLE,
-                            message: format!("relation \"{name}\" already exists"),
-                        });
-                    }
-                    new.indexes.push(IndexDef {
-                        name,
-                        columns: cols,
-                        unique: true,
-                    });
-                }
-                other => {
-                    return Err(Error::unsupported(format!(
-                        "ADD CONSTRAINT of this kind ({})",
-                        other
-                            .to_string()
-                            .split_whitespace()
-                            .take(3)
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    )))
-                }
-            },
+            AlterTableOperation::AddConstraint { constraint, .. } => {
+                return self.add_constraint(constraint, unenforced_foreign_keys)
+            }
             AlterTableOperation::DropConstraint {
                 if_exists, name, ..
-            } => {
-                let n = normalize_ident(name);
-                if let Some(fk) = catalog
-                    .foreign_keys_of(table.id, true)
-                    .into_iter()
-                    .find(|f| f.name == n)
-                {
-                    only("DROP CONSTRAINT of a foreign key")?;
-                    let parent = catalog
-                        .table_by_id(fk.ref_table)
-                        .cloned()
-                        .ok_or_else(|| Error::internal("a foreign key's table is gone"))?;
-                    return Ok(AlterPlan::DropForeignKey { fk, parent });
-                }
-                if n == format!("{}_pkey", table.name) && !new.primary_key.is_empty() {
-                    new.primary_key.clear();
-                } else if let Some(i) = new.indexes.iter().position(|ix| ix.unique && ix.name == n)
-                {
-                    new.indexes.remove(i);
-                } else if *if_exists {
-                    continue;
-                } else {
-                    return Err(Error::Sql {
-                        state: SqlState::UNDEFINED_OBJECT,
-                        message: format!(
-                            "constraint \"{n}\" of relation \"{}\" does not exist",
-                            table.name
-                        ),
-                    });
-                }
-            }
-            AlterTableOperation::SetOptionsParens { options } => {
-                let TableOptions {
-                    distribution,
-                    partitions: p,
-                    key,
-                } = table_options(options)?;
-                if distribution.is_none() && key.is_none() && p.is_none() {
-                    continue;
-                }
-                only("SET (distribution ...)")?;
-                partitions = p;
-                let kind = distribution.unwrap_or_else(|| "hash".into());
-                redistribute = Some(match kind.as_str() {
-                    "hash" => {
-                        let columns = match key {
-                            Some(k) => k,
-                            None => match &table.distribution {
-                                Distribution::Hash { columns, .. } => columns.clone(),
-                                _ if !table.primary_key.is_empty() => table.primary_key.clone(),
-                                _ => {
-                                    return Err(Error::InvalidParameter {
-                                        message: "distribution = hash needs distribution_key (the table has no primary key)".into(),
-                                    })
-                                }
-                            },
-                        };
-                        Distribution::Hash {
-                            columns,
-                            partitions: 0,
-                        }
-                    }
-                    "mirror" if key.is_none() => Distribution::Mirror,
-                    "single" if key.is_none() => Distribution::Single,
-                    k => {
-                        return Err(Error::InvalidParameter {
-                            message: format!(
-                                "distribution '{k}' is not one of hash, mirror, single (a key only with hash)"
-                            ),
-                        })
-                    }
-                });
-            }
+            } => return self.drop_constraint(name, *if_exists),
+            AlterTableOperation::SetOptionsParens { options } => self.set_options(options)?,
             other => {
                 let text = other.to_string();
                 let words: Vec<&str> = text.split_whitespace().take(2).collect();
@@ -513,71 +165,60 @@ pub fn analyze(
                 )));
             }
         }
+        Ok(None)
     }
-    // A keyless single table keyed now is hashed by its key when that is
-    // the cluster's default for keyed tables (as if created with it).
-    if redistribute.is_none()
-        && default_hash
-        && matches!(table.distribution, Distribution::Single)
-        && table.primary_key.is_empty()
-        && !new.primary_key.is_empty()
-    {
-        if at.operations.len() > 1 {
-            return Err(Error::unsupported(
-                "ADD PRIMARY KEY on a table that is distributed by it, combined with other actions",
-            ));
-        }
-        redistribute = Some(Distribution::Hash {
-            columns: new.primary_key.clone(),
-            partitions: 0,
-        });
-    }
-    if let Some(d) = redistribute {
-        // Unenforced keys have no InnoDB constraint to break.
-        let enforced = |referencing| {
-            catalog
-                .foreign_keys_of(table.id, referencing)
-                .iter()
-                .any(|f| f.enforced)
-        };
-        if enforced(true) || enforced(false) {
+
+    /// 0A000 unless `what` is the statement's only operation.
+    fn only(&self, what: &str) -> Result<()> {
+        if self.operations > 1 {
             return Err(Error::unsupported(format!(
-                "changing the distribution of \"{}\" while enforced foreign keys reference it or it references others (drop them first)",
-                table.name
+                "{what} combined with other ALTER TABLE actions (run them as separate statements)"
             )));
         }
-        check_partition_key(&new.columns, &d)?;
-        let layout = catalog.placement.layout_for_new(&d, partitions)?;
-        new.distribution = match d {
-            Distribution::Hash { columns, .. } => Distribution::Hash {
-                columns,
-                partitions: layout.len() as u32,
-            },
-            d => d,
+        Ok(())
+    }
+
+    /// `RENAME TO`: the table under its new name.
+    fn rename_table(&self, table_name: &RenameTableNameKind) -> Result<AlterPlan> {
+        self.only("RENAME")?;
+        let name = match table_name {
+            RenameTableNameKind::To(n) | RenameTableNameKind::As(n) => n,
         };
-        if !new.primary_key.is_empty() {
+        let parts = object_parts(name);
+        let [to] = parts.as_slice() else {
+            return Err(Error::unsupported("RENAME TO a schema-qualified name"));
+        };
+        if self.catalog.table(&self.table.schema, to).is_some() {
+            return Err(Error::TableExists { name: to.clone() });
+        }
+        if to.len() > 56 {
+            return Err(Error::InvalidTableDefinition {
+                message: "table names are limited to 56 characters".into(),
+            });
+        }
+        let mut new = self.new.clone();
+        new.name = to.clone();
+        Ok(AlterPlan::Rename { new })
+    }
+
+    /// The plan once every operation is applied.
+    fn finish(mut self) -> Result<AlterPlan> {
+        if let Some(d) = self.redistribute.take() {
+            return self.redistribution(d);
+        }
+        let new = self.new;
+        if !new.primary_key.is_empty() && new.primary_key != self.table.primary_key {
             check_unique_includes_key(&new, &new.primary_key.clone())?;
         }
-        for ix in new.indexes.iter().filter(|i| i.unique) {
-            check_unique_includes_key(&new, &ix.columns)?;
+        if new == *self.table {
+            return Ok(AlterPlan::Nothing);
         }
-        return Ok(AlterPlan::Redistribute {
+        Ok(AlterPlan::Change {
             new,
-            layout,
-            checks,
-        });
+            renamed: self.renamed,
+            fill: self.fill,
+            new_sequences: self.new_sequences,
+            checks: self.checks,
+        })
     }
-    if !new.primary_key.is_empty() && new.primary_key != table.primary_key {
-        check_unique_includes_key(&new, &new.primary_key.clone())?;
-    }
-    if new == *table {
-        return Ok(AlterPlan::Nothing);
-    }
-    Ok(AlterPlan::Change {
-        new,
-        renamed,
-        fill,
-        new_sequences,
-        checks,
-    })
 }
