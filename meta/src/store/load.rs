@@ -43,43 +43,56 @@ struct SnapshotRows {
 }
 
 impl MetaStore {
-    /// Reads one consistent snapshot of the whole catalog.
+    /// Reads one consistent snapshot of the whole catalog: every read in
+    /// one read-only transaction (roles, grants, sequences, views and
+    /// foreign keys too, so a DDL committed meanwhile is seen whole or not
+    /// at all).
     pub async fn load_catalog(&self) -> Result<Catalog> {
         let mut conn = self.conn().await?;
-        let rows = read_snapshot(&mut conn).await?;
-        let mut cols = columns_by_table(rows.columns)?;
-        let mut idx = indexes_by_table(rows.indexes)?;
-        let placement = placement(rows.epoch, rows.shards, rows.partitions);
-        let mut catalog = Catalog {
-            version: rows.version.unwrap_or(0),
-            placement: Arc::new(placement),
-            schemas: rows.schemas.into_iter().collect::<BTreeSet<_>>(),
-            tables: HashMap::new(),
-            roles: HashMap::new(),
-            grants: Default::default(),
-            owners: HashMap::new(),
-            sequences: HashMap::new(),
-            foreign_keys: vec![],
-            comments: HashMap::new(),
-            views: HashMap::new(),
-        };
-        read_roles(&mut conn, &mut catalog).await?;
-        read_sequences(&mut conn, &mut catalog).await?;
-        read_comments(&mut conn, &mut catalog).await?;
-        read_views(&mut conn, &mut catalog).await?;
-        read_foreign_keys(&mut conn, &mut catalog, &rows.tables).await?;
-        for row in rows.tables {
-            let def = table_def(row, &catalog.placement, &mut cols, &mut idx)?;
-            catalog
-                .tables
-                .insert((def.schema.clone(), def.name.clone()), Arc::new(def));
-        }
-        Ok(catalog)
+        let loaded = read_catalog(&mut conn).await;
+        let end = if loaded.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        conn.query_drop(end).await.map_err(me)?;
+        loaded
     }
 }
 
-/// Reads versions, shards, schemas, tables, columns, indexes and partitions
-/// in one `START TRANSACTION WITH CONSISTENT SNAPSHOT` ... `COMMIT`.
+/// The catalog read inside the snapshot transaction [`read_snapshot`]
+/// starts.
+async fn read_catalog(conn: &mut Conn) -> Result<Catalog> {
+    let rows = read_snapshot(conn).await?;
+    let mut cols = columns_by_table(rows.columns)?;
+    let mut idx = indexes_by_table(rows.indexes)?;
+    let placement = placement(rows.epoch, rows.shards, rows.partitions);
+    let mut catalog = Catalog {
+        version: rows.version.unwrap_or(0),
+        placement: Arc::new(placement),
+        schemas: rows.schemas.into_iter().collect::<BTreeSet<_>>(),
+        tables: HashMap::new(),
+        roles: HashMap::new(),
+        grants: Default::default(),
+        owners: HashMap::new(),
+        sequences: HashMap::new(),
+        foreign_keys: vec![],
+        comments: HashMap::new(),
+        views: HashMap::new(),
+    };
+    read_roles(conn, &mut catalog).await?;
+    read_sequences(conn, &mut catalog).await?;
+    read_comments(conn, &mut catalog).await?;
+    read_views(conn, &mut catalog).await?;
+    read_foreign_keys(conn, &mut catalog, &rows.tables).await?;
+    for row in rows.tables {
+        let def = table_def(row, &catalog.placement, &mut cols, &mut idx)?;
+        catalog
+            .tables
+            .insert((def.schema.clone(), def.name.clone()), Arc::new(def));
+    }
+    Ok(catalog)
+}
+
+/// Starts the catalog's one `START TRANSACTION WITH CONSISTENT SNAPSHOT`
+/// and reads versions, shards, schemas, tables, columns, indexes and
+/// partitions in it (the caller reads the rest in it and commits).
 async fn read_snapshot(conn: &mut Conn) -> Result<SnapshotRows> {
     conn.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
         .await
@@ -116,7 +129,6 @@ async fn read_snapshot(conn: &mut Conn) -> Result<SnapshotRows> {
         .query("SELECT table_id, partition_no, shard_id FROM cat_partitions ORDER BY table_id, partition_no")
         .await
         .map_err(me)?;
-    conn.query_drop("COMMIT").await.map_err(me)?;
     Ok(SnapshotRows {
         version,
         epoch,
