@@ -72,7 +72,6 @@ fn sample_tables() -> [TableDef; 3] {
             columns: vec!["id".into()],
             partitions: 3,
         },
-        partition_shards: vec![],
         indexes: vec![
             IndexDef {
                 name: "t1_v_key".into(),
@@ -106,7 +105,6 @@ fn sample_tables() -> [TableDef; 3] {
         ],
         primary_key: vec!["k".into()],
         distribution: Distribution::Mirror,
-        partition_shards: vec![],
         indexes: vec![],
     };
     let t3 = TableDef {
@@ -119,7 +117,6 @@ fn sample_tables() -> [TableDef; 3] {
         }],
         primary_key: vec![],
         distribution: Distribution::Single,
-        partition_shards: vec![],
         indexes: vec![],
     };
     [t1, t2, t3]
