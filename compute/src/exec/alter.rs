@@ -5,48 +5,27 @@
 
 use common::{Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::AlterTable;
+use meta::{Catalog, TableDef};
+use shard_router::Router;
 
 use crate::plan::alter::{analyze, AlterPlan, RowCheck};
 use crate::plan::resolve_table;
 use crate::session::Session;
 
+use super::ddl_change::DdlChange;
+
 impl Session {
     pub(crate) async fn execute_alter(&mut self, at: &AlterTable) -> Result<()> {
         let router = self.router.clone();
-        let mut txn = router
-            .meta
-            .begin_ddl(router.node_id, &at.to_string())
-            .await?;
+        let mut txn = DdlChange::begin(&router, &at.to_string()).await?;
         // The catalog as of the lock: no other DDL can change it now.
-        let catalog = router.check_version().await?;
+        let catalog = txn.catalog().await?;
         let table = match resolve_table(&catalog, &at.name, &self.current_schema()) {
             Ok(t) => t,
             Err(_) if at.if_exists => return Ok(()),
             Err(e) => return Err(e),
         };
-        // A view's stored query names the table and its columns: changes
-        // that would break it are refused while a view reads the table.
-        if let Some(v) = catalog.views_reading(&table.schema, &table.name).first() {
-            use datafusion::sql::sqlparser::ast::AlterTableOperation as O;
-            let breaks = at.operations.iter().any(|o| {
-                matches!(
-                    o,
-                    O::RenameTable { .. }
-                        | O::RenameColumn { .. }
-                        | O::DropColumn { .. }
-                        | O::AlterColumn {
-                            op: datafusion::sql::sqlparser::ast::AlterColumnOperation::SetDataType { .. },
-                            ..
-                        }
-                )
-            });
-            if breaks {
-                return Err(Error::unsupported(format!(
-                    "renaming, dropping or retyping columns of a table a view reads (view {} reads {}; drop the view first)",
-                    v.name, table.name
-                )));
-            }
-        }
+        refuse_breaking_a_view(at, &catalog, &table)?;
         let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
         let unenforced = self
             .settings
@@ -60,34 +39,10 @@ impl Session {
             &self.clock(),
             unenforced,
         )?;
-        let checks = match &plan {
-            AlterPlan::Change { checks, .. } | AlterPlan::Redistribute { checks, .. } => {
-                checks.clone()
-            }
-            _ => vec![],
-        };
-        for c in &checks {
-            let (column, null_in) = match c {
-                RowCheck::Empty { column } | RowCheck::EmptyForSequence { column } => {
-                    (column, None)
-                }
-                RowCheck::NoNulls { column } => (column, Some(column.as_str())),
-            };
-            if shard_router::ddl::any_row(&router, &table, null_in).await? {
-                if matches!(c, RowCheck::EmptyForSequence { .. }) {
-                    return Err(Error::unsupported(format!(
-                        "adding column \"{column}\" fed by a sequence to a table with rows (add it without the default, fill it, then SET DEFAULT)"
-                    )));
-                }
-                return Err(Error::Sql {
-                    state: SqlState::NOT_NULL_VIOLATION,
-                    message: format!(
-                        "column \"{column}\" of relation \"{}\" contains null values",
-                        table.name
-                    ),
-                });
-            }
-        }
+        check_existing_rows(&router, &table, &plan).await?;
+        // Each kind orders its shard work and the catalog commit its own
+        // way (`commit`, undoing the shards when the commit fails); the
+        // reload comes after, for all.
         match plan {
             AlterPlan::Nothing => return Ok(()),
             AlterPlan::AddForeignKey { mut fk, parent } => {
@@ -182,4 +137,61 @@ impl Session {
         router.reload().await?;
         Ok(())
     }
+}
+
+/// A view's stored query names the table and its columns: changes that
+/// would break it are refused while a view reads the table.
+fn refuse_breaking_a_view(at: &AlterTable, catalog: &Catalog, table: &TableDef) -> Result<()> {
+    if let Some(v) = catalog.views_reading(&table.schema, &table.name).first() {
+        use datafusion::sql::sqlparser::ast::AlterTableOperation as O;
+        let breaks = at.operations.iter().any(|o| {
+            matches!(
+                o,
+                O::RenameTable { .. }
+                    | O::RenameColumn { .. }
+                    | O::DropColumn { .. }
+                    | O::AlterColumn {
+                        op: datafusion::sql::sqlparser::ast::AlterColumnOperation::SetDataType { .. },
+                        ..
+                    }
+            )
+        });
+        if breaks {
+            return Err(Error::unsupported(format!(
+                "renaming, dropping or retyping columns of a table a view reads (view {} reads {}; drop the view first)",
+                v.name, table.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// PostgreSQL's checks of the plan on existing rows (NOT NULL on a column
+/// with NULLs, a sequence-fed column added to a table with rows).
+async fn check_existing_rows(router: &Router, table: &TableDef, plan: &AlterPlan) -> Result<()> {
+    let checks: &[RowCheck] = match plan {
+        AlterPlan::Change { checks, .. } | AlterPlan::Redistribute { checks, .. } => checks,
+        _ => &[],
+    };
+    for c in checks {
+        let (column, null_in) = match c {
+            RowCheck::Empty { column } | RowCheck::EmptyForSequence { column } => (column, None),
+            RowCheck::NoNulls { column } => (column, Some(column.as_str())),
+        };
+        if shard_router::ddl::any_row(router, table, null_in).await? {
+            if matches!(c, RowCheck::EmptyForSequence { .. }) {
+                return Err(Error::unsupported(format!(
+                    "adding column \"{column}\" fed by a sequence to a table with rows (add it without the default, fill it, then SET DEFAULT)"
+                )));
+            }
+            return Err(Error::Sql {
+                state: SqlState::NOT_NULL_VIOLATION,
+                message: format!(
+                    "column \"{column}\" of relation \"{}\" contains null values",
+                    table.name
+                ),
+            });
+        }
+    }
+    Ok(())
 }

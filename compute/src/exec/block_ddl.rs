@@ -16,12 +16,14 @@
 //! Other DDL inside a block is refused (0A000).
 
 use common::{Error, Result};
-use datafusion::sql::sqlparser::ast::{AlterTableOperation, ObjectType, Statement};
+use datafusion::sql::sqlparser::ast::{AlterTableOperation, ObjectName, ObjectType, Statement};
 
 use crate::plan::{object_parts, resolve_table};
 use crate::session::{BlockDdl, Session};
 
 use crate::plan::quoted_ident as ident;
+
+use super::ddl_change::DdlChange;
 
 fn parse_one(sql: &str) -> Result<Statement> {
     crate::dialect::parse(sql)
@@ -47,6 +49,68 @@ impl Session {
     /// Runs (or defers) one DDL statement inside the open block.
     pub(crate) async fn ddl_in_block(&mut self, stmt: &Statement) -> Result<String> {
         let catalog = self.router.ensure_fresh().await?;
+        match stmt {
+            Statement::Drop {
+                object_type: ObjectType::View,
+                names,
+                ..
+            } => return self.drop_views_in_block(stmt, names, &catalog).await,
+            Statement::Drop {
+                object_type: ObjectType::Table,
+                names,
+                if_exists,
+                cascade,
+                ..
+            } => {
+                self.drop_tables_in_block(stmt, names, *if_exists, *cascade, &catalog)
+                    .await?;
+                return Ok("DROP TABLE".into());
+            }
+            Statement::Drop {
+                object_type: object_type @ (ObjectType::Index | ObjectType::Sequence),
+                names,
+                if_exists,
+                ..
+            } => {
+                // Checked now (42P01 in the block, as PostgreSQL), run at
+                // COMMIT.
+                if !if_exists {
+                    for n in names {
+                        let (s, name) = self.qualified(n);
+                        let found = match object_type {
+                            ObjectType::Index => catalog.index_owner(&s, &name).is_some(),
+                            _ => catalog.sequence(&s, &name).is_some(),
+                        };
+                        if !found {
+                            return Err(Error::Sql {
+                                state: common::SqlState::UNDEFINED_TABLE,
+                                message: format!("relation \"{name}\" does not exist"),
+                            });
+                        }
+                    }
+                }
+                self.block_ddl
+                    .push(BlockDdl::Deferred(Box::new(stmt.clone())));
+                return Ok(match object_type {
+                    ObjectType::Index => "DROP INDEX",
+                    _ => "DROP SEQUENCE",
+                }
+                .into());
+            }
+            _ => {}
+        }
+        let undo = self.undo_of(stmt, &catalog)?;
+        let tag = self.execute_ddl(stmt).await?;
+        if let Some(sql) = undo {
+            self.block_ddl
+                .push(BlockDdl::Undo(Box::new(parse_one(&sql)?)));
+        }
+        Ok(tag)
+    }
+
+    /// The statement that undoes `stmt` (run at once in the block), if
+    /// it makes anything; 0A000 for DDL a block refuses.
+    fn undo_of(&self, stmt: &Statement, catalog: &meta::Catalog) -> Result<Option<String>> {
         let touched = self.txn.as_ref().is_some_and(|t| !t.shards().is_empty());
         let before_writes = |what: &str| -> Result<()> {
             if touched {
@@ -56,7 +120,7 @@ impl Session {
             }
             Ok(())
         };
-        let undo = match stmt {
+        Ok(match stmt {
             Statement::CreateTable(ct) => {
                 let (s, n) = self.qualified(&ct.name);
                 (catalog.table(&s, &n).is_none())
@@ -64,7 +128,7 @@ impl Session {
             }
             Statement::CreateIndex(ci) => {
                 before_writes("CREATE INDEX")?;
-                let table = resolve_table(&catalog, &ci.table_name, &self.current_schema())?;
+                let table = resolve_table(catalog, &ci.table_name, &self.current_schema())?;
                 ci.name.as_ref().map(|n| {
                     let name = object_parts(n).last().cloned().unwrap_or_default();
                     format!(
@@ -84,43 +148,6 @@ impl Session {
                 (catalog.view(&s, &n).is_none() && catalog.table(&s, &n).is_none())
                     .then(|| format!("DROP VIEW IF EXISTS {}.{}", ident(&s), ident(&n)))
             }
-            Statement::Drop {
-                object_type: ObjectType::View,
-                names,
-                ..
-            } => {
-                // Dropped at once; ROLLBACK makes each again from its
-                // definition (a view other views read: refused here).
-                let mut undo = vec![];
-                for n in names {
-                    let (s, name) = self.qualified(n);
-                    let Some(v) = catalog.view(&s, &name) else {
-                        continue;
-                    };
-                    if !catalog.views_reading(&s, &name).is_empty() {
-                        return Err(Error::unsupported(
-                            "DROP VIEW of a view other views read, inside a transaction block",
-                        ));
-                    }
-                    undo.push(format!(
-                        "CREATE VIEW {}.{} ({}) AS {}",
-                        ident(&v.schema),
-                        ident(&v.name),
-                        v.columns
-                            .iter()
-                            .map(|c| ident(c))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        v.definition
-                    ));
-                }
-                let tag = self.execute_ddl(stmt).await?;
-                for sql in undo {
-                    self.block_ddl
-                        .push(BlockDdl::Undo(Box::new(parse_one(&sql)?)));
-                }
-                return Ok(tag);
-            }
             Statement::CreateSequence { name, .. } => {
                 let (s, n) = self.qualified(name);
                 (catalog.sequence(&s, &n).is_none())
@@ -130,7 +157,7 @@ impl Session {
                 object_type,
                 object_name,
                 ..
-            } => match self.comment_target(&catalog, stmt)? {
+            } => match self.comment_target(catalog, stmt)? {
                 Some((kind, id, column)) => {
                     let old = catalog
                         .comments
@@ -159,7 +186,7 @@ impl Session {
                     .all(|o| matches!(o, AlterTableOperation::AddColumn { .. })) =>
             {
                 before_writes("ALTER TABLE")?;
-                let table = resolve_table(&catalog, &at.name, &self.current_schema())?;
+                let table = resolve_table(catalog, &at.name, &self.current_schema())?;
                 let added: Vec<String> = at
                     .operations
                     .iter()
@@ -184,102 +211,6 @@ impl Session {
                     )
                 })
             }
-            Statement::Drop {
-                object_type: ObjectType::Table,
-                names,
-                if_exists,
-                cascade,
-                ..
-            } => {
-                let dropping: Vec<common::TableId> = names
-                    .iter()
-                    .filter_map(|n| resolve_table(&catalog, n, &self.current_schema()).ok())
-                    .map(|t| t.id)
-                    .collect();
-                // Gone from the catalog at once (later statements of the
-                // block, and a CREATE of the same name, see it gone, as in
-                // PostgreSQL); the rows stay until the block commits.
-                for n in names {
-                    let table = match resolve_table(&catalog, n, &self.current_schema()) {
-                        Ok(t) => t,
-                        Err(_) if *if_exists => continue,
-                        Err(e) => return Err(e),
-                    };
-                    if let Some(r) = catalog.views_reading(&table.schema, &table.name).first() {
-                        if *cascade {
-                            return Err(Error::unsupported(
-                                "DROP TABLE ... CASCADE of a table views read, inside a transaction block",
-                            ));
-                        }
-                        return Err(super::views::depends("table", &table.name, &r.name));
-                    }
-                    let mut txn = self
-                        .router
-                        .meta
-                        .begin_ddl(self.router.node_id, &stmt.to_string())
-                        .await?;
-                    // Keys referencing it from tables that stay: 2BP01 (a
-                    // CASCADE in a block is not undone: refused).
-                    super::ddl::drop_dependent_foreign_keys(
-                        &self.router,
-                        &catalog,
-                        &table,
-                        &dropping,
-                        false,
-                        &mut txn,
-                    )
-                    .await
-                    .map_err(|e| match e {
-                        Error::Sql { .. } if *cascade => Error::unsupported(
-                            "DROP TABLE ... CASCADE of a referenced table inside a transaction block",
-                        ),
-                        e => e,
-                    })?;
-                    let layout = catalog.placement.layout(table.id).to_vec();
-                    txn.drop_table_keeping(&table).await?;
-                    txn.commit().await?;
-                    self.block_ddl.push(BlockDdl::DroppedTable(table, layout));
-                }
-                self.router.reload().await?;
-                return Ok("DROP TABLE".into());
-            }
-            Statement::Drop {
-                object_type: ObjectType::Index | ObjectType::Sequence,
-                names,
-                if_exists,
-                ..
-            } => {
-                // Checked now (42P01 in the block, as PostgreSQL), run at
-                // COMMIT.
-                if !if_exists {
-                    for n in names {
-                        let (s, name) = self.qualified(n);
-                        let found = match stmt {
-                            Statement::Drop {
-                                object_type: ObjectType::Index,
-                                ..
-                            } => catalog.index_owner(&s, &name).is_some(),
-                            _ => catalog.sequence(&s, &name).is_some(),
-                        };
-                        if !found {
-                            return Err(Error::Sql {
-                                state: common::SqlState::UNDEFINED_TABLE,
-                                message: format!("relation \"{name}\" does not exist"),
-                            });
-                        }
-                    }
-                }
-                self.block_ddl
-                    .push(BlockDdl::Deferred(Box::new(stmt.clone())));
-                return Ok(match stmt {
-                    Statement::Drop {
-                        object_type: ObjectType::Index,
-                        ..
-                    } => "DROP INDEX",
-                    _ => "DROP SEQUENCE",
-                }
-                .into());
-            }
             other => {
                 let text = other.to_string();
                 let words: Vec<&str> = text.split_whitespace().take(2).collect();
@@ -288,13 +219,101 @@ impl Session {
                     words.join(" ")
                 )));
             }
-        };
+        })
+    }
+
+    /// DROP VIEW in a block: dropped at once; ROLLBACK makes each again
+    /// from its definition (a view other views read: refused here).
+    async fn drop_views_in_block(
+        &mut self,
+        stmt: &Statement,
+        names: &[ObjectName],
+        catalog: &meta::Catalog,
+    ) -> Result<String> {
+        let mut undo = vec![];
+        for n in names {
+            let (s, name) = self.qualified(n);
+            let Some(v) = catalog.view(&s, &name) else {
+                continue;
+            };
+            if !catalog.views_reading(&s, &name).is_empty() {
+                return Err(Error::unsupported(
+                    "DROP VIEW of a view other views read, inside a transaction block",
+                ));
+            }
+            undo.push(format!(
+                "CREATE VIEW {}.{} ({}) AS {}",
+                ident(&v.schema),
+                ident(&v.name),
+                v.columns
+                    .iter()
+                    .map(|c| ident(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                v.definition
+            ));
+        }
         let tag = self.execute_ddl(stmt).await?;
-        if let Some(sql) = undo {
+        for sql in undo {
             self.block_ddl
                 .push(BlockDdl::Undo(Box::new(parse_one(&sql)?)));
         }
         Ok(tag)
+    }
+
+    /// DROP TABLE in a block: gone from the catalog at once (later
+    /// statements of the block, and a CREATE of the same name, see it
+    /// gone, as in PostgreSQL); the rows stay until the block commits.
+    async fn drop_tables_in_block(
+        &mut self,
+        stmt: &Statement,
+        names: &[ObjectName],
+        if_exists: bool,
+        cascade: bool,
+        catalog: &meta::Catalog,
+    ) -> Result<()> {
+        let router = self.router.clone();
+        let dropping: Vec<common::TableId> = names
+            .iter()
+            .filter_map(|n| resolve_table(catalog, n, &self.current_schema()).ok())
+            .map(|t| t.id)
+            .collect();
+        for n in names {
+            let table = match resolve_table(catalog, n, &self.current_schema()) {
+                Ok(t) => t,
+                Err(_) if if_exists => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(r) = catalog.views_reading(&table.schema, &table.name).first() {
+                if cascade {
+                    return Err(Error::unsupported(
+                        "DROP TABLE ... CASCADE of a table views read, inside a transaction block",
+                    ));
+                }
+                return Err(super::views::depends("table", &table.name, &r.name));
+            }
+            let mut txn = DdlChange::begin(&router, &stmt.to_string()).await?;
+            // Keys referencing it from tables that stay: 2BP01 (a
+            // CASCADE in a block is not undone: refused).
+            super::drops::drop_dependent_foreign_keys(
+                &router, catalog, &table, &dropping, false, &mut txn,
+            )
+            .await
+            .map_err(|e| match e {
+                Error::Sql { .. } if cascade => Error::unsupported(
+                    "DROP TABLE ... CASCADE of a referenced table inside a transaction block",
+                ),
+                e => e,
+            })?;
+            let layout = catalog.placement.layout(table.id).to_vec();
+            txn.drop_table_keeping(&table).await?;
+            // One change per table, each remembered for the block's end;
+            // the reload after the last.
+            txn.commit().await?;
+            self.block_ddl.push(BlockDdl::DroppedTable(table, layout));
+        }
+        router.reload().await?;
+        Ok(())
     }
 
     /// The block ended: committed, its deferred DDL runs; else its undo
@@ -348,10 +367,7 @@ impl Session {
         committed: bool,
     ) -> Result<()> {
         let router = self.router.clone();
-        let mut txn = router
-            .meta
-            .begin_ddl(router.node_id, "DROP TABLE (block end)")
-            .await?;
+        let mut txn = DdlChange::begin(&router, "DROP TABLE (block end)").await?;
         if committed {
             let physical = router
                 .placement()
@@ -359,6 +375,11 @@ impl Session {
                 .physical_tables(t);
             txn.drop_table_leftovers(t).await?;
             router.meta.queue_drops(t.id, &physical).await?;
+            // Committed with the physical tables queued, then dropped (as
+            // DROP TABLE outside a block). No reload, as before: the table
+            // left this node's catalog when the block dropped it; what goes
+            // here (grants, owner, owned sequences) arrives with the next
+            // catalog poll.
             txn.commit().await?;
             shard_router::ddl::drop_physical(&router, &physical).await?;
             for c in &t.columns {
@@ -368,8 +389,7 @@ impl Session {
             }
         } else {
             txn.restore_table(t, layout).await?;
-            txn.commit().await?;
-            router.reload().await?;
+            txn.finish().await?;
         }
         Ok(())
     }

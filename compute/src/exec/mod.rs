@@ -9,13 +9,16 @@ pub mod block_ddl;
 pub mod comment;
 pub mod cursor;
 pub mod ddl;
+pub mod ddl_change;
 pub mod df;
 pub mod dml;
+pub mod drops;
 pub mod fast;
 #[cfg(test)]
 mod golden;
 pub mod insert_select;
 pub mod readwrite;
+pub mod roles;
 pub mod runner;
 pub mod sequence;
 pub mod views;

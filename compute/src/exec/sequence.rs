@@ -10,6 +10,8 @@ use crate::plan::object_parts;
 use crate::plan::sequence::{resolve_sequence, sequence_def, SeqCall};
 use crate::session::{Output, Session};
 
+use super::ddl_change::DdlChange;
+
 impl Session {
     pub(crate) async fn create_sequence(
         &mut self,
@@ -27,11 +29,8 @@ impl Session {
             _ => return Err(Error::unsupported("three-part sequence names")),
         };
         let mut def = sequence_def(&schema, &seq, data_type, options)?;
-        let mut txn = router
-            .meta
-            .begin_ddl(router.node_id, &format!("CREATE SEQUENCE {schema}.{seq}"))
-            .await?;
-        let catalog = router.check_version().await?;
+        let mut txn = DdlChange::begin(&router, &format!("CREATE SEQUENCE {schema}.{seq}")).await?;
+        let catalog = txn.catalog().await?;
         if !catalog.schemas.contains(&schema) {
             return Err(Error::SchemaNotFound { name: schema });
         }
@@ -69,9 +68,7 @@ impl Session {
             }
         }
         txn.create_sequence(&def).await?;
-        txn.commit().await?;
-        router.reload().await?;
-        Ok(())
+        txn.finish().await
     }
 
     /// DROP SEQUENCE: 2BP01 while a column default uses it, unless
@@ -83,11 +80,8 @@ impl Session {
         cascade: bool,
     ) -> Result<()> {
         let router = self.router.clone();
-        let mut txn = router
-            .meta
-            .begin_ddl(router.node_id, "DROP SEQUENCE")
-            .await?;
-        let catalog = router.check_version().await?;
+        let mut txn = DdlChange::begin(&router, "DROP SEQUENCE").await?;
+        let catalog = txn.catalog().await?;
         let schema = self.current_schema();
         for n in names {
             let parts = object_parts(n);
@@ -133,9 +127,7 @@ impl Session {
             }
             txn.drop_sequence(def.id).await?;
         }
-        txn.commit().await?;
-        router.reload().await?;
-        Ok(())
+        txn.finish().await
     }
 
     /// The name a sequence function's first argument gives (a literal, a

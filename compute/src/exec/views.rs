@@ -9,6 +9,8 @@ use meta::ViewDef;
 
 use crate::session::Session;
 
+use super::ddl_change::DdlChange;
+
 fn sql_err(state: &'static str, message: String) -> Error {
     Error::Sql {
         state: SqlState(state),
@@ -111,22 +113,15 @@ impl Session {
             check_replacement(old, &def)?;
             def.id = old.id;
         }
-        let mut txn = router
-            .meta
-            .begin_ddl(
-                router.node_id,
-                &format!("CREATE VIEW {}", def.qualified_name()),
-            )
-            .await?;
+        let statement = format!("CREATE VIEW {}", def.qualified_name());
+        let mut txn = DdlChange::begin(&router, &statement).await?;
         match existing {
             Some(_) => txn.replace_view(&def).await?,
             None => {
                 txn.create_view(&def).await?;
             }
         }
-        txn.commit().await?;
-        router.reload().await?;
-        Ok(())
+        txn.finish().await
     }
 
     /// DROP VIEW names...: 42809 for a table, 2BP01 when other views read
@@ -172,13 +167,11 @@ impl Session {
         if dropping.is_empty() {
             return Ok(());
         }
-        let mut txn = router.meta.begin_ddl(router.node_id, "DROP VIEW").await?;
+        let mut txn = DdlChange::begin(&router, "DROP VIEW").await?;
         for v in &dropping {
             txn.drop_view(v.id).await?;
         }
-        txn.commit().await?;
-        router.reload().await?;
-        Ok(())
+        txn.finish().await
     }
 }
 
