@@ -81,40 +81,47 @@ impl Placement {
         self.layouts.get(&table).map(|l| &l[..]).unwrap_or(&[])
     }
 
+    /// A table's slots, or 42P01 when the map does not know the table: a
+    /// statement planned before the table was redistributed (it has a new
+    /// id) or dropped fails instead of reading or writing nothing.
+    pub fn slots(&self, table: &TableDef) -> Result<&[ShardId]> {
+        self.layouts
+            .get(&table.id)
+            .map(|l| &l[..])
+            .ok_or_else(|| moved_away(table))
+    }
+
     /// How many physical tables the table has (its partitions, its mirror
     /// copies, or 1).
-    pub fn partition_count(&self, table: &TableDef) -> u32 {
-        self.layout(table.id).len() as u32
+    pub fn partition_count(&self, table: &TableDef) -> Result<u32> {
+        Ok(self.slots(table)?.len() as u32)
     }
 
     /// The shard of one slot of a table.
     pub fn shard_of(&self, table: &TableDef, slot: u32) -> Result<ShardId> {
-        self.layout(table.id)
+        self.slots(table)?
             .get(slot as usize)
             .copied()
-            .ok_or_else(|| {
-                Error::internal(format!(
-                    "partition {slot} of {} is not in the placement map",
-                    table.qualified_name()
-                ))
-            })
+            .ok_or_else(|| moved_away(table))
     }
 
     /// Every (shard, physical partition) of the table: one per partition of
     /// a hash table, one whole copy (partition 0) per shard of a mirror
     /// table, one of a single table.
-    pub fn partitions(&self, table: &TableDef) -> Vec<(ShardId, u32)> {
+    pub fn partitions(&self, table: &TableDef) -> Result<Vec<(ShardId, u32)>> {
         let hashed = matches!(table.distribution, Distribution::Hash { .. });
-        self.layout(table.id)
+        Ok(self
+            .slots(table)?
             .iter()
             .enumerate()
             .map(|(i, s)| (*s, if hashed { i as u32 } else { 0 }))
-            .collect()
+            .collect())
     }
 
     /// Every physical table of the table: (shard, database, table).
-    pub fn physical_tables(&self, table: &TableDef) -> Vec<(ShardId, String, String)> {
-        self.partitions(table)
+    pub fn physical_tables(&self, table: &TableDef) -> Result<Vec<(ShardId, String, String)>> {
+        Ok(self
+            .partitions(table)?
             .into_iter()
             .map(|(shard, p)| {
                 (
@@ -123,7 +130,7 @@ impl Placement {
                     table.physical_name(p),
                 )
             })
-            .collect()
+            .collect())
     }
 
     /// The shards holding any part of the table, in order.
@@ -175,6 +182,17 @@ impl Placement {
             .min_by_key(|(s, n)| (**n, **s))
             .map(|(s, _)| *s)
             .unwrap_or(shards[0])
+    }
+}
+
+/// 42P01 for a table the map does not place (any more).
+fn moved_away(table: &TableDef) -> Error {
+    Error::Sql {
+        state: common::SqlState::UNDEFINED_TABLE,
+        message: format!(
+            "relation \"{}\" changed its layout or was dropped while the statement ran; run it again",
+            table.name
+        ),
     }
 }
 
@@ -247,14 +265,14 @@ mod tests {
         p.set_layout(m.id, [1, 2, 3].map(ShardId).to_vec());
         assert_eq!(p.shard_of(&h, 3).unwrap(), ShardId(1));
         assert!(p.shard_of(&h, 4).is_err());
-        assert_eq!(p.partition_count(&h), 4);
+        assert_eq!(p.partition_count(&h).unwrap(), 4);
         assert_eq!(p.shards_of(&h), [1, 2, 3].map(ShardId));
         assert_eq!(
-            p.partitions(&m),
+            p.partitions(&m).unwrap(),
             vec![(ShardId(1), 0), (ShardId(2), 0), (ShardId(3), 0)]
         );
         assert_eq!(
-            p.physical_tables(&h)[3],
+            p.physical_tables(&h).unwrap()[3],
             (ShardId(1), "tsr_public".into(), "t1_1_p3".into())
         );
         let moved = p.with_layout(h.id, [2, 2, 3, 1].map(ShardId).to_vec());
@@ -264,5 +282,10 @@ mod tests {
         assert_eq!(p.epoch(), 7);
         assert_eq!(p.server(ShardId(2)).unwrap().port, 3302);
         assert!(p.server(ShardId(9)).is_err());
+        let gone = table(3, Distribution::Single);
+        assert_eq!(
+            p.partition_count(&gone).unwrap_err().sqlstate().code(),
+            "42P01"
+        );
     }
 }

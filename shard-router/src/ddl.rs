@@ -79,16 +79,16 @@ fn group(
     placement: &Placement,
     def: &TableDef,
     f: impl Fn(u32) -> Vec<String>,
-) -> Vec<(ShardId, Vec<String>)> {
+) -> Result<Vec<(ShardId, Vec<String>)>> {
     let mut out: Vec<(ShardId, Vec<String>)> = vec![];
-    for (shard, p) in placement.partitions(def) {
+    for (shard, p) in placement.partitions(def)? {
         let stmts = f(p);
         match out.iter_mut().find(|(s, _)| *s == shard) {
             Some((_, v)) => v.extend(stmts),
             None => out.push((shard, stmts)),
         }
     }
-    out
+    Ok(out)
 }
 
 pub fn ensure_schema_sql(schema: &str) -> String {
@@ -106,7 +106,7 @@ pub async fn create_table(router: &Router, placement: &Placement, def: &TableDef
         router,
         group(placement, def, |p| {
             vec![schema_sql.clone(), create_table_sql(def, p)]
-        }),
+        })?,
     )
     .await
 }
@@ -156,7 +156,7 @@ pub async fn create_index(router: &Router, def: &TableDef, ix: &IndexDef) -> Res
                 physical_object(&def.schema, &def.physical_name(p)),
                 cols(&ix.columns)
             )]
-        }),
+        })?,
     )
     .await
 }
@@ -170,7 +170,7 @@ pub async fn drop_index(router: &Router, def: &TableDef, name: &str) -> Result<(
                 quote_ident(name),
                 physical_object(&def.schema, &def.physical_name(p))
             )]
-        }),
+        })?,
     )
     .await
 }
@@ -364,7 +364,7 @@ pub async fn alter_partitions(
     };
     let work: Vec<(ShardId, u32, AlterSql)> = router
         .placement()
-        .partitions(def)
+        .partitions(def)?
         .into_iter()
         .map(|(shard, p)| (shard, p, sql_of(p)))
         .filter(|(_, _, sql)| !sql.is_empty())
@@ -462,7 +462,7 @@ pub async fn foreign_key(
 pub async fn rename_table(router: &Router, old: &TableDef, new: &TableDef) -> Result<()> {
     let work = router
         .placement()
-        .partitions(old)
+        .partitions(old)?
         .into_iter()
         .map(|(shard, p)| {
             (
@@ -482,7 +482,7 @@ pub async fn rename_table(router: &Router, old: &TableDef, new: &TableDef) -> Re
 /// when given): the checks PostgreSQL makes before adding a NOT NULL
 /// column without a default or setting NOT NULL.
 pub async fn any_row(router: &Router, def: &TableDef, null_in: Option<&str>) -> Result<bool> {
-    let parts = router.placement().partitions(def);
+    let parts = router.placement().partitions(def)?;
     let results = join_all(parts.into_iter().map(|(shard, p)| async move {
         let mut conn = router.shard(shard)?.conn().await?;
         let filter = match null_in {

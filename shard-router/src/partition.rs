@@ -50,7 +50,7 @@ pub fn prune(table: &TableDef, per_key: &[Vec<Datum>]) -> Option<BTreeSet<u32>> 
 /// nodes spread their reads over the copies (the fast path and scans
 /// choose alike).
 pub fn mirror_copy(placement: &meta::Placement, table: &TableDef, node_id: u32) -> u32 {
-    node_id % placement.partition_count(table).max(1)
+    node_id % placement.partition_count(table).unwrap_or(0).max(1)
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub async fn copy_rows(
     to: &TableDef,
     target: &Placement,
 ) -> Result<Moved> {
-    let physical = target.physical_tables(to);
+    let physical = target.physical_tables(to)?;
     router.meta.queue_drops(to.id, &physical).await?;
     crate::ddl::create_table(router, target, to).await?;
     match lock_and_copy(router, from, to, target).await {
@@ -114,7 +114,7 @@ async fn lock_and_copy(
 ) -> Result<Moved> {
     // One locking connection per shard of the old layout.
     let mut by_shard: Vec<(ShardId, Vec<String>)> = vec![];
-    for (shard, p) in router.placement().partitions(from) {
+    for (shard, p) in router.placement().partitions(from)? {
         let object = physical_object(&from.schema, &from.physical_name(p));
         match by_shard.iter_mut().find(|(s, _)| *s == shard) {
             Some((_, v)) => v.push(object),
@@ -186,7 +186,7 @@ async fn lock_and_copy(
     }
     let sums = join_all(
         target
-            .partitions(to)
+            .partitions(to)?
             .into_iter()
             .map(|(shard, p)| async move {
                 let mut conn = router.shard(shard)?.conn().await?;
@@ -258,7 +258,7 @@ impl Moved {
         source: &Placement,
         from: &TableDef,
     ) -> Result<()> {
-        let physical = source.physical_tables(from);
+        let physical = source.physical_tables(from)?;
         router.meta.queue_drops(from.id, &physical).await?;
         let mut first_err = None;
         for (shard, mut conn, objects) in std::mem::take(&mut self.locks) {

@@ -189,7 +189,7 @@ pub fn insert_statements_on(
         .join(", ");
     let one = format!("({})", vec!["?"; table.columns.len()].join(", "));
     let mut out = vec![];
-    for (p, idxs) in crate::route::rows_by_partition(placement, table, rows) {
+    for (p, idxs) in crate::route::rows_by_partition(placement, table, rows)? {
         let shard = placement.shard_of(table, p)?;
         for chunk in idxs.chunks(INSERT_BATCH_ROWS) {
             let head = format!(

@@ -202,7 +202,7 @@ pub fn rows_by_partition(
     placement: &meta::Placement,
     table: &TableDef,
     rows: &[Vec<Datum>],
-) -> BTreeMap<u32, Vec<usize>> {
+) -> common::Result<BTreeMap<u32, Vec<usize>>> {
     let mut by_part: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     match &table.distribution {
         Distribution::Hash { .. } => {
@@ -217,12 +217,12 @@ pub fn rows_by_partition(
             by_part.insert(0, (0..rows.len()).collect());
         }
         Distribution::Mirror => {
-            for p in 0..placement.partition_count(table) {
+            for p in 0..placement.partition_count(table)? {
                 by_part.insert(p, (0..rows.len()).collect());
             }
         }
     }
-    by_part
+    Ok(by_part)
 }
 
 /// Evaluates a constant expression: literals, parameters, unary minus,

@@ -224,7 +224,7 @@ impl ShardTableProvider {
     /// The partitions a scan with these filters must read.
     pub(crate) fn partitions(&self, filters: &[Expr]) -> Vec<u32> {
         let placement = self.router.placement();
-        let all: Vec<u32> = (0..placement.partition_count(&self.table)).collect();
+        let all: Vec<u32> = (0..placement.partition_count(&self.table).unwrap_or(0)).collect();
         match &self.table.distribution {
             Distribution::Mirror => vec![crate::partition::mirror_copy(
                 &placement,
@@ -322,6 +322,11 @@ impl TableProvider for ShardTableProvider {
         let conds: Vec<String> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
         let mut queries = vec![];
         let placement = self.router.placement();
+        // A table the map no longer places (redistributed or dropped since
+        // planning) is an error, not an empty scan.
+        placement
+            .slots(&self.table)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
         for p in self.partitions(filters) {
             let mut sql = format!(
                 "SELECT {select_list} FROM {}",

@@ -116,7 +116,7 @@ impl Session {
                 txn.update_table(&new, &[]).await?;
                 txn.set_layout(new.id, &layout).await?;
                 txn.commit().await?;
-                for (shard, db, tbl) in target.physical_tables(&new) {
+                for (shard, db, tbl) in target.physical_tables(&new)? {
                     let _ = router.meta.unqueue_drop(shard, &db, &tbl).await;
                 }
                 tracing::info!(

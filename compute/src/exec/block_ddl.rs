@@ -372,7 +372,7 @@ impl Session {
             let physical = router
                 .placement()
                 .with_layout(t.id, layout.to_vec())
-                .physical_tables(t);
+                .physical_tables(t)?;
             txn.drop_table_leftovers(t).await?;
             router.meta.queue_drops(t.id, &physical).await?;
             // Committed with the physical tables queued, then dropped (as

@@ -156,7 +156,7 @@ impl Session {
         // this node dies before the catalog commit, recovery drops
         // what was made (the id is never reused).
         let placement = catalog.placement.with_layout(id, layout);
-        let physical = placement.physical_tables(&def);
+        let physical = placement.physical_tables(&def)?;
         router.meta.queue_drops(id, &physical).await?;
         if let Err(e) = shard_router::ddl::create_table(&router, &placement, &def).await {
             // Rolled back first, then what the shards made is dropped.
@@ -339,7 +339,7 @@ impl Session {
             if !crate::privileges::may_maintain(&catalog, &self.user, &t) {
                 continue;
             }
-            for (shard, p) in catalog.placement.partitions(&t) {
+            for (shard, p) in catalog.placement.partitions(&t)? {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("ANALYZE TABLE ")
                     .table(&t.schema, &t.physical_name(p));

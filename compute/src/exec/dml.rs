@@ -155,7 +155,7 @@ impl Session {
         let mut work = vec![];
         let placement = self.router.placement();
         for table in ordered {
-            for (shard, p) in placement.partitions(&table) {
+            for (shard, p) in placement.partitions(&table)? {
                 let mut sql = shard_router::shard_sql::ShardSql::new();
                 sql.keyword("DELETE FROM ")
                     .table(&table.schema, &table.physical_name(p));
@@ -184,7 +184,7 @@ impl Session {
         let n = self.run_writes(work).await?;
         // A mirror table's copies each report the same count.
         Ok(if matches!(t.distribution, Distribution::Mirror) {
-            (n / self.router.placement().partition_count(t).max(1) as u64) as usize
+            (n / self.router.placement().partition_count(t)?.max(1) as u64) as usize
         } else {
             n as usize
         })
@@ -201,7 +201,7 @@ impl Session {
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
             Route::Partitions(v) => v,
-            Route::Scatter | Route::Mirror => (0..placement.partition_count(t)).collect(),
+            Route::Scatter | Route::Mirror => (0..placement.partition_count(t)?).collect(),
         };
         let with_clock;
         let params = if p.clock_values.is_empty() {
@@ -217,7 +217,7 @@ impl Session {
         };
         let mut work = vec![];
         for part in parts {
-            let (sql, order) = &p.sql[part as usize];
+            let (sql, order) = crate::plan::dml::slot_sql(&p.sql, t, part)?;
             let vals = shard_router::exec::bind(order, params)?;
             work.push((placement.shard_of(t, part)?, sql.clone(), vals));
         }

@@ -99,7 +99,7 @@ impl Session {
             // the reload comes after the last table). A shard that fails
             // keeps its table queued and recovery drops it: the DROP is
             // never half done.
-            let physical = catalog.placement.physical_tables(&table);
+            let physical = catalog.placement.physical_tables(&table)?;
             txn.drop_table(&table).await?;
             router.meta.queue_drops(table.id, &physical).await?;
             txn.commit().await?;

@@ -32,7 +32,7 @@ impl Session {
                 self.router.node_id,
             )],
             Route::Partitions(v) => v,
-            Route::Scatter => (0..placement.partition_count(t)).collect(),
+            Route::Scatter => (0..placement.partition_count(t)?).collect(),
         };
         if let [part] = parts[..] {
             let access = self.access();
@@ -113,7 +113,7 @@ async fn fast_select_parts(
     params: &[Datum],
 ) -> Result<Vec<Vec<Datum>>> {
     let (sql, vals) = if let [part] = parts {
-        let (sql, order) = &p.sql[*part as usize];
+        let (sql, order) = crate::plan::dml::slot_sql(&p.sql, &p.table, *part)?;
         (
             std::borrow::Cow::Borrowed(sql.as_str()),
             shard_router::exec::bind(order, params)?,
@@ -122,7 +122,7 @@ async fn fast_select_parts(
         let mut queries = vec![];
         let mut vals = vec![];
         for part in parts {
-            let (q, order) = &p.sql[*part as usize];
+            let (q, order) = crate::plan::dml::slot_sql(&p.sql, &p.table, *part)?;
             queries.push(q.as_str());
             vals.extend(shard_router::exec::bind(order, params)?);
         }

@@ -241,7 +241,7 @@ pub fn inserted(placement: &meta::Placement, p: &InsertPlan, rows: usize, writte
     match p.on_conflict {
         OnConflict::Ignore => {
             let copies = if matches!(p.table.distribution, meta::Distribution::Mirror) {
-                placement.partition_count(&p.table).max(1) as u64
+                placement.partition_count(&p.table).unwrap_or(1).max(1) as u64
             } else {
                 1
             };

@@ -555,6 +555,23 @@ pub(crate) fn param_types(
         .collect()
 }
 
+/// The SQL of one slot from [`per_partition_sql`]'s list: a slot the plan
+/// was not made for (the table's layout grew since) is 42P01, never a
+/// panic.
+pub(crate) fn slot_sql<'a>(
+    sql: &'a [(String, Vec<usize>)],
+    table: &TableDef,
+    slot: u32,
+) -> Result<&'a (String, Vec<usize>)> {
+    sql.get(slot as usize).ok_or_else(|| Error::Sql {
+        state: common::SqlState::UNDEFINED_TABLE,
+        message: format!(
+            "relation \"{}\" changed its layout while the statement ran; run it again",
+            table.name
+        ),
+    })
+}
+
 /// The statement rendered for each physical table of `table` (its slots
 /// in the placement map).
 pub(crate) fn per_partition_sql(
@@ -562,7 +579,7 @@ pub(crate) fn per_partition_sql(
     table: &TableDef,
     stmt: &Statement,
 ) -> Result<Vec<(String, Vec<usize>)>> {
-    (0..placement.partition_count(table))
+    (0..placement.partition_count(table)?)
         .map(|p| render(stmt, &table.schema, &table.physical_name(p)))
         .collect()
 }

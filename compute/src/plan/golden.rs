@@ -107,7 +107,7 @@ pub(crate) fn describe(placement: &meta::Placement, plan: &Plan, params: &[Datum
         }
     );
     if let Ok(r) = resolved {
-        let mut parts = partitions(&r, placement.partition_count(table));
+        let mut parts = partitions(&r, placement.partition_count(table).unwrap_or(0));
         // A read of a mirror table goes to one copy (the node's own pick).
         if r == Route::Mirror && matches!(plan.kind, PlanKind::FastSelect(_)) {
             parts.truncate(1);

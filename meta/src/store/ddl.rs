@@ -212,17 +212,14 @@ impl DdlTxn {
     /// never share a name with the old layout's.
     pub async fn renumber_table(&mut self, old: TableId) -> Result<TableId> {
         let id = self.new_table_id().await?;
+        // The old id's slots end here (logged as gone); the caller places
+        // the new id with `set_layout`.
+        self.set_layout(old, &[]).await?;
         let conn = self.c()?;
         conn.exec_drop("DELETE FROM cat_tables WHERE table_id = ?", (id,))
             .await
             .map_err(me)?;
-        for t in [
-            "cat_tables",
-            "cat_columns",
-            "cat_indexes",
-            "cat_partitions",
-            "table_owners",
-        ] {
+        for t in ["cat_tables", "cat_columns", "cat_indexes", "table_owners"] {
             conn.exec_drop(
                 format!("UPDATE {t} SET table_id = ? WHERE table_id = ?"),
                 (id, old.0),

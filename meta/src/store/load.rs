@@ -50,8 +50,13 @@ impl MetaStore {
     pub async fn load_catalog(&self) -> Result<Catalog> {
         let mut conn = self.conn().await?;
         let loaded = read_catalog(&mut conn).await;
-        let end = if loaded.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        conn.query_drop(end).await.map_err(me)?;
+        if loaded.is_ok() {
+            conn.query_drop("COMMIT").await.map_err(me)?;
+        } else {
+            // The read's error is the answer; the pool resets the
+            // connection anyway.
+            let _ = conn.query_drop("ROLLBACK").await;
+        }
         loaded
     }
 }

@@ -68,7 +68,7 @@ impl MetaStore {
         let live: std::collections::HashSet<(ShardId, String, String)> = catalog
             .tables
             .values()
-            .flat_map(|t| catalog.placement.physical_tables(t))
+            .flat_map(|t| catalog.placement.physical_tables(t).unwrap_or_default())
             .collect();
         let rows: Vec<(u32, String, String)> = conn
             .query("SELECT shard_id, db, tbl FROM pending_drops")

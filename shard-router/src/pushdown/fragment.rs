@@ -172,6 +172,8 @@ impl Compiler {
                 let alias = self.alias();
                 let t = p.table.clone();
                 let placement = p.router.placement();
+                // Not placed (any more): the plain scan reports it.
+                placement.slots(&t).ok()?;
                 let all: Vec<String> = t
                     .columns
                     .iter()
