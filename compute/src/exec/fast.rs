@@ -36,8 +36,9 @@ impl Session {
         };
         if let [part] = parts[..] {
             let access = self.access();
+            let shard = placement.shard_of(t, part)?;
             return Ok(Output::Rows(
-                fast_select_part(&self.router, &access, p, part, params).await?,
+                fast_select_parts(&self.router, &access, p, shard, &[part], params).await?,
             ));
         }
         // The partitions of one shard are read by one statement (their
@@ -87,18 +88,6 @@ impl Session {
             merge, &p.types, answers, params,
         )?))
     }
-}
-
-/// Runs a fast-path SELECT on one partition and decodes its rows.
-async fn fast_select_part(
-    router: &Router,
-    access: &ShardAccess,
-    p: &FastSelect,
-    part: u32,
-    params: &[Datum],
-) -> Result<Vec<Vec<Datum>>> {
-    let shard = router.placement().shard_of(&p.table, part)?;
-    fast_select_parts(router, access, p, shard, &[part], params).await
 }
 
 /// Runs a fast-path SELECT on partitions of one shard in one statement
