@@ -186,24 +186,7 @@ async fn distributed_plans_match_the_golden_file() {
     // Planned twice, alike: nothing in the text depends on addresses,
     // timing or hash-map order.
     assert_eq!(actual, golden_text().await);
-    if std::env::var("TESSERA_BLESS").is_ok() {
-        std::fs::write(path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(path).unwrap_or_default();
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "plans differ from testdata/distributed.golden at line {}:\n  expected: {:?}\n  actual:   {:?}\n(TESSERA_BLESS=1 rewrites the file after an intended change)",
-            first + 1,
-            expected.lines().nth(first),
-            actual.lines().nth(first)
-        );
-    }
+    crate::plan::golden::assert_golden(path, &actual);
 }
 
 /// Pushdown unit tests: single rewrites of the `ShardPushdown` rule (and

@@ -167,12 +167,11 @@ fn golden_text() -> String {
     out
 }
 
-#[test]
-fn plans_match_the_golden_file() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/plans.golden");
-    let actual = golden_text();
+/// Compares `actual` with the golden file at `path` (rewrites it instead
+/// with `TESSERA_BLESS` set), naming the first line that differs.
+pub(crate) fn assert_golden(path: &str, actual: &str) {
     if std::env::var("TESSERA_BLESS").is_ok() {
-        std::fs::write(path, &actual).unwrap();
+        std::fs::write(path, actual).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(path).unwrap_or_default();
@@ -183,10 +182,16 @@ fn plans_match_the_golden_file() {
             .position(|(a, b)| a != b)
             .unwrap_or(expected.lines().count().min(actual.lines().count()));
         panic!(
-            "plans differ from testdata/plans.golden at line {}:\n  expected: {:?}\n  actual:   {:?}\n(TESSERA_BLESS=1 rewrites the file after an intended change)",
+            "plans differ from {path} at line {}:\n  expected: {:?}\n  actual:   {:?}\n(TESSERA_BLESS=1 rewrites the file after an intended change)",
             first + 1,
             expected.lines().nth(first),
             actual.lines().nth(first)
         );
     }
+}
+
+#[test]
+fn plans_match_the_golden_file() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/plans.golden");
+    assert_golden(path, &golden_text());
 }
