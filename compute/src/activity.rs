@@ -1,7 +1,7 @@
 //! The node's sessions as `pg_stat_activity` shows them: who, from where,
-//! `application_name`, what each runs and since when. Sessions record
-//! themselves here (one lock, taken at a statement's start and end); the
-//! catalog reads a copy.
+//! `application_name`, what each runs and since when. Each session
+//! records itself in its own [`Slot`] (its own lock, taken at a statement's
+//! start and end); the catalog reads a copy of every slot.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,34 +28,39 @@ pub struct Activity {
     pub query: Arc<str>,
 }
 
-static SESSIONS: Mutex<BTreeMap<i32, Activity>> = Mutex::new(BTreeMap::new());
+/// One session's entry: the session holds it and updates it at each
+/// statement's start and end under its own lock; the node's map is locked
+/// only when a session begins or ends and when the catalog reads it.
+#[derive(Clone)]
+pub struct Slot(Arc<Mutex<Activity>>);
 
-/// A session started.
+static SESSIONS: Mutex<BTreeMap<i32, Slot>> = Mutex::new(BTreeMap::new());
+
+/// A session started: its entry.
 pub fn begin(
     pid: i32,
     user: &str,
     database: &str,
     application_name: &str,
     client: Option<std::net::SocketAddr>,
-) {
+) -> Slot {
     let now = Utc::now();
-    SESSIONS.lock().insert(
+    let slot = Slot(Arc::new(Mutex::new(Activity {
         pid,
-        Activity {
-            pid,
-            user: user.to_string(),
-            database: database.to_string(),
-            application_name: application_name.to_string(),
-            client_addr: client.map(|a| a.ip().to_string()),
-            client_port: client.map(|a| a.port() as i32),
-            backend_start: now,
-            xact_start: None,
-            query_start: None,
-            state_change: now,
-            state: "idle",
-            query: Arc::from(""),
-        },
-    );
+        user: user.to_string(),
+        database: database.to_string(),
+        application_name: application_name.to_string(),
+        client_addr: client.map(|a| a.ip().to_string()),
+        client_port: client.map(|a| a.port() as i32),
+        backend_start: now,
+        xact_start: None,
+        query_start: None,
+        state_change: now,
+        state: "idle",
+        query: Arc::from(""),
+    })));
+    SESSIONS.lock().insert(pid, slot.clone());
+    slot
 }
 
 /// A session ended.
@@ -63,22 +68,23 @@ pub fn end(pid: i32) {
     SESSIONS.lock().remove(&pid);
 }
 
-/// A statement started (`xact_start`: its transaction's start).
-pub fn statement_started(pid: i32, query: &Arc<str>, xact_start: DateTime<Utc>) {
-    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
+impl Slot {
+    /// A statement started (`xact_start`: its transaction's start).
+    pub fn statement_started(&self, query: &Arc<str>, xact_start: DateTime<Utc>) {
         let now = Utc::now();
+        let mut a = self.0.lock();
         a.state = "active";
         a.query = query.clone();
         a.query_start = Some(now);
         a.state_change = now;
         a.xact_start = Some(xact_start);
     }
-}
 
-/// A statement ended; the session is now in a transaction (`failed`: an
-/// aborted one) or not.
-pub fn statement_ended(pid: i32, in_transaction: bool, failed: bool) {
-    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
+    /// A statement ended; the session is now in a transaction (`failed`:
+    /// an aborted one) or not.
+    pub fn statement_ended(&self, in_transaction: bool, failed: bool) {
+        let now = Utc::now();
+        let mut a = self.0.lock();
         a.state = match (in_transaction, failed) {
             (false, _) => "idle",
             (true, false) => "idle in transaction",
@@ -87,17 +93,16 @@ pub fn statement_ended(pid: i32, in_transaction: bool, failed: bool) {
         if !in_transaction {
             a.xact_start = None;
         }
-        a.state_change = Utc::now();
+        a.state_change = now;
     }
-}
 
-pub fn set_application_name(pid: i32, name: &str) {
-    if let Some(a) = SESSIONS.lock().get_mut(&pid) {
-        a.application_name = name.to_string();
+    pub fn set_application_name(&self, name: &str) {
+        self.0.lock().application_name = name.to_string();
     }
 }
 
 /// Every session of this node.
 pub fn sessions() -> Vec<Activity> {
-    SESSIONS.lock().values().cloned().collect()
+    let slots: Vec<Slot> = SESSIONS.lock().values().cloned().collect();
+    slots.iter().map(|s| s.0.lock().clone()).collect()
 }

@@ -11,27 +11,12 @@ use common::{Datum, Error, Result, ShardId, SqlType};
 use mysql_async::prelude::Queryable;
 use storage_adapter::convert;
 
-use crate::txn::{Branches, Lease, ShardAccess};
+use crate::txn::{Branches, Lease, ShardAccess, StatementAccess};
 use crate::Router;
-
-tokio::task_local! {
-    /// The running statement's `lock_timeout`, in whole seconds (rounded
-    /// up: InnoDB counts lock waits in seconds), set by the session around
-    /// the statement. Unset: the shard's own `innodb_lock_wait_timeout`.
-    pub static LOCK_TIMEOUT_SECS: u32;
-}
 
 /// The text that prefixes a statement run under `lock_timeout`: MariaDB's
 /// per-statement setting, so a pooled connection keeps no session state.
 const LOCK_WAIT_PREFIX: &str = "SET STATEMENT innodb_lock_wait_timeout=";
-
-/// `sql` under the running statement's `lock_timeout`, if it has one.
-fn under_lock_timeout(sql: &str) -> std::borrow::Cow<'_, str> {
-    match LOCK_TIMEOUT_SECS.try_with(|s| *s) {
-        Ok(secs) if secs > 0 => under_lock_timeout_of(secs, sql).into(),
-        _ => sql.into(),
-    }
-}
 
 /// `sql` waiting at most `secs` seconds for each row lock.
 pub(crate) fn under_lock_timeout_of(secs: u32, sql: &str) -> String {
@@ -76,19 +61,23 @@ pub fn bind(order: &[usize], params: &[Datum]) -> Result<Vec<mysql_async::Value>
 /// affected.
 pub async fn write<G>(
     router: &Arc<Router>,
-    txn: Option<&Arc<Branches>>,
+    access: &StatementAccess,
     work: Vec<ShardStatement>,
     shield: impl FnOnce() -> Result<G>,
 ) -> Result<u64> {
-    let implicit = txn.is_none() && work.len() > 1;
-    let access = match txn {
-        Some(t) => ShardAccess::Txn(t.clone()),
-        None if implicit => ShardAccess::Txn(Arc::new(Branches::new(router.node_id, None, false))),
-        None => ShardAccess::Autocommit,
+    let implicit = matches!(access.shards, ShardAccess::Autocommit) && work.len() > 1;
+    let access = if implicit {
+        access.with_shards(ShardAccess::Txn(Arc::new(Branches::new(
+            router.node_id,
+            None,
+            false,
+        ))))
+    } else {
+        access.clone()
     };
     let result = write_in(router, &access, work).await;
     if implicit {
-        if let ShardAccess::Txn(b) = &access {
+        if let ShardAccess::Txn(b) = &access.shards {
             match shield() {
                 Ok(held) => {
                     b.clone()
@@ -112,7 +101,7 @@ pub async fn write<G>(
 /// any, is reported. Returns the rows affected.
 pub async fn write_in(
     router: &Router,
-    access: &ShardAccess,
+    access: &StatementAccess,
     work: Vec<ShardStatement>,
 ) -> Result<u64> {
     let mut per_shard: BTreeMap<ShardId, Vec<(String, Vec<mysql_async::Value>)>> = BTreeMap::new();
@@ -127,7 +116,7 @@ pub async fn write_in(
                 let mut affected = 0;
                 for (sql, vals) in stmts {
                     let conn = lease.conn()?;
-                    let sql = under_lock_timeout(&sql);
+                    let sql = access.under_lock_timeout(&sql);
                     storage_adapter::exec_drop(conn, &sql, vals)
                         .await
                         .map_err(|e| statement_error(shard, e, &sql))?;
@@ -153,7 +142,7 @@ pub async fn write_in(
 /// then prepared with the writers at commit).
 pub async fn read_partition(
     router: &Router,
-    access: &ShardAccess,
+    access: &StatementAccess,
     shard: ShardId,
     sql: &str,
     vals: Vec<mysql_async::Value>,
@@ -162,7 +151,7 @@ pub async fn read_partition(
 ) -> Result<Vec<Vec<Datum>>> {
     let mut watched = Watched::new(router, access.lease(router, shard, locking).await?)?;
     let sql = &*if locking {
-        under_lock_timeout(sql)
+        access.under_lock_timeout(sql)
     } else {
         sql.into()
     };

@@ -30,7 +30,6 @@ pub const CATALOG_NAME: &str = "tessera";
 
 pub use crate::arrow_types::BPCHAR_WIDTH;
 
-pub use crate::shard_scan::ScanContext;
 
 pub fn table_schema(def: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(
@@ -347,10 +346,8 @@ impl TableProvider for ShardTableProvider {
                 .map_err(|e| DataFusionError::External(Box::new(e)))?;
             queries.push((shard, sql));
         }
-        let cx = ScanContext::of(state);
         Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
             self.router.clone(),
-            cx,
             projected,
             types,
             queries,

@@ -23,57 +23,12 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 
-use crate::txn::SharedAccess;
+use crate::txn::StatementAccess;
 use crate::Router;
-
-/// What the shard scans of one execution run with: the session's shard
-/// access (autocommit or its transaction's branches, read when a partition
-/// starts). A session sets it as an extension of the
-/// `SessionConfig` it executes in, so logical plans hold no session state
-/// and a prepared statement's plan, made once at Parse, runs in whatever
-/// transaction the session is in at Execute.
-#[derive(Clone)]
-pub struct ScanContext {
-    pub access: SharedAccess,
-    /// The running statement's `lock_timeout` in whole seconds (0: the
-    /// shard's own), for locking scans (`exec::LOCK_TIMEOUT_SECS` is the
-    /// same for the fast path).
-    pub lock_timeout_secs: Arc<std::sync::atomic::AtomicU32>,
-}
-
-impl fmt::Debug for ScanContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ScanContext")
-    }
-}
-
-impl Default for ScanContext {
-    fn default() -> ScanContext {
-        ScanContext {
-            access: Arc::new(parking_lot::RwLock::new(
-                crate::txn::ShardAccess::Autocommit,
-            )),
-            lock_timeout_secs: Default::default(),
-        }
-    }
-}
-
-impl ScanContext {
-    /// The context `state` executes with (autocommit if it has none: a
-    /// planning-only context).
-    pub fn of(state: &dyn Session) -> ScanContext {
-        state
-            .config()
-            .get_extension::<ScanContext>()
-            .map(|c| (*c).clone())
-            .unwrap_or_default()
-    }
-}
 
 /// One shard query per output partition, streamed as Arrow batches.
 pub struct ShardScanExec {
     router: Arc<Router>,
-    cx: ScanContext,
     /// The queries' own columns (what each row from the shard holds).
     schema: SchemaRef,
     types: Vec<SqlType>,
@@ -98,8 +53,7 @@ pub struct ShardScanReport {
 impl ShardScanExec {
     pub fn new(
         router: Arc<Router>,
-        cx: ScanContext,
-        schema: SchemaRef,
+            schema: SchemaRef,
         types: Vec<SqlType>,
         queries: Vec<(ShardId, String)>,
         locking: bool,
@@ -126,7 +80,6 @@ impl ShardScanExec {
         ));
         Ok(ShardScanExec {
             router,
-            cx,
             schema,
             types,
             queries,
@@ -234,7 +187,7 @@ impl ExecutionPlan for ShardScanExec {
     fn execute(
         &self,
         partition: usize,
-        _ctx: Arc<TaskContext>,
+        ctx: Arc<TaskContext>,
     ) -> datafusion::error::Result<SendableRecordBatchStream> {
         let output = self.cache.eq_properties.schema().clone();
         let Some((shard, sql)) = self.queries.get(partition).cloned() else {
@@ -249,16 +202,12 @@ impl ExecutionPlan for ShardScanExec {
         let time = MetricBuilder::new(&self.metrics).subset_time("shard_time", partition);
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<RecordBatch, DataFusionError>>(2);
         let router = self.router.clone();
-        // Read at execution: a plan made earlier runs in whatever
-        // transaction the session is in now.
-        let access = self.cx.access.read().clone();
+        // The statement's access, given with this execution: a plan made
+        // earlier runs in whatever transaction the session is in now.
+        let access = StatementAccess::of_task(&ctx);
         let locking = self.locking;
-        let lock_secs = self
-            .cx
-            .lock_timeout_secs
-            .load(std::sync::atomic::Ordering::Acquire);
-        let sql = if locking && lock_secs > 0 {
-            crate::exec::under_lock_timeout_of(lock_secs, &sql)
+        let sql = if locking {
+            access.under_lock_timeout(&sql).into_owned()
         } else {
             sql
         };

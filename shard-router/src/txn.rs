@@ -360,9 +360,67 @@ impl Drop for Branches {
     }
 }
 
-/// A session's current `ShardAccess`, shared with the DataFusion providers
-/// of its cached plans.
-pub type SharedAccess = Arc<parking_lot::RwLock<ShardAccess>>;
+/// What one statement's shard work runs with, handed down from the session
+/// as one value (never kept in task-locals or cells): where it runs
+/// ([`ShardAccess`]) and its `lock_timeout`. The fast path passes it to
+/// `exec`; a DataFusion statement puts it in the `TaskContext` its plan
+/// executes with, where every `ShardScanExec` reads it when it starts.
+#[derive(Clone)]
+pub struct StatementAccess {
+    pub shards: ShardAccess,
+    /// `lock_timeout` in InnoDB's whole seconds (rounded up: InnoDB counts
+    /// lock waits in seconds); 0: the shard's own
+    /// `innodb_lock_wait_timeout`.
+    pub lock_timeout_secs: u32,
+}
+
+impl std::fmt::Debug for StatementAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StatementAccess(lock_timeout {}s)", self.lock_timeout_secs)
+    }
+}
+
+impl StatementAccess {
+    pub fn new(shards: ShardAccess, lock_timeout_secs: u32) -> StatementAccess {
+        StatementAccess {
+            shards,
+            lock_timeout_secs,
+        }
+    }
+
+    /// Autocommit, without a `lock_timeout`.
+    pub fn autocommit() -> StatementAccess {
+        StatementAccess::new(ShardAccess::Autocommit, 0)
+    }
+
+    /// The same statement's access with its shard work elsewhere (a
+    /// consistent cut, an implicit transaction).
+    pub fn with_shards(&self, shards: ShardAccess) -> StatementAccess {
+        StatementAccess::new(shards, self.lock_timeout_secs)
+    }
+
+    /// The access a DataFusion execution was given (autocommit without a
+    /// lock timeout for a context that was given none: planning only).
+    pub fn of_task(ctx: &datafusion::execution::TaskContext) -> StatementAccess {
+        ctx.session_config()
+            .get_extension::<StatementAccess>()
+            .map(|a| (*a).clone())
+            .unwrap_or_else(StatementAccess::autocommit)
+    }
+
+    /// `sql` waiting at most the `lock_timeout` for each row lock (for
+    /// writes and locking reads), if there is one.
+    pub fn under_lock_timeout<'a>(&self, sql: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.lock_timeout_secs {
+            0 => sql.into(),
+            secs => crate::exec::under_lock_timeout_of(secs, sql).into(),
+        }
+    }
+
+    pub async fn lease(&self, router: &Router, shard: ShardId, write: bool) -> Result<Lease> {
+        self.shards.lease(router, shard, write).await
+    }
+}
 
 /// Where a statement's shard work runs.
 #[derive(Clone)]

@@ -27,10 +27,7 @@ impl Session {
         };
         refuse_breaking_a_view(at, &catalog, &table)?;
         let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
-        let unenforced = self
-            .settings
-            .get("tessera.unenforced_foreign_keys")
-            .is_some_and(|v| v == "on");
+        let unenforced = self.settings.typed().unenforced_foreign_keys;
         let plan = analyze(
             at,
             &table,

@@ -47,12 +47,7 @@ impl Session {
             });
         }
         let reply = Box::pin(self.run_planned(query, params)).await?;
-        let Reply::Rows {
-            fields,
-            origins,
-            rows,
-            ..
-        } = reply
+        let Reply::Rows { columns, rows, .. } = reply
         else {
             return Err(Error::Sql {
                 state: SqlState("42P11"),
@@ -99,8 +94,7 @@ impl Session {
         self.cursors.insert(
             name.to_string(),
             Cursor {
-                fields,
-                origins,
+                columns,
                 rows,
                 position: 0,
                 hold,
@@ -122,8 +116,7 @@ impl Session {
         let piece = c.rows.slice(c.position, n);
         c.position += piece.len();
         Ok(Reply::Rows {
-            fields: c.fields.clone(),
-            origins: c.origins.clone(),
+            columns: c.columns.clone(),
             tag: "FETCH",
             rows: match piece {
                 CursorRows::Datums(d) => Rows::Datums(d),
@@ -149,6 +142,6 @@ impl Session {
     pub fn cursor_fields(&self, name: &str) -> Option<CursorColumns> {
         self.cursors
             .get(name)
-            .map(|c| (c.fields.clone(), c.origins.clone()))
+            .map(|c| (c.columns.fields.clone(), c.columns.origins.clone()))
     }
 }

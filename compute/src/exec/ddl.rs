@@ -346,12 +346,11 @@ impl Session {
                 work.push((shard, sql.into_parts().0, vec![]));
             }
         }
-        shard_router::exec::write_in(
-            &self.router,
-            &shard_router::txn::ShardAccess::Autocommit,
-            work,
-        )
-        .await?;
+        let autocommit = shard_router::txn::StatementAccess::new(
+            shard_router::txn::ShardAccess::Autocommit,
+            self.lock_timeout_secs(),
+        );
+        shard_router::exec::write_in(&self.router, &autocommit, work).await?;
         Ok(())
     }
 }

@@ -14,7 +14,8 @@ use datafusion::execution::context::SessionContext;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use shard_router::scan::ScanContext;
+use datafusion::execution::TaskContext;
+use shard_router::txn::StatementAccess;
 
 use crate::errors::map_df_error;
 use crate::plan::df::{context_for, describe};
@@ -22,33 +23,24 @@ use crate::plan::Plan;
 use crate::session::txn::{Pending, FAILED, RUNNING, SUCCEEDED};
 use crate::session::Session;
 
-/// The session's execution context: its scans run with the session's
-/// shard access and scan log; with `tessera.pushdown` on, fragments go to
-/// the shards. Plans come from `plan` (made once per prepared statement);
-/// this context only optimizes and runs them, so it lives as long as the
-/// session's pushdown setting.
+/// The session's execution context: with `tessera.pushdown` on,
+/// fragments go to the shards. Plans come from `plan` (made once per
+/// prepared statement); this context only optimizes and runs them, so it
+/// lives as long as the session's pushdown setting. What a statement's
+/// scans run with (its `StatementAccess`) is given with each execution.
 pub fn context(session: &Session) -> Result<SessionContext> {
-    execution_context(
-        &session.router,
-        &session.scope(),
-        ScanContext {
-            access: session.access_cell.clone(),
-            lock_timeout_secs: session.lock_timeout_cell.clone(),
-        },
-        session.pushdown(),
-    )
+    execution_context(&session.router, &session.scope(), session.pushdown())
 }
 
-/// The execution context of a session of `scope` whose scans run with
-/// `scan`, fragments pushed to the shards when `pushdown`: the planning
-/// context plus the optimizer rules statements run with.
+/// The execution context of a session of `scope`, fragments pushed to
+/// the shards when `pushdown`: the planning context plus the optimizer
+/// rules statements run with.
 pub(crate) fn execution_context(
     router: &Arc<shard_router::Router>,
     scope: &crate::plan::df::Scope,
-    scan: ScanContext,
     pushdown: bool,
 ) -> Result<SessionContext> {
-    let ctx = context_for(router, scope, None, Some(scan))?;
+    let ctx = context_for(router, scope, None)?;
     // (PostgreSQL's semantics are analyzer rules of every context.)
     ctx.add_optimizer_rule(Arc::new(crate::decorrelation::SameNameCorrelation));
     // After DataFusion's own rules: hand whole fragments to the shards.
@@ -88,11 +80,8 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
 /// (then shown), or the physical plan to run.
 pub(crate) enum Ran {
     Explained(SendableRecordBatchStream),
-    Analyze(Explain, Arc<datafusion::execution::TaskContext>),
-    Plan(
-        Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-        Arc<datafusion::execution::TaskContext>,
-    ),
+    Analyze(Explain, TaskContext),
+    Plan(Arc<dyn datafusion::physical_plan::ExecutionPlan>, TaskContext),
 }
 
 /// A statement under EXPLAIN, planned.
@@ -133,7 +122,7 @@ pub(crate) async fn run(
             let mut state = ctx.state();
             state.execution_props_mut().query_execution_start_time = Some(now);
             let df = datafusion::dataframe::DataFrame::new(state, plan);
-            let task = Arc::new(df.task_ctx());
+            let task = df.task_ctx();
             let physical = df.create_physical_plan().await.map_err(map_df_error)?;
             return Ok(Ran::Plan(physical, task));
         }
@@ -148,46 +137,30 @@ pub(crate) async fn run(
         verbose,
     };
     Ok(if analyze {
-        Ran::Analyze(planned, state.task_ctx())
+        Ran::Analyze(planned, TaskContext::from(&state))
     } else {
         Ran::Explained(explain(planned, false)?)
     })
 }
 
 impl Session {
-    /// Puts in the scans' cell the access of a statement about to run
-    /// `physical`: one consistent cut when it reads two or more shards
-    /// (`Session::read_access`). The guard puts the session's own access
-    /// back; the flag says whether a cut was taken (without one the guard
-    /// changes nothing).
-    async fn take_read_access(
+    /// `task` given the access a statement about to run `physical` reads
+    /// with: one consistent cut when it reads two or more shards
+    /// (`Session::read_access`), else the session's. The scans read it
+    /// from the task when they start (which may be while the stream
+    /// runs); a cut lives as long as the task, that is, the stream.
+    async fn with_read_access(
         &self,
         physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
-    ) -> Result<(RestoreAccess, bool)> {
+        task: TaskContext,
+    ) -> Result<Arc<TaskContext>> {
         let wants = shard_router::shard_scan::plain_reads(physical);
-        let access = self.read_access(&wants).await?;
-        let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
-        *self.access_cell.write() = access;
-        Ok((
-            RestoreAccess {
-                cell: self.access_cell.clone(),
-                to: self.access(),
-            },
-            cut,
-        ))
-    }
-}
-
-/// Puts the session's own access back in the scans' cell when a
-/// statement that read through a consistent cut is done with its stream.
-struct RestoreAccess {
-    cell: shard_router::txn::SharedAccess,
-    to: shard_router::txn::ShardAccess,
-}
-
-impl Drop for RestoreAccess {
-    fn drop(&mut self) {
-        *self.cell.write() = self.to.clone();
+        let access: StatementAccess = self.read_access(&wants).await?;
+        let config = task
+            .session_config()
+            .clone()
+            .with_extension(Arc::new(access));
+        Ok(Arc::new(task.with_session_config(config)))
     }
 }
 
@@ -295,11 +268,6 @@ impl Session {
         plan: &Plan,
         params: &[Datum],
     ) -> Result<SendableRecordBatchStream> {
-        *self.access_cell.write() = self.access();
-        self.lock_timeout_cell.store(
-            self.lock_timeout_secs(),
-            std::sync::atomic::Ordering::Release,
-        );
         let pushdown = self.pushdown();
         let ctx = match &self.df_ctx {
             Some((p, c)) if *p == pushdown => c.clone(),
@@ -331,32 +299,15 @@ impl Session {
             Ran::Explained(s) => s,
             Ran::Analyze(planned, task) => {
                 // Run as the statement alone would be.
-                let (_restore, _) = self.take_read_access(&planned.physical).await?;
+                let task = self.with_read_access(&planned.physical, task).await?;
                 datafusion::physical_plan::collect(planned.physical.clone(), task)
                     .await
                     .map_err(map_df_error)?;
                 explain(planned, true)?
             }
             Ran::Plan(physical, task) => {
-                // The scans take their access from the cell when they
-                // start, which may be while the stream runs: a cut's guard
-                // goes with the stream.
-                let (restore, cut) = self.take_read_access(&physical).await?;
-                let s = datafusion::physical_plan::execute_stream(physical, task)
-                    .map_err(map_df_error)?;
-                if cut {
-                    use futures::StreamExt;
-                    let schema = s.schema();
-                    Box::pin(RecordBatchStreamAdapter::new(
-                        schema,
-                        s.map(move |b| {
-                            let _ = &restore;
-                            b
-                        }),
-                    ))
-                } else {
-                    s
-                }
+                let task = self.with_read_access(&physical, task).await?;
+                datafusion::physical_plan::execute_stream(physical, task).map_err(map_df_error)?
             }
         };
         let stream = with_numeric_scales(stream)?;

@@ -172,7 +172,12 @@ impl Session {
     /// `compute::cancel`).
     async fn run_writes(&mut self, work: Vec<shard_router::exec::ShardStatement>) -> Result<u64> {
         let (pid, since) = (self.pid, self.statement_generation);
-        shard_router::exec::write(&self.router, self.txn.as_ref(), work, || {
+        let shards = match &self.txn {
+            Some(b) => shard_router::txn::ShardAccess::Txn(b.clone()),
+            None => shard_router::txn::ShardAccess::Autocommit,
+        };
+        let access = shard_router::txn::StatementAccess::new(shards, self.lock_timeout_secs());
+        shard_router::exec::write(&self.router, &access, work, || {
             crate::cancel::Shield::raise(pid, since)
         })
         .await

@@ -5,7 +5,7 @@
 
 use common::{Datum, Error, Result, SqlType};
 use shard_router::route::Route;
-use shard_router::txn::ShardAccess;
+use shard_router::txn::StatementAccess;
 use shard_router::Router;
 
 use crate::plan::{AggMerge, FastSelect, LimitValue, Merge};
@@ -35,7 +35,7 @@ impl Session {
             Route::Scatter => (0..placement.partition_count(t)?).collect(),
         };
         if let [part] = parts[..] {
-            let access = self.access();
+            let access = self.statement_access();
             let shard = placement.shard_of(t, part)?;
             return Ok(Output::Rows(
                 fast_select_parts(&self.router, &access, p, shard, &[part], params).await?,
@@ -63,7 +63,7 @@ impl Session {
             by_shard.into_iter().collect()
         };
         let access = if p.locking {
-            self.access()
+            self.statement_access()
         } else {
             let mut wants = std::collections::BTreeMap::new();
             for (shard, _) in &groups {
@@ -95,7 +95,7 @@ impl Session {
 /// the rows.
 async fn fast_select_parts(
     router: &Router,
-    access: &ShardAccess,
+    access: &StatementAccess,
     p: &FastSelect,
     shard: common::ShardId,
     parts: &[u32],

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use common::{Datum, ShardId, TableId};
 use datafusion::sql::sqlparser::ast::Statement;
 use meta::{Catalog, IndexDef, Placement};
-use shard_router::scan::ScanContext;
 use shard_router::Router;
 
 use super::df::{execution_context, physical_lines, run, Ran};
@@ -121,7 +120,7 @@ pub(crate) async fn physical_plan(
     logical: datafusion::logical_expr::LogicalPlan,
     params: &[Datum],
 ) -> common::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
-    let ctx = execution_context(router, &scope(), ScanContext::default(), true)?;
+    let ctx = execution_context(router, &scope(), true)?;
     let now = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
     match run(&ctx, logical, params, now).await? {
         Ran::Plan(physical, _) => Ok(physical),
@@ -199,7 +198,7 @@ mod pushdown {
     /// The SQL each shard receives for `sql`, `shardN: ...`, scan by scan.
     async fn shard_sql(sql: &str) -> Vec<String> {
         let router = Router::offline(catalog(), 1).unwrap();
-        let ctx = execution_context(&router, &scope(), ScanContext::default(), true).unwrap();
+        let ctx = execution_context(&router, &scope(), true).unwrap();
         let logical = crate::plan::df::logical_plan(&ctx, &statement(sql))
             .await
             .unwrap();

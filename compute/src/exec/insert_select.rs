@@ -134,6 +134,7 @@ impl Session {
                 (ShardAccess::Txn(b.clone()), Some(b))
             }
         };
+        let access = shard_router::txn::StatementAccess::new(access, self.lock_timeout_secs());
         let clock = self.clock();
         let mut count = 0usize;
         let mut returned: Vec<Vec<Datum>> = vec![];

@@ -136,6 +136,7 @@ impl Session {
                     self.txn.clone(),
                     self.router.node_id,
                     self.clock(),
+                    self.lock_timeout_secs(),
                 ));
                 Ok(Output::CopyIn(p.fields))
             }

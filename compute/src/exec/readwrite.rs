@@ -96,8 +96,8 @@ impl Session {
         let rows = self
             .plan_rows(&step1, params, MAX_ROWS, "the rows of UPDATE or DELETE")
             .await?;
-        let access = self.access();
-        if matches!(access, ShardAccess::Autocommit) {
+        let access = self.statement_access();
+        if matches!(access.shards, ShardAccess::Autocommit) {
             return Err(Error::internal("a two-step write outside a transaction"));
         }
         let key_cols: Vec<usize> = t
@@ -176,7 +176,7 @@ impl Session {
     async fn flush_read_write(
         &mut self,
         t: &meta::TableDef,
-        access: &ShardAccess,
+        access: &shard_router::txn::StatementAccess,
         work: &mut Vec<shard_router::exec::ShardStatement>,
         inserts: &mut Vec<Vec<Datum>>,
     ) -> Result<()> {

@@ -12,6 +12,8 @@ use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
 
 use super::df::RowStream;
+use crate::plan::cache::{Compiled, Key, Source};
+use crate::plan::columns::Columns;
 use crate::plan::{plan_statement, plan_statement_sized, PlanKind, Planner, Prepared};
 use crate::session::{Output, Session};
 
@@ -24,10 +26,9 @@ pub enum Reply {
     },
     TxnStart,
     TxnEnd(&'static str),
-    /// Result rows with their columns (name, type) and command tag.
+    /// Result rows with their columns and command tag.
     Rows {
-        fields: Vec<(String, Type)>,
-        origins: Vec<Option<crate::plan::origins::Origin>>,
+        columns: Arc<Columns>,
         tag: &'static str,
         rows: Rows,
     },
@@ -56,13 +57,11 @@ impl Reply {
         use futures::TryStreamExt;
         Ok(match self {
             Reply::Rows {
-                fields,
-                origins,
+                columns,
                 tag,
                 rows: Rows::Stream(s),
             } => Reply::Rows {
-                fields,
-                origins,
+                columns,
                 tag,
                 rows: Rows::Batches(s.try_collect().await?),
             },
@@ -86,30 +85,21 @@ impl Session {
         } else {
             &prepared.text
         };
-        crate::activity::statement_started(
-            self.pid,
-            text,
-            if self.txn.is_some() {
-                self.transaction_started
-            } else {
-                self.statement_started
-            },
-        );
+        if let Some(a) = &self.activity {
+            a.statement_started(
+                text,
+                if self.txn.is_some() {
+                    self.transaction_started
+                } else {
+                    self.statement_started
+                },
+            );
+        }
         let interrupt = self.interrupt.clone();
-        // lock_timeout: every lock wait of the statement's shard writes and
-        // locking reads, in InnoDB's whole seconds (rounded up).
-        let lock_secs = Some(self.lock_timeout_secs()).filter(|s| *s > 0);
         let ends_txn = matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback);
-        let work = async {
-            match lock_secs {
-                Some(secs) => {
-                    shard_router::exec::LOCK_TIMEOUT_SECS
-                        .scope(secs, self.run_checked(prepared, params))
-                        .await
-                }
-                None => self.run_checked(prepared, params).await,
-            }
-        };
+        // (lock_timeout reaches the shards with the statement's access,
+        // `Session::statement_access`.)
+        let work = self.run_checked(prepared, params);
         let res = if ends_txn {
             // Never interrupted: it raises a shield (`compute::cancel`).
             work.await
@@ -125,7 +115,9 @@ impl Session {
         if res.is_err() {
             self.statement_failed();
         }
-        crate::activity::statement_ended(self.pid, self.txn.is_some(), self.failed);
+        if let Some(a) = &self.activity {
+            a.statement_ended(self.txn.is_some(), self.failed);
+        }
         res
     }
 
@@ -134,11 +126,7 @@ impl Session {
             return Err(Error::IdleInTransactionTimeout);
         }
         self.touch();
-        // Superusers (the common case) skip the walk and the schema lookup.
-        let catalog = self.router.catalog();
-        if !crate::privileges::is_superuser(&catalog, &self.user) {
-            crate::privileges::check(&catalog, &self.user, &prepared.stmt, &self.current_schema())?;
-        }
+        self.check_privileges(prepared)?;
         let limit = self.statement_timeout();
         self.statement_deadline = limit.map(|d| tokio::time::Instant::now() + d);
         let res = match limit {
@@ -158,6 +146,33 @@ impl Session {
         };
         self.touch();
         res
+    }
+
+    /// The statement's privileges for the session's user, checked once
+    /// per (catalog version, user, schema): grants and ownership are the
+    /// catalog's, so a check that held holds until the catalog moves.
+    fn check_privileges(&self, prepared: &Prepared) -> Result<()> {
+        let catalog = self.router.catalog();
+        // Superusers (the common case) skip the walk and the schema lookup.
+        if crate::privileges::is_superuser(&catalog, &self.user) {
+            return Ok(());
+        }
+        let schema = self.current_schema();
+        let held = |m: &Option<(u64, Arc<str>, Arc<str>)>| {
+            m.as_ref().is_some_and(|(v, u, s)| {
+                *v == catalog.version && **u == *self.user && **s == *schema
+            })
+        };
+        if held(&prepared.allowed.lock()) {
+            return Ok(());
+        }
+        crate::privileges::check(&catalog, &self.user, &prepared.stmt, &schema)?;
+        *prepared.allowed.lock() = Some((
+            catalog.version,
+            Arc::from(self.user.as_str()),
+            Arc::from(schema.as_str()),
+        ));
+        Ok(())
     }
 
     pub(crate) async fn run_planned(
@@ -226,8 +241,7 @@ impl Session {
             PlanKind::DataFusion(..) => {
                 let rows = self.run_datafusion(plan, params).await?;
                 Ok(Reply::Rows {
-                    fields: plan.fields.clone(),
-                    origins: plan.origins.clone(),
+                    columns: plan.columns(),
                     tag: plan.tag,
                     rows: Rows::Stream(rows),
                 })
@@ -237,8 +251,7 @@ impl Session {
                 Output::TxnStart => Reply::TxnStart,
                 Output::TxnEnd(tag) => Reply::TxnEnd(tag),
                 Output::Rows(rows) => Reply::Rows {
-                    fields: plan.fields.clone(),
-                    origins: plan.origins.clone(),
+                    columns: plan.columns(),
                     tag: if plan.tag == "INSERT" {
                         "INSERT 0"
                     } else {
@@ -258,15 +271,16 @@ impl Session {
     pub async fn run_simple(&mut self, stmt: Statement, heavy: bool) -> Result<Reply> {
         self.settle();
         // Active from here: planning may read pg_stat_activity.
-        crate::activity::statement_started(
-            self.pid,
-            &self.query_text,
-            if self.txn.is_some() {
-                self.transaction_started
-            } else {
-                chrono::Utc::now()
-            },
-        );
+        if let Some(a) = &self.activity {
+            a.statement_started(
+                &self.query_text,
+                if self.txn.is_some() {
+                    self.transaction_started
+                } else {
+                    chrono::Utc::now()
+                },
+            );
+        }
         let scope = self.scope();
         let schema = scope.schema.clone();
         if let Some((prepared, params)) = self.simple_shape(&schema, &stmt).await {
@@ -307,14 +321,13 @@ impl Session {
             return None;
         }
         let (shape, lits) = crate::literals::parameterize(stmt)?;
-        let key = format!(
-            "{schema}\u{0}{}\u{0}{shape}",
-            common::tz::session_zone().arrow_name()
-        );
+        let zone = common::tz::session_zone().arrow_name();
+        let key = Key::new(Source::SimpleShape, &shape.to_string(), schema, &zone, &[]);
         let version = self.router.catalog().version;
-        let prepared = match self.simple_plans.get(&key) {
-            Some((v, p)) if *v == version => p.clone(),
-            _ => {
+        let prepared = match self.statements.get(&key, version) {
+            Some(Compiled::Plan(p)) => p,
+            Some(Compiled::WithLiterals) => return None,
+            None => {
                 let plan = plan_statement(&self.router, &self.scope(), &shape, &[])
                     .await
                     .ok()
@@ -324,15 +337,21 @@ impl Session {
                             PlanKind::FastSelect(_) | PlanKind::Write(_) | PlanKind::Insert(_)
                         ) && p.catalog_version == version
                     });
-                let prepared =
-                    plan.map(|plan| Arc::new(Prepared::one_shot(schema.to_string(), shape, plan)));
-                if self.simple_plans.len() >= crate::session::SIMPLE_PLANS_MAX {
-                    self.simple_plans.clear();
+                let compiled = match plan {
+                    Some(plan) => Compiled::Plan(Arc::new(Prepared::one_shot(
+                        schema.to_string(),
+                        shape,
+                        plan,
+                    ))),
+                    None => Compiled::WithLiterals,
+                };
+                self.statements.insert(key, version, compiled.clone());
+                match compiled {
+                    Compiled::Plan(p) => p,
+                    Compiled::WithLiterals => return None,
                 }
-                self.simple_plans.insert(key, (version, prepared.clone()));
-                prepared
             }
-        }?;
+        };
         let params = crate::literals::bind(&lits, &prepared.plan.param_types)?;
         Some((prepared, params))
     }

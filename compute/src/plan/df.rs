@@ -13,7 +13,7 @@ use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, Volatilit
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
-use shard_router::scan::{ScanContext, TesseraCatalog, CATALOG_NAME};
+use shard_router::scan::{TesseraCatalog, CATALOG_NAME};
 
 use crate::errors::map_df_error;
 use crate::pgtypes::arrow_to_pg;
@@ -72,7 +72,6 @@ pub fn context_for(
     router: &Arc<shard_router::Router>,
     scope: &Scope,
     lock: Option<&'static str>,
-    scan: Option<ScanContext>,
 ) -> Result<SessionContext> {
     let schema = scope.schema.clone();
     let mut config = SessionConfig::new();
@@ -85,10 +84,6 @@ pub fn context_for(
         .with_create_default_catalog_and_schema(false)
         .with_information_schema(false)
         .with_target_partitions(4);
-    let config = match scan {
-        Some(cx) => config.with_extension(Arc::new(cx)),
-        None => config,
-    };
     // Memory is bounded by a pool shared by the node's queries; operators
     // that can spill (sorts, aggregates, joins) spill to disk at the limit.
     // PostgreSQL's integer constants before type coercion; PostgreSQL's

@@ -242,6 +242,7 @@ impl Planner<'_> {
             fields: vec![],
             tag: if is_delete { "DELETE" } else { "UPDATE" },
             catalog_version: self.catalog.version,
+            described: Default::default(),
             logical: None,
             origins: vec![],
         })

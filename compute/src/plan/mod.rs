@@ -6,7 +6,9 @@
 //! description (and logical plan) of distributed statements.
 
 pub mod alter;
+pub mod cache;
 pub mod colnames;
+pub mod columns;
 pub mod conflict;
 pub mod copy;
 pub mod cursor;
@@ -131,6 +133,9 @@ pub struct Plan {
     /// The DataFusion logical plan of a distributed statement or COPY TO,
     /// made once with the plan (without parameter values).
     pub logical: Option<Arc<datafusion::logical_expr::LogicalPlan>>,
+    /// The result columns with their RowDescription, made at the first
+    /// execution ([`Plan::columns`]).
+    pub described: columns::Described,
 }
 
 #[derive(Debug)]
@@ -251,6 +256,7 @@ impl Planner<'_> {
             fields: vec![],
             tag,
             catalog_version: self.catalog.version,
+            described: Default::default(),
             logical: None,
             origins: vec![],
         }

@@ -32,6 +32,10 @@ pub struct Prepared {
     /// The client's text of a statement prepared by Parse (empty for the
     /// simple protocol's, see `Session::query_text`).
     pub text: Arc<str>,
+    /// The last (catalog version, user, schema) the statement's
+    /// privileges were checked for and held: executions by that user at
+    /// that version walk nothing (`crate::privileges::check`).
+    pub allowed: parking_lot::Mutex<Option<(u64, Arc<str>, Arc<str>)>>,
 }
 
 impl Prepared {
@@ -49,6 +53,7 @@ impl Prepared {
             client_types,
             zone: common::tz::session_zone(),
             text: Arc::from(""),
+            allowed: Default::default(),
         }
     }
 
@@ -61,6 +66,7 @@ impl Prepared {
             client_types: vec![],
             zone: common::tz::session_zone(),
             text: Arc::from(""),
+            allowed: Default::default(),
         }
     }
 }
@@ -292,11 +298,11 @@ async fn with_logical_plan(
     // the client sees PostgreSQL's names (below).
     let planned = super::pgsyntax::for_datafusion(&s);
     let df_stmt = planned.as_ref().unwrap_or(&s);
-    let mut ctx = context_for(router, scope, lock, None)?;
+    let mut ctx = context_for(router, scope, lock)?;
     let lp = match logical_plan(&ctx, df_stmt).await {
         Err(Error::TableNotFound { .. }) => {
             router.check_version().await?;
-            ctx = context_for(router, scope, lock, None)?;
+            ctx = context_for(router, scope, lock)?;
             logical_plan(&ctx, df_stmt).await?
         }
         other => other?,

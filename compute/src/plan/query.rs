@@ -91,6 +91,7 @@ impl Planner<'_> {
             fields: projection.fields,
             tag: "SELECT",
             catalog_version: self.catalog.version,
+            described: Default::default(),
             logical: None,
             origins,
         }))

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use common::{Datum, Error, Result, SqlState};
-use shard_router::txn::{Branches, ShardAccess};
+use shard_router::txn::{Branches, ShardAccess, StatementAccess};
 use shard_router::Router;
 
 use crate::plan::copy::CopyInPlan;
@@ -28,7 +28,7 @@ pub struct CopyIn {
     header_skipped: bool,
     done: bool,
     error: Option<Error>,
-    access: ShardAccess,
+    access: StatementAccess,
     implicit: Option<Arc<Branches>>,
 }
 
@@ -40,6 +40,7 @@ impl CopyIn {
         session_txn: Option<Arc<Branches>>,
         node_id: u32,
         clock: shard_router::route::Clock,
+        lock_timeout_secs: u32,
     ) -> CopyIn {
         let (access, implicit) = match session_txn {
             Some(t) => (ShardAccess::Txn(t), None),
@@ -48,6 +49,9 @@ impl CopyIn {
                 (ShardAccess::Txn(b.clone()), Some(b))
             }
         };
+        // The COPY's writes wait for row locks as long as the session's
+        // `lock_timeout` says, as PostgreSQL's do.
+        let access = StatementAccess::new(access, lock_timeout_secs);
         CopyIn {
             plan,
             pending: vec![],

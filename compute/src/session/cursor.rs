@@ -7,7 +7,6 @@
 //! end of the session.
 
 use datafusion::arrow::record_batch::RecordBatch;
-use pgwire::api::Type;
 
 use common::Datum;
 
@@ -44,8 +43,7 @@ impl CursorRows {
 }
 
 pub struct Cursor {
-    pub fields: Vec<(String, Type)>,
-    pub origins: Vec<Option<crate::plan::origins::Origin>>,
+    pub columns: std::sync::Arc<crate::plan::columns::Columns>,
     pub rows: CursorRows,
     /// The next row FETCH reads.
     pub position: usize,

@@ -8,14 +8,12 @@ pub mod cursor;
 pub mod settings;
 pub mod txn;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::Datum;
-use shard_router::txn::{Branches, ShardAccess};
+use shard_router::txn::{Branches, ShardAccess, StatementAccess};
 use shard_router::Router;
 
-use settings::parse_duration_ms;
 
 /// What executing a statement produced.
 pub enum Output {
@@ -40,17 +38,12 @@ pub struct Session {
     /// rolled back by the next such statement or dropped with the session.
     pub stmt_txn: Option<Arc<Branches>>,
     pub failed: bool,
-    pub settings: BTreeMap<String, String>,
+    pub settings: settings::Settings,
     /// The settings once the startup packet's were applied: what RESET
     /// goes back to.
-    pub startup_settings: BTreeMap<String, String>,
+    pub startup_settings: settings::Settings,
     pub database: String,
     pub user: String,
-    /// The access DataFusion scans use; set from `txn` before each run.
-    pub access_cell: shard_router::txn::SharedAccess,
-    /// The running statement's `lock_timeout` in seconds, for its
-    /// DataFusion scans (set with `access_cell`).
-    pub lock_timeout_cell: Arc<std::sync::atomic::AtomicU32>,
     /// DataFusion execution context of this session, for its pushdown
     /// setting (plans are made in `plan`, not here).
     pub df_ctx: Option<(bool, datafusion::execution::context::SessionContext)>,
@@ -66,12 +59,15 @@ pub struct Session {
     pub pending: Option<txn::Pending>,
     /// When the running statement's `statement_timeout` expires.
     pub statement_deadline: Option<tokio::time::Instant>,
-    /// Simple-protocol statement shapes (literals taken out, see
-    /// `literals`): catalog version planned at, and the plan if the shape
-    /// runs on the fast path (`None`: plan each statement with its literals).
-    pub simple_plans: SimplePlans,
+    /// The node's compiled statements (`plan::cache`): Parse's plans and
+    /// those of simple-protocol statement shapes (literals taken out, see
+    /// `literals`), shared by every session of the node.
+    pub statements: Arc<crate::plan::cache::StatementCache>,
     /// The backend pid cancel requests name (see `cancel`).
     pub pid: i32,
+    /// This session's entry in `pg_stat_activity` (none for a session of
+    /// no connection).
+    pub activity: Option<crate::activity::Slot>,
     /// Fired by cancel requests for this session (streamed rows).
     pub interrupt: Arc<crate::cancel::Interrupt>,
     /// The interrupt's generation when the running statement started: a
@@ -113,12 +109,6 @@ pub enum BlockDdl {
     Savepoint(String),
 }
 
-/// Cached plans of simple-protocol statement shapes, by schema and shape.
-pub type SimplePlans = std::collections::HashMap<String, (u64, Option<Arc<crate::plan::Prepared>>)>;
-
-/// Entries kept per session before the shape cache starts over.
-pub const SIMPLE_PLANS_MAX: usize = 512;
-
 impl Drop for Session {
     fn drop(&mut self) {
         if self.pid != 0 {
@@ -144,7 +134,12 @@ impl Drop for Session {
 }
 
 impl Session {
-    pub fn new(router: Arc<Router>, database: String, user: String) -> Session {
+    pub fn new(
+        router: Arc<Router>,
+        statements: Arc<crate::plan::cache::StatementCache>,
+        database: String,
+        user: String,
+    ) -> Session {
         Session {
             router,
             txn: None,
@@ -154,16 +149,15 @@ impl Session {
             startup_settings: settings::default_settings(),
             database,
             user,
-            access_cell: Arc::new(parking_lot::RwLock::new(ShardAccess::Autocommit)),
-            lock_timeout_cell: Default::default(),
             df_ctx: None,
             copy_in: None,
             cursors: std::collections::HashMap::new(),
             query_text: Arc::from(""),
             pending: None,
             statement_deadline: None,
-            simple_plans: SimplePlans::new(),
+            statements,
             pid: 0,
+            activity: None,
             interrupt: Default::default(),
             statement_generation: 0,
             statement_started: chrono::Utc::now(),
@@ -184,11 +178,6 @@ impl Session {
         self.last_activity.elapsed()
     }
 
-    pub(crate) fn duration_setting(&self, name: &str) -> Option<std::time::Duration> {
-        let ms = parse_duration_ms(self.settings.get(name)?).ok()?;
-        (ms > 0).then(|| std::time::Duration::from_millis(ms))
-    }
-
     /// The clock of the running statement's values.
     pub fn clock(&self) -> shard_router::route::Clock {
         shard_router::route::Clock {
@@ -203,53 +192,55 @@ impl Session {
 
     /// `lock_timeout` in InnoDB's whole seconds (rounded up); 0: none.
     pub fn lock_timeout_secs(&self) -> u32 {
-        self.duration_setting("lock_timeout")
+        self.settings
+            .typed()
+            .lock_timeout
             .map(|d| u32::try_from(d.as_millis().div_ceil(1000)).unwrap_or(u32::MAX))
             .unwrap_or(0)
     }
 
     /// `statement_timeout`, if set.
     pub fn statement_timeout(&self) -> Option<std::time::Duration> {
-        self.duration_setting("statement_timeout")
+        self.settings.typed().statement_timeout
     }
 
     /// `idle_in_transaction_session_timeout`, if set.
     pub fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
-        self.duration_setting("idle_in_transaction_session_timeout")
+        self.settings.typed().idle_in_transaction_timeout
     }
 
-    /// The schema unqualified names resolve in.
     /// Whether plan fragments are pushed into the shards (`tessera.pushdown`).
     pub fn pushdown(&self) -> bool {
-        self.settings
-            .get("tessera.pushdown")
-            .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
+        self.settings.typed().pushdown
     }
 
+    /// The schema unqualified names resolve in: the first of
+    /// `search_path` that exists (resolved once per catalog version).
     pub fn current_schema(&self) -> String {
+        let cat = self.router.catalog();
+        if let Some(s) = self.settings.resolved_schema(cat.version) {
+            return s;
+        }
         let path = self
             .settings
             .get("search_path")
-            .cloned()
+            .map(String::as_str)
             .unwrap_or_default();
-        let cat = self.router.catalog();
-        for s in path.split(',') {
-            let s = s.trim().trim_matches('"');
-            let s = if s == "$user" { self.user.as_str() } else { s };
-            if cat.schemas.contains(s) {
-                return s.to_string();
-            }
-        }
-        "public".to_string()
+        let schema = path
+            .split(',')
+            .map(|s| s.trim().trim_matches('"'))
+            .map(|s| if s == "$user" { self.user.as_str() } else { s })
+            .find(|s| cat.schemas.contains(*s))
+            .unwrap_or("public");
+        self.settings.remember_schema(cat.version, schema);
+        schema.to_string()
     }
 
     /// `tessera.consistent_reads` (on unless set off): a plain read of
     /// two or more shards reads one consistent cut
     /// (`shard_router::snapshot`); off reads each shard at its own moment.
     pub fn consistent_reads(&self) -> bool {
-        self.settings
-            .get("tessera.consistent_reads")
-            .is_none_or(|v| !v.eq_ignore_ascii_case("off"))
+        self.settings.typed().consistent_reads
     }
 
     /// The access for a statement whose plain reads are `wants` (how many
@@ -259,6 +250,16 @@ impl Session {
     /// reads on two pooled connections a moment apart are not); the
     /// session's access otherwise.
     pub(crate) async fn read_access(
+        &self,
+        wants: &std::collections::BTreeMap<common::ShardId, usize>,
+    ) -> common::Result<StatementAccess> {
+        Ok(StatementAccess::new(
+            self.read_shards(wants).await?,
+            self.lock_timeout_secs(),
+        ))
+    }
+
+    async fn read_shards(
         &self,
         wants: &std::collections::BTreeMap<common::ShardId, usize>,
     ) -> common::Result<ShardAccess> {
@@ -288,6 +289,12 @@ impl Session {
             return Ok(access);
         };
         Ok(ShardAccess::Cut(txn, cut))
+    }
+
+    /// What the running statement's shard work runs with: the session's
+    /// access and `lock_timeout`, as one value (`StatementAccess`).
+    pub fn statement_access(&self) -> StatementAccess {
+        StatementAccess::new(self.access(), self.lock_timeout_secs())
     }
 
     pub fn access(&self) -> ShardAccess {

@@ -3,13 +3,133 @@
 //! checked against its allowed values here (22023).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use common::{Datum, Error, Result};
 use shard_router::txn::IsolationLevel;
 
 use super::Session;
 
-pub fn default_settings() -> BTreeMap<String, String> {
+/// The session's settings: the text of each, as SHOW prints it and RESET
+/// restores it, and the values statements read, typed once when set (an
+/// execution parses nothing).
+#[derive(Default)]
+pub struct Settings {
+    values: BTreeMap<String, String>,
+    typed: Typed,
+    /// The schema `search_path` resolves to, at a catalog version (see
+    /// `Session::current_schema`); forgotten when `search_path` is set.
+    schema: parking_lot::Mutex<Option<(u64, String)>>,
+}
+
+/// The settings statements read at every execution, typed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typed {
+    pub statement_timeout: Option<Duration>,
+    pub lock_timeout: Option<Duration>,
+    pub idle_in_transaction_timeout: Option<Duration>,
+    /// `tessera.pushdown` (on unless set off).
+    pub pushdown: bool,
+    /// `tessera.consistent_reads` (on unless set off).
+    pub consistent_reads: bool,
+    /// `tessera.unenforced_foreign_keys` (off unless set on).
+    pub unenforced_foreign_keys: bool,
+    /// `default_transaction_isolation`, validated when set.
+    pub default_isolation: Option<IsolationLevel>,
+}
+
+impl Default for Typed {
+    fn default() -> Self {
+        Typed {
+            statement_timeout: None,
+            lock_timeout: None,
+            idle_in_transaction_timeout: None,
+            pushdown: true,
+            consistent_reads: true,
+            unenforced_foreign_keys: false,
+            default_isolation: None,
+        }
+    }
+}
+
+/// A time setting's value; `None` for 0 (off) or what does not read.
+fn duration(v: &str) -> Option<Duration> {
+    let ms = parse_duration_ms(v).ok()?;
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+impl Typed {
+    fn update(&mut self, key: &str, value: &str) {
+        match key {
+            "statement_timeout" => self.statement_timeout = duration(value),
+            "lock_timeout" => self.lock_timeout = duration(value),
+            "idle_in_transaction_session_timeout" => {
+                self.idle_in_transaction_timeout = duration(value)
+            }
+            "tessera.pushdown" => self.pushdown = !value.eq_ignore_ascii_case("off"),
+            "tessera.consistent_reads" => {
+                self.consistent_reads = !value.eq_ignore_ascii_case("off")
+            }
+            "tessera.unenforced_foreign_keys" => self.unenforced_foreign_keys = value == "on",
+            "default_transaction_isolation" => {
+                self.default_isolation = IsolationLevel::parse(value).ok()
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Clone for Settings {
+    fn clone(&self) -> Self {
+        Settings {
+            values: self.values.clone(),
+            typed: self.typed.clone(),
+            schema: Default::default(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.values.get(key)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.values.keys()
+    }
+
+    /// Sets `key` (in the canonical form `Session::set` gives it).
+    pub fn insert(&mut self, key: String, value: String) {
+        self.typed.update(&key, &value);
+        if key == "search_path" {
+            *self.schema.get_mut() = None;
+        }
+        self.values.insert(key, value);
+    }
+
+    /// The typed values.
+    pub fn typed(&self) -> &Typed {
+        &self.typed
+    }
+
+    /// The schema `search_path` resolved to at catalog `version`, if known.
+    pub(crate) fn resolved_schema(&self, version: u64) -> Option<String> {
+        match &*self.schema.lock() {
+            Some((v, s)) if *v == version => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn remember_schema(&self, version: u64, schema: &str) {
+        *self.schema.lock() = Some((version, schema.to_string()));
+    }
+}
+
+pub fn default_settings() -> Settings {
     let mut m = BTreeMap::new();
     for (k, v) in [
         ("server_version", crate::SERVER_VERSION),
@@ -39,6 +159,10 @@ pub fn default_settings() -> BTreeMap<String, String> {
     ] {
         m.insert(k.to_string(), v.to_string());
     }
+    let mut m = Settings {
+        values: m,
+        ..Default::default()
+    };
     use std::sync::atomic::Ordering::Relaxed;
     m.insert(
         "statement_timeout".into(),
@@ -48,6 +172,14 @@ pub fn default_settings() -> BTreeMap<String, String> {
         "idle_in_transaction_session_timeout".into(),
         format_duration_ms(crate::DEFAULT_IDLE_TXN_TIMEOUT_MS.load(Relaxed)),
     );
+    let values: Vec<(String, String)> = m
+        .values
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    for (k, v) in values {
+        m.typed.update(&k, &v);
+    }
     m
 }
 
@@ -159,7 +291,9 @@ impl Session {
             self.df_ctx = None;
         }
         if key == "application_name" {
-            crate::activity::set_application_name(self.pid, value);
+            if let Some(a) = &self.activity {
+                a.set_application_name(value);
+            }
         }
         self.settings.insert(key, value.clone());
         Ok(crate::session::Output::Command {
@@ -240,6 +374,10 @@ impl Session {
                 n.to_string(),
             )]]));
         }
+        if key == "tessera.statement_cache" {
+            let stats = self.statements.stats().to_string();
+            return Ok(crate::session::Output::Rows(vec![vec![Datum::Text(stats)]]));
+        }
         if key == "all" {
             return Err(Error::unsupported("SHOW ALL"));
         }
@@ -267,5 +405,40 @@ mod tests {
         assert_eq!(format_duration_ms(5000), "5s");
         assert_eq!(format_duration_ms(1500), "1500ms");
         assert_eq!(format_duration_ms(0), "0");
+    }
+
+    #[test]
+    fn typed_settings_follow_their_text() {
+        use super::{default_settings, Typed};
+        use std::time::Duration;
+        let mut s = default_settings();
+        let defaults = s.typed().clone();
+        assert!(defaults.pushdown && defaults.consistent_reads);
+        assert!(!defaults.unenforced_foreign_keys);
+        assert_eq!(defaults.lock_timeout, None);
+        s.insert("lock_timeout".into(), "1500ms".into());
+        s.insert("statement_timeout".into(), "5s".into());
+        s.insert("tessera.pushdown".into(), "OFF".into());
+        s.insert("tessera.consistent_reads".into(), "off".into());
+        s.insert("tessera.unenforced_foreign_keys".into(), "on".into());
+        s.insert(
+            "default_transaction_isolation".into(),
+            "REPEATABLE READ".into(),
+        );
+        let t: &Typed = s.typed();
+        assert_eq!(t.lock_timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(t.statement_timeout, Some(Duration::from_secs(5)));
+        assert!(!t.pushdown && !t.consistent_reads && t.unenforced_foreign_keys);
+        assert!(t.default_isolation.is_some());
+        // 0 turns a timeout off; a copy keeps the values.
+        s.insert("statement_timeout".into(), "0".into());
+        assert_eq!(s.typed().statement_timeout, None);
+        assert_eq!(s.clone().typed(), s.typed());
+        // The schema search_path resolved to is forgotten when it is set.
+        s.remember_schema(7, "app");
+        assert_eq!(s.resolved_schema(7).as_deref(), Some("app"));
+        assert_eq!(s.resolved_schema(8), None);
+        s.insert("search_path".into(), "other".into());
+        assert_eq!(s.resolved_schema(7), None);
     }
 }

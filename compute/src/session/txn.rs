@@ -104,10 +104,7 @@ impl Session {
         if self.txn.is_none() {
             self.transaction_started = self.statement_started;
             // Validated when set.
-            let default_iso = self
-                .settings
-                .get("default_transaction_isolation")
-                .and_then(|s| IsolationLevel::parse(s).ok());
+            let default_iso = self.settings.typed().default_isolation;
             self.txn = Some(self.new_branches(isolation.or(default_iso), read_only));
         }
         Output::TxnStart

@@ -27,13 +27,17 @@ use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::PgWireBackendMessage;
 use shard_router::Router;
 
-use super::response::{encode, fields_of, to_pg_error};
+use super::response::{encode, to_pg_error};
 use super::{ConnHandlers, SCHEMA_METADATA};
 use crate::pgtypes::decode_param;
+use crate::plan::cache::{Compiled, Key, Source, StatementCache};
+use crate::plan::columns::fields_of;
 use crate::plan::{plan_statement, PlanKind, Prepared, Scope};
 
 pub struct TesseraParser {
     pub(super) router: Arc<Router>,
+    /// The node's compiled statements, shared by its sessions.
+    pub(super) statements: Arc<StatementCache>,
 }
 
 #[async_trait]
@@ -73,12 +77,28 @@ impl QueryParser for TesseraParser {
             database: md.get("database").cloned().unwrap_or_else(|| user.clone()),
             user,
         };
+        // One plan per text for the node's sessions (`plan::cache`).
+        let version = self
+            .router
+            .ensure_fresh()
+            .await
+            .map_err(|e| to_pg_error(&e))?
+            .version;
+        let zone = common::tz::session_zone().arrow_name();
+        let key = Key::new(Source::Parse, sql, &schema, &zone, types);
+        if let Some(Compiled::Plan(p)) = self.statements.get(&key, version) {
+            return Ok(Some(p));
+        }
         let plan = plan_statement(&self.router, &scope, &stmt, types)
             .await
             .map_err(|e| to_pg_error(&e))?;
+        let made_at = plan.catalog_version;
         let mut prepared = Prepared::new(schema, stmt, plan, types.to_vec());
         prepared.text = Arc::from(sql);
-        Ok(Some(Arc::new(prepared)))
+        let prepared = Arc::new(prepared);
+        self.statements
+            .insert(key, made_at, Compiled::Plan(prepared.clone()));
+        Ok(Some(prepared))
     }
 
     fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {
@@ -253,30 +273,39 @@ impl ExtendedQueryHandler for ConnHandlers {
                     let (f, o) = fetched.unwrap_or_default();
                     (
                         Some(s.statement.plan.param_types.clone()),
-                        fields_of(&f, &o, None),
+                        Arc::new(fields_of(&f, &o, None)),
                     )
                 }
                 Some(Entry::Value(s)) => (
                     Some(s.statement.plan.param_types.clone()),
-                    fields_of(&s.statement.plan.fields, &s.statement.plan.origins, None),
+                    s.statement
+                        .statement
+                        .plan
+                        .columns()
+                        .described(&Format::UnifiedText),
                 ),
-                Some(Entry::Empty) => (Some(vec![]), vec![]),
+                Some(Entry::Empty) => (Some(vec![]), Arc::new(vec![])),
                 None => return Err(PgWireError::StatementNotFound(name.to_owned())),
             },
             TARGET_TYPE_BYTE_PORTAL => match client.portal_store().get_portal(name) {
                 Some(Entry::Value(p)) if fetched.is_some() => {
                     let (f, o) = fetched.unwrap_or_default();
-                    (None, fields_of(&f, &o, Some(&p.result_column_format)))
+                    (
+                        None,
+                        Arc::new(fields_of(&f, &o, Some(&p.result_column_format))),
+                    )
                 }
+                // Every execution of a libpq client describes its portal:
+                // the plan's description, made once per format.
                 Some(Entry::Value(p)) => (
                     None,
-                    fields_of(
-                        &p.statement.statement.plan.fields,
-                        &p.statement.statement.plan.origins,
-                        Some(&p.result_column_format),
-                    ),
+                    p.statement
+                        .statement
+                        .plan
+                        .columns()
+                        .described(&p.result_column_format),
                 ),
-                Some(Entry::Empty) => (None, vec![]),
+                Some(Entry::Empty) => (None, Arc::new(vec![])),
                 None => return Err(PgWireError::PortalNotFound(name.to_owned())),
             },
             other => return Err(PgWireError::InvalidTargetType(other)),

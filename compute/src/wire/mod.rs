@@ -49,7 +49,12 @@ impl ConnHandlers {
             let user = md.get("user").cloned().unwrap_or_default();
             let db = md.get("database").cloned().unwrap_or_else(|| user.clone());
             let superuser = crate::privileges::is_superuser(&self.router.catalog(), &user);
-            let mut s = Session::new(self.router.clone(), db, user);
+            let mut s = Session::new(
+                self.router.clone(),
+                self.parser.statements.clone(),
+                db,
+                user,
+            );
             s.settings.insert(
                 "is_superuser".into(),
                 if superuser { "on" } else { "off" }.into(),
@@ -60,13 +65,13 @@ impl ConnHandlers {
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
             }
-            crate::activity::begin(
+            s.activity = Some(crate::activity::begin(
                 pid,
                 &s.user,
                 &s.database,
                 md.get("application_name").map_or("", |a| a.as_str()),
                 Some(client.socket_addr()),
-            );
+            ));
             // Settings given at startup, as PostgreSQL applies them: a
             // `TimeZone` parameter (pgjdbc sends the JVM's zone) and
             // `options` (`-c name=value`, libpq's PGOPTIONS). One Tessera
@@ -161,6 +166,7 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
     tracing::info!("listening on {listen}");
     let parser = Arc::new(TesseraParser {
         router: router.clone(),
+        statements: Default::default(),
     });
     let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut last_warning = std::time::Instant::now() - std::time::Duration::from_secs(60);

@@ -9,13 +9,13 @@ use datafusion::arrow::array::RecordBatch;
 use futures::stream::{self, BoxStream};
 use futures::StreamExt;
 use pgwire::api::portal::Format;
-use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::results::{DataRowEncoder, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::Type;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 
 use crate::exec::runner::{Reply, Rows};
-use crate::pgtypes::{encode_arrow, encode_datum, field};
+use crate::pgtypes::{encode_arrow, encode_datum};
 
 pub fn to_pg_error(e: &Error) -> PgWireError {
     PgWireError::UserError(Box::new(error_info(e)))
@@ -41,44 +41,6 @@ pub fn error_info(e: &Error) -> ErrorInfo {
     );
     info.position = e.position().map(|p| p.to_string());
     info
-}
-
-/// The format of result column `i` (pgwire's `format_for` indexes the
-/// client's code list and panics past its end).
-fn column_format(f: &Format, i: usize) -> FieldFormat {
-    match f {
-        Format::Individual(codes) => codes
-            .get(i)
-            .map_or(FieldFormat::Text, |c| FieldFormat::from(*c)),
-        other => other.format_for(i),
-    }
-}
-
-/// RowDescription fields: names and types, and for a column of a table
-/// its table OID, column number and type modifier.
-pub fn fields_of(
-    fields: &[(String, Type)],
-    origins: &[Option<crate::plan::origins::Origin>],
-    format: Option<&Format>,
-) -> Vec<FieldInfo> {
-    fields
-        .iter()
-        .enumerate()
-        .map(|(i, (n, t))| {
-            let format = format.map_or(FieldFormat::Text, |f| column_format(f, i));
-            match origins.get(i).copied().flatten() {
-                Some(o) => FieldInfo::new(
-                    n.clone(),
-                    Some(o.table_oid),
-                    Some(o.attnum),
-                    t.clone(),
-                    format,
-                )
-                .with_type_modifier(o.typmod),
-                None => field(n, t.clone(), format),
-            }
-        })
-        .collect()
 }
 
 /// One batch's rows as DataRows.
@@ -114,13 +76,8 @@ pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
         }
         Reply::TxnStart => Response::TransactionStart(Tag::new("BEGIN")),
         Reply::TxnEnd(tag) => Response::TransactionEnd(Tag::new(tag)),
-        Reply::Rows {
-            fields,
-            origins,
-            tag,
-            rows,
-        } => {
-            let fields = Arc::new(fields_of(&fields, &origins, Some(format)));
+        Reply::Rows { columns, tag, rows } => {
+            let fields = columns.described(format);
             let out: BoxStream<'static, PgWireResult<DataRow>> = match rows {
                 Rows::Datums(data) => {
                     let mut enc = DataRowEncoder::new(fields.clone());

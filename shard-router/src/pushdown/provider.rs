@@ -17,7 +17,7 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::arrow_types::sql_type_of;
-use crate::scan::{arrow_type, ScanContext};
+use crate::scan::arrow_type;
 use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -123,11 +123,9 @@ impl TableProvider for ShardQueryProvider {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
-        let cx = ScanContext::of(state);
         let _ = limit;
         Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
             self.router.clone(),
-            cx,
             self.schema.clone(),
             self.types.clone(),
             self.queries.clone(),

@@ -155,3 +155,85 @@ pub(crate) async fn plans_once_and_streams(cluster: &TestCluster) {
     assert_eq!(scanned, 8572, "{lines:#?}");
     c.batch_execute("DROP TABLE stream_t").await.unwrap();
 }
+
+/// The node's sessions share one compiled statement per text (`SHOW
+/// tessera.statement_cache`): a second session's Parse of a text the
+/// first prepared is a hit; a simple-protocol statement of a cached shape
+/// (other literals) is one too; DDL makes the next Parse a miss, and the
+/// plan made again answers for the new table.
+pub(crate) async fn statements_compiled_once_per_node(cluster: &TestCluster) {
+    async fn stats(c: &tokio_postgres::Client) -> (u64, u64) {
+        let rows = c
+            .simple_query("SHOW tessera.statement_cache")
+            .await
+            .unwrap();
+        let text = rows
+            .iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .expect("a row");
+        let field = |name: &str| -> u64 {
+            text.split_whitespace()
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        (field("hits"), field("misses"))
+    }
+    let a = cluster.connect(1).await;
+    let b = cluster.connect(1).await;
+    a.batch_execute(
+        "DROP TABLE IF EXISTS cache_t; CREATE TABLE cache_t (id int PRIMARY KEY, v text);\
+         INSERT INTO cache_t VALUES (1, 'one'), (2, 'two')",
+    )
+    .await
+    .unwrap();
+    let sql = "SELECT v FROM cache_t WHERE id = $1";
+    let (h0, m0) = stats(&a).await;
+    let qa = a.prepare(sql).await.unwrap();
+    let (h1, m1) = stats(&a).await;
+    assert_eq!((h1, m1), (h0, m0 + 1), "the first Parse compiles");
+    let qb = b.prepare(sql).await.unwrap();
+    let (h2, m2) = stats(&b).await;
+    assert_eq!((h2, m2), (h1 + 1, m1), "another session's Parse is a hit");
+    let v: String = b.query_one(&qb, &[&2i32]).await.unwrap().get(0);
+    assert_eq!(v, "two");
+    let v: String = a.query_one(&qa, &[&1i32]).await.unwrap().get(0);
+    assert_eq!(v, "one");
+
+    // Simple protocol: the shape is compiled once, other literals hit it.
+    async fn one(c: &tokio_postgres::Client, id: i32) -> String {
+        let rows = c
+            .simple_query(&format!("SELECT v FROM cache_t WHERE id = {id}"))
+            .await
+            .unwrap();
+        rows.iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+    assert_eq!(one(&a, 1).await, "one");
+    let (h3, _) = stats(&a).await;
+    assert_eq!(one(&b, 2).await, "two");
+    let (h4, _) = stats(&b).await;
+    assert_eq!(h4, h3 + 1, "another literal of a cached shape is a hit");
+
+    // DDL: the cached plan is of another catalog version.
+    a.batch_execute(
+        "DROP TABLE cache_t; CREATE TABLE cache_t (id int PRIMARY KEY, v text);\
+         INSERT INTO cache_t VALUES (1, 'new')",
+    )
+    .await
+    .unwrap();
+    let (h5, m5) = stats(&b).await;
+    let qc = b.prepare(sql).await.unwrap();
+    let (h6, m6) = stats(&b).await;
+    assert_eq!((h6, m6), (h5, m5 + 1), "after DDL the Parse compiles again");
+    let v: String = b.query_one(&qc, &[&1i32]).await.unwrap().get(0);
+    assert_eq!(v, "new");
+    a.batch_execute("DROP TABLE cache_t").await.unwrap();
+}

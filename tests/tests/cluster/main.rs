@@ -60,6 +60,10 @@ async fn cluster_suite() {
         plans_once_and_streams(&cluster).await
     );
     step!(
+        "statements_compiled_once_per_node",
+        statements_compiled_once_per_node(&cluster).await
+    );
+    step!(
         "disconnect_mid_transaction",
         disconnect_mid_transaction(&cluster).await
     );
