@@ -14,21 +14,14 @@ use storage_adapter::convert;
 use crate::txn::{Branches, Lease, ShardAccess, StatementAccess};
 use crate::Router;
 
-/// The text that prefixes a statement run under `lock_timeout`: MariaDB's
-/// per-statement setting, so a pooled connection keeps no session state.
-const LOCK_WAIT_PREFIX: &str = "SET STATEMENT innodb_lock_wait_timeout=";
-
-/// `sql` waiting at most `secs` seconds for each row lock.
-pub(crate) fn under_lock_timeout_of(secs: u32, sql: &str) -> String {
-    format!("{LOCK_WAIT_PREFIX}{secs} FOR {sql}")
-}
-
 /// A shard's error for `sql`: a lock wait that timed out under the
 /// session's `lock_timeout` is PostgreSQL's lock timeout (55P03), not the
 /// deadlock a shard's own timeout stands for.
 pub(crate) fn statement_error(shard: ShardId, e: mysql_async::Error, sql: &str) -> Error {
     match storage_adapter::map_statement_error(shard, e, sql) {
-        Error::Shard { code: 1205, .. } if sql.starts_with(LOCK_WAIT_PREFIX) => Error::LockTimeout,
+        Error::Shard { code: 1205, .. } if sql.starts_with(crate::txn::LOCK_WAIT_PREFIX) => {
+            Error::LockTimeout
+        }
         other => other,
     }
 }

@@ -30,7 +30,6 @@ pub const CATALOG_NAME: &str = "tessera";
 
 pub use crate::arrow_types::BPCHAR_WIDTH;
 
-
 pub fn table_schema(def: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(
         def.columns
@@ -298,7 +297,7 @@ impl TableProvider for ShardTableProvider {
 
     async fn scan(
         &self,
-        state: &dyn Session,
+        _state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use common::{ShardId, SqlType};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -53,7 +52,7 @@ pub struct ShardScanReport {
 impl ShardScanExec {
     pub fn new(
         router: Arc<Router>,
-            schema: SchemaRef,
+        schema: SchemaRef,
         types: Vec<SqlType>,
         queries: Vec<(ShardId, String)>,
         locking: bool,

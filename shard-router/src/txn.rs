@@ -360,6 +360,10 @@ impl Drop for Branches {
     }
 }
 
+/// The text that prefixes a statement run under `lock_timeout`: MariaDB's
+/// per-statement setting, so a pooled connection keeps no session state.
+pub(crate) const LOCK_WAIT_PREFIX: &str = "SET STATEMENT innodb_lock_wait_timeout=";
+
 /// What one statement's shard work runs with, handed down from the session
 /// as one value (never kept in task-locals or cells): where it runs
 /// ([`ShardAccess`]) and its `lock_timeout`. The fast path passes it to
@@ -376,7 +380,11 @@ pub struct StatementAccess {
 
 impl std::fmt::Debug for StatementAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StatementAccess(lock_timeout {}s)", self.lock_timeout_secs)
+        write!(
+            f,
+            "StatementAccess(lock_timeout {}s)",
+            self.lock_timeout_secs
+        )
     }
 }
 
@@ -413,7 +421,7 @@ impl StatementAccess {
     pub fn under_lock_timeout<'a>(&self, sql: &'a str) -> std::borrow::Cow<'a, str> {
         match self.lock_timeout_secs {
             0 => sql.into(),
-            secs => crate::exec::under_lock_timeout_of(secs, sql).into(),
+            secs => format!("{LOCK_WAIT_PREFIX}{secs} FOR {sql}").into(),
         }
     }
 

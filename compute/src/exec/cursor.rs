@@ -47,8 +47,7 @@ impl Session {
             });
         }
         let reply = Box::pin(self.run_planned(query, params)).await?;
-        let Reply::Rows { columns, rows, .. } = reply
-        else {
+        let Reply::Rows { columns, rows, .. } = reply else {
             return Err(Error::Sql {
                 state: SqlState("42P11"),
                 message: "cursor query must be a SELECT".into(),

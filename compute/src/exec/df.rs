@@ -12,9 +12,9 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{ParamValues, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::execution::TaskContext;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::execution::TaskContext;
 use shard_router::txn::StatementAccess;
 
 use crate::errors::map_df_error;
@@ -81,7 +81,10 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
 pub(crate) enum Ran {
     Explained(SendableRecordBatchStream),
     Analyze(Explain, TaskContext),
-    Plan(Arc<dyn datafusion::physical_plan::ExecutionPlan>, TaskContext),
+    Plan(
+        Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+        TaskContext,
+    ),
 }
 
 /// A statement under EXPLAIN, planned.

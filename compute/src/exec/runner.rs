@@ -9,7 +9,6 @@ use std::sync::Arc;
 use common::{Datum, Error, Result};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::sql::sqlparser::ast::Statement;
-use pgwire::api::Type;
 
 use super::df::RowStream;
 use crate::plan::cache::{Compiled, Key, Source};
@@ -158,16 +157,16 @@ impl Session {
             return Ok(());
         }
         let schema = self.current_schema();
-        let held = |m: &Option<(u64, Arc<str>, Arc<str>)>| {
+        let held = |m: &Option<crate::plan::prepare::AllowedFor>| {
             m.as_ref().is_some_and(|(v, u, s)| {
                 *v == catalog.version && **u == *self.user && **s == *schema
             })
         };
-        if held(&prepared.allowed.lock()) {
+        if held(&prepared.allowed.0.lock()) {
             return Ok(());
         }
         crate::privileges::check(&catalog, &self.user, &prepared.stmt, &schema)?;
-        *prepared.allowed.lock() = Some((
+        *prepared.allowed.0.lock() = Some((
             catalog.version,
             Arc::from(self.user.as_str()),
             Arc::from(schema.as_str()),

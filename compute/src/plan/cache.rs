@@ -269,7 +269,13 @@ mod tests {
         assert!(cache.get(&k, 2).is_none());
         let other_schema = Key::new(Source::Parse, "SET a = 1", "s2", "UTC", &[None]);
         assert!(cache.get(&other_schema, 1).is_none());
-        let typed = Key::new(Source::Parse, "SET a = 1", "public", "UTC", &[Some(Type::INT4)]);
+        let typed = Key::new(
+            Source::Parse,
+            "SET a = 1",
+            "public",
+            "UTC",
+            &[Some(Type::INT4)],
+        );
         assert!(cache.get(&typed, 1).is_none());
         let s = cache.stats();
         assert_eq!((s.hits, s.misses, s.entries), (1, 4, 1));
@@ -293,8 +299,9 @@ mod tests {
     #[test]
     fn a_plan_made_in_a_session_context_is_not_shared() {
         let cache = StatementCache::default();
-        let session_bound =
-            prepared_as("SELECT 1", |s| PlanKind::DataFusion(Arc::new(s.clone()), None));
+        let session_bound = prepared_as("SELECT 1", |s| {
+            PlanKind::DataFusion(Arc::new(s.clone()), None)
+        });
         cache.insert(key("SELECT 1"), 1, Compiled::Plan(session_bound));
         assert_eq!(cache.stats().entries, 0);
     }

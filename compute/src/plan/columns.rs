@@ -18,8 +18,11 @@ use super::origins::Origin;
 pub struct Columns {
     pub fields: Vec<(String, Type)>,
     pub origins: Vec<Option<Origin>>,
-    described: Mutex<Option<(Vec<FieldFormat>, Arc<Vec<FieldInfo>>)>>,
+    described: Mutex<Option<Description>>,
 }
+
+/// RowDescription fields made for one list of column formats.
+type Description = (Vec<FieldFormat>, Arc<Vec<FieldInfo>>);
 
 impl Columns {
     pub fn new(fields: Vec<(String, Type)>, origins: Vec<Option<Origin>>) -> Columns {

@@ -35,7 +35,27 @@ pub struct Prepared {
     /// The last (catalog version, user, schema) the statement's
     /// privileges were checked for and held: executions by that user at
     /// that version walk nothing (`crate::privileges::check`).
-    pub allowed: parking_lot::Mutex<Option<(u64, Arc<str>, Arc<str>)>>,
+    pub allowed: Allowed,
+}
+
+/// The (catalog version, user, schema) a prepared statement's privileges
+/// last held for; a copy of the statement starts without it.
+#[derive(Default)]
+pub struct Allowed(pub parking_lot::Mutex<Option<AllowedFor>>);
+
+/// A catalog version, a user and a schema.
+pub type AllowedFor = (u64, Arc<str>, Arc<str>);
+
+impl Clone for Allowed {
+    fn clone(&self) -> Self {
+        Allowed::default()
+    }
+}
+
+impl std::fmt::Debug for Allowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Allowed")
+    }
 }
 
 impl Prepared {

@@ -14,7 +14,6 @@ use common::Datum;
 use shard_router::txn::{Branches, ShardAccess, StatementAccess};
 use shard_router::Router;
 
-
 /// What executing a statement produced.
 pub enum Output {
     Command {

@@ -278,11 +278,7 @@ impl ExtendedQueryHandler for ConnHandlers {
                 }
                 Some(Entry::Value(s)) => (
                     Some(s.statement.plan.param_types.clone()),
-                    s.statement
-                        .statement
-                        .plan
-                        .columns()
-                        .described(&Format::UnifiedText),
+                    s.statement.plan.columns().described(&Format::UnifiedText),
                 ),
                 Some(Entry::Empty) => (Some(vec![]), Arc::new(vec![])),
                 None => return Err(PgWireError::StatementNotFound(name.to_owned())),

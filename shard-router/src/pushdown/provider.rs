@@ -118,7 +118,7 @@ impl TableProvider for ShardQueryProvider {
     }
     async fn scan(
         &self,
-        state: &dyn Session,
+        _state: &dyn Session,
         projection: Option<&Vec<usize>>,
         _filters: &[Expr],
         limit: Option<usize>,
