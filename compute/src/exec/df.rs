@@ -14,7 +14,7 @@ use datafusion::execution::context::SessionContext;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use shard_router::scan::ScanContext;
+use shard_router::dist::ScanContext;
 
 use crate::errors::map_df_error;
 use crate::plan::df::{context_for, describe};
@@ -53,7 +53,7 @@ pub(crate) fn execution_context(
     ctx.add_optimizer_rule(Arc::new(crate::decorrelation::SameNameCorrelation));
     // After DataFusion's own rules: hand whole fragments to the shards.
     if pushdown {
-        ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
+        ctx.add_optimizer_rule(Arc::new(shard_router::dist::ShardPushdown));
     }
     Ok(ctx)
 }
@@ -164,7 +164,7 @@ impl Session {
         &self,
         physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
     ) -> Result<(RestoreAccess, bool)> {
-        let wants = shard_router::shard_scan::plain_reads(physical);
+        let wants = shard_router::dist::plain_reads(physical);
         let access = self.read_access(&wants).await?;
         let cut = matches!(access, shard_router::txn::ShardAccess::Cut(..));
         *self.access_cell.write() = access;
@@ -245,7 +245,7 @@ pub(crate) fn physical_lines(
             .lines()
             .map(|l| format!("  {l}")),
     );
-    let scans = shard_router::shard_scan::shard_scans(physical);
+    let scans = shard_router::dist::shard_scans(physical);
     if !scans.is_empty() {
         lines.push("shard_scans:".to_string());
         for s in scans {
@@ -323,7 +323,7 @@ impl Session {
             .iter()
             .map(|f| {
                 f.metadata()
-                    .get(shard_router::scan::BPCHAR_WIDTH)
+                    .get(shard_router::sql::BPCHAR_WIDTH)
                     .and_then(|n| n.parse().ok())
             })
             .collect();

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use common::{Datum, ShardId, TableId};
 use datafusion::sql::sqlparser::ast::Statement;
 use meta::{Catalog, IndexDef, Placement};
-use shard_router::scan::ScanContext;
+use shard_router::dist::ScanContext;
 use shard_router::Router;
 
 use super::df::{execution_context, physical_lines, run, Ran};
@@ -204,7 +204,7 @@ mod pushdown {
             .await
             .unwrap();
         let physical = physical_plan(&router, logical, &[]).await.unwrap();
-        shard_router::shard_scan::shard_scans(&physical)
+        shard_router::dist::shard_scans(&physical)
             .into_iter()
             .map(|s| format!("{}: {}", s.shard, s.sql))
             .collect()

@@ -103,7 +103,7 @@ impl Session {
         let work = async {
             match lock_secs {
                 Some(secs) => {
-                    shard_router::exec::LOCK_TIMEOUT_SECS
+                    shard_router::dist::LOCK_TIMEOUT_SECS
                         .scope(secs, self.run_checked(prepared, params))
                         .await
                 }
@@ -149,7 +149,7 @@ impl Session {
                     // is failed (`Session::arm_statement`); answered once
                     // its shard statements are killed.
                     Err(_) => {
-                        shard_router::exec::kills_settled(std::time::Duration::from_secs(2)).await;
+                        shard_router::dist::kills_settled(std::time::Duration::from_secs(2)).await;
                         Err(Error::StatementTimeout)
                     }
                 }

@@ -16,8 +16,8 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::arrow_types::sql_type_of;
-use crate::scan::{arrow_type, ScanContext};
+use crate::dist::shard_scan::ScanContext;
+use crate::sql::{arrow_type, sql_type_of};
 use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -125,7 +125,7 @@ impl TableProvider for ShardQueryProvider {
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         let cx = ScanContext::of(state);
         let _ = limit;
-        Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
+        Ok(Arc::new(crate::dist::shard_scan::ShardScanExec::new(
             self.router.clone(),
             cx,
             self.schema.clone(),
