@@ -16,7 +16,7 @@ pub fn bpchar_width(e: &Expr, schema: &DFSchema) -> Option<i64> {
     };
     let f = datafusion::common::ExprSchema::field_from_column(schema, c).ok()?;
     f.metadata()
-        .get(shard_router::scan::BPCHAR_WIDTH)?
+        .get(shard_router::sql::BPCHAR_WIDTH)?
         .parse()
         .ok()
 }
@@ -84,10 +84,10 @@ pub fn check_union_widths(u: &datafusion::logical_expr::Union) -> Result<()> {
         p.schema()
             .fields()
             .get(i)
-            .and_then(|f| f.metadata().get(shard_router::scan::BPCHAR_WIDTH).cloned())
+            .and_then(|f| f.metadata().get(shard_router::sql::BPCHAR_WIDTH).cloned())
     };
     for (i, f) in u.schema.fields().iter().enumerate() {
-        let own = f.metadata().get(shard_router::scan::BPCHAR_WIDTH).cloned();
+        let own = f.metadata().get(shard_router::sql::BPCHAR_WIDTH).cloned();
         let mut widths = u.inputs.iter().map(|p| width(p, i));
         if widths.any(|w| w != own) {
             return Err(DataFusionError::External(Box::new(

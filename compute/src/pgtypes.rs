@@ -87,10 +87,10 @@ pub fn sql_type_of_pg(t: &Type) -> Option<SqlType> {
 }
 
 /// The wire type of an Arrow result column: the catalog type's
-/// (`shard_router::arrow_types`, text for every string), else the
+/// (`shard_router::sql`, text for every string), else the
 /// PostgreSQL type that holds the Arrow type's values.
 pub fn arrow_to_pg(t: &DataType) -> Type {
-    if let Some(s) = shard_router::arrow_types::sql_type_of(t) {
+    if let Some(s) = shard_router::sql::sql_type_of(t) {
         return pg_type(&s);
     }
     match t {
@@ -601,7 +601,7 @@ mod decimal_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shard_router::arrow_types::arrow_type;
+    use shard_router::sql::arrow_type;
 
     #[test]
     fn result_columns_get_their_catalog_wire_type() {

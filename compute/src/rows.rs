@@ -30,7 +30,7 @@ pub fn check_value(table: &TableDef, col: &ColumnDef, v: &Datum) -> Result<()> {
 /// NOT NULL and length limits checked as PostgreSQL checks them.
 pub(crate) struct RowFiller<'a> {
     table: &'a meta::TableDef,
-    clock: &'a shard_router::route::Clock,
+    clock: &'a shard_router::sql::Clock,
     defaults: Vec<Option<Datum>>,
     pub sequenced: Vec<std::collections::VecDeque<i64>>,
 }
@@ -38,7 +38,7 @@ pub(crate) struct RowFiller<'a> {
 impl<'a> RowFiller<'a> {
     pub(crate) fn new(
         table: &'a meta::TableDef,
-        clock: &'a shard_router::route::Clock,
+        clock: &'a shard_router::sql::Clock,
         sequenced: Vec<std::collections::VecDeque<i64>>,
     ) -> Self {
         RowFiller {
@@ -66,7 +66,7 @@ impl<'a> RowFiller<'a> {
                     let d = match &col.default {
                         Some(d) => {
                             let e = crate::parse::parse_stored_expr(d)?;
-                            shard_router::route::eval_value(&e, &[], Some(self.clock))?
+                            shard_router::sql::eval_value(&e, &[], Some(self.clock))?
                                 .coerce(&col.ty)?
                         }
                         None => Datum::Null,

@@ -95,7 +95,7 @@ pub const V7: &[&str] = &[
 pub const V8: &[&str] =
     &["ALTER TABLE cat_columns ADD COLUMN IF NOT EXISTS identity VARCHAR(16) NULL"];
 
-/// Version 9: consistent reads across shards (`shard_router::snapshot`):
+/// Version 9: consistent reads across shards (`shard_router::txn::snapshot`):
 /// the barrier row, and per commit decision the shards it wrote and
 /// whether every branch has committed.
 pub const V9: &[&str] = &[

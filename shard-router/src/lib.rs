@@ -1,34 +1,28 @@
 //! Shard router: turns catalog knowledge into shard work. It owns the
-//! [`Router`] (cached catalog + one [`ShardClient`] pool per shard), computes
-//! routes for statements ([`route::Route`]), renders MySQL SQL for partitions
-//! ([`render`]), applies DDL on every shard ([`ddl`]), holds a session's
-//! per-shard transaction branches ([`txn`]) and provides the DataFusion
-//! `TableProvider`s of the distributed path ([`scan`]). It reaches MariaDB
-//! only through `storage-adapter`. See `ARCHITECTURE.md`.
+//! [`Router`] (cached catalog + one [`ShardClient`] pool per shard); the
+//! rest is five folders, one concern each, and each folder's `mod.rs` is
+//! the facade the other crates use:
+//!
+//! * [`route`]: which partitions a statement touches ([`route::Route`]),
+//!   the one partition pruner, rows routed to partitions as INSERTs;
+//! * [`sql`]: the one renderer of shard SQL ([`sql::ShardSql`]), the one
+//!   MariaDB-compatibility policy, the type map, names and constants read as
+//!   PostgreSQL reads them ([`sql::normalize_ident`]);
+//! * [`dist`]: statements run on shards and the DataFusion scans, merge and
+//!   pushdown of the distributed path ([`dist::ScanContext`]);
+//! * [`txn`]: a session's per-shard branches ([`txn::Branches`]), 2PC,
+//!   recovery and consistent cuts;
+//! * [`placement`]: DDL on every shard and redistribution.
+//!
+//! Dependencies run one way: `sql` <- `route` <- `placement` <- `txn` <-
+//! `dist`. It reaches MariaDB only through `storage-adapter`. See
+//! `ARCHITECTURE.md`.
 
-pub mod arrow_types;
-pub mod compat;
-pub mod ddl;
-pub mod exec;
-pub mod expr_sql;
-pub mod partition;
-pub mod pushdown;
-pub mod recovery;
-pub mod redistribute;
-pub mod render;
+pub mod dist;
+pub mod placement;
 pub mod route;
-pub mod scan;
-pub mod shard_rows;
-pub mod shard_scan;
-pub mod shard_sql;
-pub mod slot;
-pub mod snapshot;
-mod spill;
-pub mod twopc;
+pub mod sql;
 pub mod txn;
-pub mod typing;
-pub mod xa_branch;
-pub mod xid;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -46,7 +40,7 @@ pub struct Router {
     pub node_id: u32,
     pub meta: MetaStore,
     /// The readers' side of the snapshot barrier.
-    pub snapshots: snapshot::Gate,
+    pub snapshots: txn::Gate,
     catalog: RwLock<Arc<Catalog>>,
     /// One pool per shard, to the server the placement map names (with the
     /// address it was made for: a shard whose server changes gets a new
@@ -92,7 +86,7 @@ impl Router {
         let catalog = meta.load_catalog().await?;
         let router = Router {
             node_id,
-            snapshots: snapshot::Gate::new(meta.clone()),
+            snapshots: txn::Gate::new(meta.clone()),
             meta,
             catalog: RwLock::new(Arc::new(Catalog::default())),
             shards: RwLock::new(HashMap::new()),
@@ -127,7 +121,7 @@ impl Router {
         let meta = MetaStore::connect(&nowhere, "offline")?;
         Ok(Arc::new(Router {
             node_id,
-            snapshots: snapshot::Gate::new(meta.clone()),
+            snapshots: txn::Gate::new(meta.clone()),
             meta,
             catalog: RwLock::new(Arc::new(catalog)),
             shards: RwLock::new(HashMap::new()),
@@ -153,7 +147,7 @@ impl Router {
                 }
                 let client = ShardClient::new(id, &endpoint, self.pool_max)?;
                 if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(snapshot::ensure_probe(client.clone()));
+                    rt.spawn(txn::ensure_probe(client.clone()));
                 }
                 shards.insert(id, (endpoint, client));
             }

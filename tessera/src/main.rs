@@ -137,7 +137,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
     let cfg = ComputeConfig::from_toml(&text).map_err(|e| e.to_string())?;
     compute::QUERY_MEMORY_MB.store(cfg.query_memory_mb, Ordering::Relaxed);
     compute::MAX_CONNECTIONS.store(cfg.max_connections.max(1), Ordering::Relaxed);
-    shard_router::twopc::ORPHAN_TIMEOUT_MS
+    shard_router::txn::ORPHAN_TIMEOUT_MS
         .store(cfg.xa_orphan_timeout_secs.max(1) * 1000, Ordering::Relaxed);
     compute::DEFAULT_STATEMENT_TIMEOUT_MS.store(cfg.statement_timeout_ms, Ordering::Relaxed);
     compute::DEFAULT_IDLE_TXN_TIMEOUT_MS.store(
@@ -181,7 +181,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
             .await
             .map_err(|e| e.to_string())?;
         tokio::spawn(router.clone().poll_catalog());
-        tokio::spawn(shard_router::recovery::recovery_loop(
+        tokio::spawn(shard_router::txn::recovery_loop(
             router.clone(),
             std::time::Duration::from_millis(cfg.recovery_interval_ms.max(100)),
             std::time::Duration::from_secs(cfg.xa_orphan_timeout_secs),

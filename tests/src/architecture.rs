@@ -690,7 +690,7 @@ mod tests {
     fn sibling_files_depend_one_way() {
         let (circles, folders) = sibling_circles();
         for f in [
-            "shard-router/src/pushdown",
+            "shard-router/src/dist/pushdown",
             "compute/src/plan/pgsyntax",
             "benches/src/tpcc",
             "tessera/src/cluster",

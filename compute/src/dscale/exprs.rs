@@ -140,7 +140,7 @@ pub(super) fn divisions(
         };
         // A comparison with a quotient (now stored at 20 places) compares
         // at one decimal type, as type coercion made it before.
-        if shard_router::compat::is_comparison(&b.op) {
+        if shard_router::sql::is_comparison(&b.op) {
             let (lt, rt) = (b.left.get_type(schema)?, b.right.get_type(schema)?);
             if let (DataType::Decimal128(_, ls), DataType::Decimal128(_, rs)) = (&lt, &rt) {
                 if lt != rt {

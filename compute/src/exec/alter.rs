@@ -46,13 +46,15 @@ impl Session {
                 fk.id = txn.add_foreign_key(&fk).await?;
                 if fk.enforced {
                     // Existing rows without a referenced row: 23503.
-                    shard_router::ddl::foreign_key(&router, &table, &parent, &fk, true).await?;
+                    shard_router::placement::foreign_key(&router, &table, &parent, &fk, true)
+                        .await?;
                 }
                 if let Err(e) = txn.commit().await {
                     if fk.enforced {
-                        let _ =
-                            shard_router::ddl::foreign_key(&router, &table, &parent, &fk, false)
-                                .await;
+                        let _ = shard_router::placement::foreign_key(
+                            &router, &table, &parent, &fk, false,
+                        )
+                        .await;
                     }
                     return Err(e);
                 }
@@ -60,7 +62,8 @@ impl Session {
             AlterPlan::DropForeignKey { fk, parent } => {
                 txn.drop_foreign_key(fk.id).await?;
                 if fk.enforced {
-                    shard_router::ddl::foreign_key(&router, &table, &parent, &fk, false).await?;
+                    shard_router::placement::foreign_key(&router, &table, &parent, &fk, false)
+                        .await?;
                 }
                 txn.commit().await?;
             }
@@ -71,8 +74,8 @@ impl Session {
                 new_sequences,
                 ..
             } => {
-                let sql = shard_router::ddl::alter_clauses(&table, &new, &renamed, &fill)?;
-                shard_router::ddl::alter_table(&router, &table, &sql).await?;
+                let sql = shard_router::placement::alter_clauses(&table, &new, &renamed, &fill)?;
+                shard_router::placement::alter_table(&router, &table, &sql).await?;
                 let committed = async {
                     txn.update_table(&new, &new_sequences).await?;
                     txn.commit().await
@@ -80,25 +83,26 @@ impl Session {
                 .await;
                 if let Err(e) = committed {
                     // The catalog kept the old definition: so do the shards.
-                    let back = shard_router::ddl::AlterSql {
+                    let back = shard_router::placement::AlterSql {
                         forward: sql.undo.clone(),
                         undo: sql.forward.clone(),
                     };
-                    if let Err(u) = shard_router::ddl::alter_table(&router, &new, &back).await {
+                    if let Err(u) = shard_router::placement::alter_table(&router, &new, &back).await
+                    {
                         tracing::warn!("ALTER TABLE {}: undo failed: {u}", table.name);
                     }
                     return Err(e);
                 }
             }
             AlterPlan::Rename { new } => {
-                shard_router::ddl::rename_table(&router, &table, &new).await?;
+                shard_router::placement::rename_table(&router, &table, &new).await?;
                 let committed = async {
                     txn.update_table(&new, &[]).await?;
                     txn.commit().await
                 }
                 .await;
                 if let Err(e) = committed {
-                    let _ = shard_router::ddl::rename_table(&router, &new, &table).await;
+                    let _ = shard_router::placement::rename_table(&router, &new, &table).await;
                     return Err(e);
                 }
             }
@@ -109,7 +113,7 @@ impl Session {
                 new.id = txn.renumber_table(table.id).await?;
                 let target = source.with_layout(new.id, layout.clone());
                 let moved =
-                    shard_router::redistribute::copy_rows(&router, &table, &new, &target).await?;
+                    shard_router::placement::copy_rows(&router, &table, &new, &target).await?;
                 txn.update_table(&new, &[]).await?;
                 txn.set_layout(new.id, &layout).await?;
                 txn.commit().await?;
@@ -175,7 +179,7 @@ async fn check_existing_rows(router: &Router, table: &TableDef, plan: &AlterPlan
             RowCheck::Empty { column } | RowCheck::EmptyForSequence { column } => (column, None),
             RowCheck::NoNulls { column } => (column, Some(column.as_str())),
         };
-        if shard_router::ddl::any_row(router, table, null_in).await? {
+        if shard_router::placement::any_row(router, table, null_in).await? {
             if matches!(c, RowCheck::EmptyForSequence { .. }) {
                 return Err(Error::unsupported(format!(
                     "adding column \"{column}\" fed by a sequence to a table with rows (add it without the default, fill it, then SET DEFAULT)"

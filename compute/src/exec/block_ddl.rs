@@ -192,7 +192,7 @@ impl Session {
                     .iter()
                     .filter_map(|o| match o {
                         AlterTableOperation::AddColumn { column_def, .. } => {
-                            let n = shard_router::route::normalize_ident(&column_def.name);
+                            let n = shard_router::sql::normalize_ident(&column_def.name);
                             table.column_index(&n).is_none().then_some(n)
                         }
                         _ => None,
@@ -381,7 +381,7 @@ impl Session {
             // here (grants, owner, owned sequences) arrives with the next
             // catalog poll.
             txn.commit().await?;
-            shard_router::ddl::drop_physical(&router, &physical).await?;
+            shard_router::placement::drop_physical(&router, &physical).await?;
             for c in &t.columns {
                 if let Some(s) = &c.sequence {
                     router.forget_sequence(s);

@@ -8,7 +8,7 @@
 use common::{Error, Result};
 use datafusion::sql::sqlparser::ast::{CreateIndex, CreateTable, Expr, SchemaName, Statement};
 use meta::{Catalog, IndexDef, SequenceDef, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use crate::plan::{object_parts, resolve_table};
 
@@ -158,10 +158,10 @@ impl Session {
         let placement = catalog.placement.with_layout(id, layout);
         let physical = placement.physical_tables(&def)?;
         router.meta.queue_drops(id, &physical).await?;
-        if let Err(e) = shard_router::ddl::create_table(&router, &placement, &def).await {
+        if let Err(e) = shard_router::placement::create_table(&router, &placement, &def).await {
             // Rolled back first, then what the shards made is dropped.
             drop(txn);
-            let _ = shard_router::ddl::drop_physical(&router, &physical).await;
+            let _ = shard_router::placement::drop_physical(&router, &physical).await;
             return Err(e);
         }
         // Not `finish`: the drops are unqueued between the commit and
@@ -214,7 +214,7 @@ impl Session {
         };
         let mut txn = DdlChange::begin(&router, &stmt.to_string()).await?;
         txn.add_index(table.id, &ix).await?;
-        shard_router::ddl::create_index(&router, &table, &ix).await?;
+        shard_router::placement::create_index(&router, &table, &ix).await?;
         txn.finish().await
     }
 
@@ -257,8 +257,8 @@ impl Session {
         let router = self.router.clone();
         let mut txn = DdlChange::begin(&router, &stmt.to_string()).await?;
         txn.create_schema(&name).await?;
-        let sql = shard_router::ddl::ensure_schema_sql(&name);
-        shard_router::ddl::run_on_shards(
+        let sql = shard_router::placement::ensure_schema_sql(&name);
+        shard_router::placement::run_on_shards(
             &router,
             catalog
                 .shard_ids()
@@ -340,7 +340,7 @@ impl Session {
                 continue;
             }
             for (shard, p) in catalog.placement.partitions(&t)? {
-                let mut sql = shard_router::shard_sql::ShardSql::new();
+                let mut sql = shard_router::sql::ShardSql::new();
                 sql.keyword("ANALYZE TABLE ")
                     .table(&t.schema, &t.physical_name(p));
                 work.push((shard, sql.into_parts().0, vec![]));
@@ -350,7 +350,7 @@ impl Session {
             shard_router::txn::ShardAccess::Autocommit,
             self.lock_timeout_secs(),
         );
-        shard_router::exec::write_in(&self.router, &autocommit, work).await?;
+        shard_router::dist::write_in(&self.router, &autocommit, work).await?;
         Ok(())
     }
 }

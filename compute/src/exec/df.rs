@@ -45,7 +45,7 @@ pub(crate) fn execution_context(
     ctx.add_optimizer_rule(Arc::new(crate::decorrelation::SameNameCorrelation));
     // After DataFusion's own rules: hand whole fragments to the shards.
     if pushdown {
-        ctx.add_optimizer_rule(Arc::new(shard_router::pushdown::ShardPushdown));
+        ctx.add_optimizer_rule(Arc::new(shard_router::dist::ShardPushdown));
     }
     Ok(ctx)
 }
@@ -157,7 +157,7 @@ impl Session {
         physical: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
         task: TaskContext,
     ) -> Result<Arc<TaskContext>> {
-        let wants = shard_router::shard_scan::plain_reads(physical);
+        let wants = shard_router::dist::plain_reads(physical);
         let access: StatementAccess = self.read_access(&wants).await?;
         let config = task
             .session_config()
@@ -221,7 +221,7 @@ pub(crate) fn physical_lines(
             .lines()
             .map(|l| format!("  {l}")),
     );
-    let scans = shard_router::shard_scan::shard_scans(physical);
+    let scans = shard_router::dist::shard_scans(physical);
     if !scans.is_empty() {
         lines.push("shard_scans:".to_string());
         for s in scans {
@@ -294,7 +294,7 @@ impl Session {
             .iter()
             .map(|f| {
                 f.metadata()
-                    .get(shard_router::scan::BPCHAR_WIDTH)
+                    .get(shard_router::sql::BPCHAR_WIDTH)
                     .and_then(|n| n.parse().ok())
             })
             .collect();

@@ -1,11 +1,12 @@
 //! INSERT, UPDATE, DELETE and TRUNCATE: rows evaluated and rendered per
-//! partition, written through `shard_router::exec` in the session's
+//! partition, written through `shard_router::dist` in the session's
 //! transaction or an implicit one.
 
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Expr;
 use meta::Distribution;
-use shard_router::route::{eval_value, Route};
+use shard_router::route::Route;
+use shard_router::sql::eval_value;
 
 use crate::plan::{resolve_table, InsertPlan, WritePlan};
 
@@ -83,7 +84,7 @@ impl Session {
             let clock = self.clock();
             let rows = insert_rows(p, params, sequenced, &clock)?;
             let on = crate::plan::conflict::bind(p, &rows, params)?;
-            let work = shard_router::render::insert_statements_on(&placement, t, &rows, &on)?;
+            let work = shard_router::route::insert_statements_on(&placement, t, &rows, &on)?;
             Ok((rows, work))
         })?;
         let written = self.run_writes(work).await?;
@@ -156,7 +157,7 @@ impl Session {
         let placement = self.router.placement();
         for table in ordered {
             for (shard, p) in placement.partitions(&table)? {
-                let mut sql = shard_router::shard_sql::ShardSql::new();
+                let mut sql = shard_router::sql::ShardSql::new();
                 sql.keyword("DELETE FROM ")
                     .table(&table.schema, &table.physical_name(p));
                 work.push((shard, sql.into_parts().0, vec![]));
@@ -170,14 +171,14 @@ impl Session {
     /// implicit transaction when there are several.
     /// An implicit commit raises the session's cancel shield first (see
     /// `compute::cancel`).
-    async fn run_writes(&mut self, work: Vec<shard_router::exec::ShardStatement>) -> Result<u64> {
+    async fn run_writes(&mut self, work: Vec<shard_router::dist::ShardStatement>) -> Result<u64> {
         let (pid, since) = (self.pid, self.statement_generation);
         let shards = match &self.txn {
             Some(b) => shard_router::txn::ShardAccess::Txn(b.clone()),
             None => shard_router::txn::ShardAccess::Autocommit,
         };
         let access = shard_router::txn::StatementAccess::new(shards, self.lock_timeout_secs());
-        shard_router::exec::write(&self.router, &access, work, || {
+        shard_router::dist::write(&self.router, &access, work, || {
             crate::cancel::Shield::raise(pid, since)
         })
         .await
@@ -200,7 +201,7 @@ impl Session {
         &self,
         p: &WritePlan,
         params: &[Datum],
-    ) -> Result<Vec<shard_router::exec::ShardStatement>> {
+    ) -> Result<Vec<shard_router::dist::ShardStatement>> {
         let t = &p.table;
         let placement = self.router.placement();
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
@@ -223,7 +224,7 @@ impl Session {
         let mut work = vec![];
         for part in parts {
             let (sql, order) = crate::plan::dml::slot_sql(&p.sql, t, part)?;
-            let vals = shard_router::exec::bind(order, params)?;
+            let vals = shard_router::dist::bind(order, params)?;
             work.push((placement.shard_of(t, part)?, sql.clone(), vals));
         }
         Ok(work)
@@ -248,7 +249,7 @@ fn insert_rows(
     p: &InsertPlan,
     params: &[Datum],
     sequenced: Vec<std::collections::VecDeque<i64>>,
-    clock: &shard_router::route::Clock,
+    clock: &shard_router::sql::Clock,
 ) -> Result<Vec<Vec<Datum>>> {
     let t = &p.table;
     let mut filler = crate::rows::RowFiller::new(t, clock, sequenced);

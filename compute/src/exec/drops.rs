@@ -103,7 +103,7 @@ impl Session {
             txn.drop_table(&table).await?;
             router.meta.queue_drops(table.id, &physical).await?;
             txn.commit().await?;
-            if let Err(e) = shard_router::ddl::drop_physical(&router, &physical).await {
+            if let Err(e) = shard_router::placement::drop_physical(&router, &physical).await {
                 tracing::warn!(
                     "DROP TABLE {}: physical tables left for recovery: {e}",
                     table.qualified_name()
@@ -146,7 +146,7 @@ impl Session {
             // One change per index; the reload after the last.
             let mut txn = DdlChange::begin(&router, &d.stmt.to_string()).await?;
             txn.drop_index(table.id, &name).await?;
-            shard_router::ddl::drop_index(&router, &table, &name).await?;
+            shard_router::placement::drop_index(&router, &table, &name).await?;
             txn.commit().await?;
         }
         router.reload().await?;
@@ -203,7 +203,7 @@ impl Session {
                 txn.drop_view(*id).await?;
             }
             txn.drop_schema(&name).await?;
-            shard_router::ddl::drop_schema(&router, &catalog.shard_ids(), &name).await?;
+            shard_router::placement::drop_schema(&router, &catalog.shard_ids(), &name).await?;
             txn.commit().await?;
         }
         router.reload().await?;
@@ -238,7 +238,7 @@ pub(crate) async fn drop_dependent_foreign_keys(
         txn.drop_foreign_key(fk.id).await?;
         if fk.enforced {
             if let Some(child) = catalog.table_by_id(fk.table) {
-                shard_router::ddl::foreign_key(router, child, t, &fk, false).await?;
+                shard_router::placement::foreign_key(router, child, t, &fk, false).await?;
             }
         }
     }

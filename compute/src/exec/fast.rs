@@ -1,5 +1,5 @@
 //! The single-table fast path: one rendered SELECT per partition, run
-//! through `shard_router::exec::read_partition` (the partitions of one
+//! through `shard_router::dist::read_partition` (the partitions of one
 //! shard in one statement); answers of several partitions merged here
 //! (aggregates, ORDER BY, LIMIT, DISTINCT).
 
@@ -26,7 +26,7 @@ impl Session {
         let placement = self.router.placement();
         let parts: Vec<u32> = match p.route.resolve(t, params)? {
             Route::SinglePartition(x) => vec![x],
-            Route::Mirror => vec![shard_router::partition::mirror_copy(
+            Route::Mirror => vec![shard_router::route::mirror_copy(
                 &placement,
                 t,
                 self.router.node_id,
@@ -105,7 +105,7 @@ async fn fast_select_parts(
         let (sql, order) = crate::plan::dml::slot_sql(&p.sql, &p.table, *part)?;
         (
             std::borrow::Cow::Borrowed(sql.as_str()),
-            shard_router::exec::bind(order, params)?,
+            shard_router::dist::bind(order, params)?,
         )
     } else {
         let mut queries = vec![];
@@ -113,14 +113,14 @@ async fn fast_select_parts(
         for part in parts {
             let (q, order) = crate::plan::dml::slot_sql(&p.sql, &p.table, *part)?;
             queries.push(q.as_str());
-            vals.extend(shard_router::exec::bind(order, params)?);
+            vals.extend(shard_router::dist::bind(order, params)?);
         }
         (
-            std::borrow::Cow::Owned(shard_router::shard_scan::union_all(&queries)),
+            std::borrow::Cow::Owned(shard_router::dist::union_all(&queries)),
             vals,
         )
     };
-    shard_router::exec::read_partition(router, access, shard, &sql, vals, &p.types, p.locking).await
+    shard_router::dist::read_partition(router, access, shard, &sql, vals, &p.types, p.locking).await
 }
 
 /// Combines the answers of several partitions to one fast-path SELECT.

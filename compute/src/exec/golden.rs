@@ -203,7 +203,7 @@ mod pushdown {
             .await
             .unwrap();
         let physical = physical_plan(&router, logical, &[]).await.unwrap();
-        shard_router::shard_scan::shard_scans(&physical)
+        shard_router::dist::shard_scans(&physical)
             .into_iter()
             .map(|s| format!("{}: {}", s.shard, s.sql))
             .collect()

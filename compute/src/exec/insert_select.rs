@@ -178,8 +178,8 @@ impl Session {
                 }
                 let on = crate::plan::conflict::bind(p, &rows, &[])?;
                 let placement = self.router.placement();
-                let work = shard_router::render::insert_statements_on(&placement, &t, &rows, &on)?;
-                let written = shard_router::exec::write_in(&self.router, &access, work).await?;
+                let work = shard_router::route::insert_statements_on(&placement, &t, &rows, &on)?;
+                let written = shard_router::dist::write_in(&self.router, &access, work).await?;
                 count += crate::plan::conflict::inserted(&placement, p, rows.len(), written);
                 if !p.returning.is_empty() || p.returning_exprs.is_some() {
                     returned.extend(self.returned_rows(p, &rows, &[]).await?);

@@ -1,7 +1,7 @@
 //! Execution of planned statements against a session: the dispatch here,
 //! DDL ([`ddl`]), DML and TRUNCATE ([`dml`]), the single-table fast path
 //! ([`fast`]), DataFusion statements ([`datafusion`]) and COPY ([`copy`]).
-//! Shards are reached only through `shard_router` (`shard_router::exec`
+//! Shards are reached only through `shard_router` (`shard_router::dist`
 //! for rendered statements, its scans for DataFusion).
 
 pub mod alter;

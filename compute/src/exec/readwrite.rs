@@ -177,21 +177,21 @@ impl Session {
         &mut self,
         t: &meta::TableDef,
         access: &shard_router::txn::StatementAccess,
-        work: &mut Vec<shard_router::exec::ShardStatement>,
+        work: &mut Vec<shard_router::dist::ShardStatement>,
         inserts: &mut Vec<Vec<Datum>>,
     ) -> Result<()> {
         if !work.is_empty() {
-            shard_router::exec::write_in(&self.router, access, std::mem::take(work)).await?;
+            shard_router::dist::write_in(&self.router, access, std::mem::take(work)).await?;
         }
         if !inserts.is_empty() {
             let rows = std::mem::take(inserts);
-            let ins = shard_router::render::insert_statements_on(
+            let ins = shard_router::route::insert_statements_on(
                 &self.router.placement(),
                 t,
                 &rows,
-                &shard_router::render::OnConflict::Error,
+                &shard_router::route::OnConflict::Error,
             )?;
-            shard_router::exec::write_in(&self.router, access, ins).await?;
+            shard_router::dist::write_in(&self.router, access, ins).await?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use datafusion::sql::sqlparser::ast::{
     AlterRoleOperation, CreateRole, GrantObjects, Grantee, Ident, ObjectName, Privileges,
 };
 use meta::Catalog;
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use crate::plan::ddl::{grant_list, role_password};
 use crate::plan::object_parts;

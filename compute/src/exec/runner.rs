@@ -136,7 +136,7 @@ impl Session {
                     // is failed (`Session::arm_statement`); answered once
                     // its shard statements are killed.
                     Err(_) => {
-                        shard_router::exec::kills_settled(std::time::Duration::from_secs(2)).await;
+                        shard_router::dist::kills_settled(std::time::Duration::from_secs(2)).await;
                         Err(Error::StatementTimeout)
                     }
                 }

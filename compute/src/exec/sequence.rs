@@ -137,7 +137,7 @@ impl Session {
             Expr::Cast { expr, .. } => expr.as_ref(),
             e => e,
         };
-        let text = match shard_router::route::eval_const(inner, params)? {
+        let text = match shard_router::sql::eval_const(inner, params)? {
             Datum::Text(s) => s,
             other => {
                 return Err(Error::Sql {
@@ -238,11 +238,11 @@ impl Session {
                         };
                         self.scalar_subquery(q).await?
                     }
-                    e => shard_router::route::eval_const(e, params)?,
+                    e => shard_router::sql::eval_const(e, params)?,
                 };
                 let called = match called {
                     None => true,
-                    Some(e) => match shard_router::route::eval_const(e, params)? {
+                    Some(e) => match shard_router::sql::eval_const(e, params)? {
                         Datum::Bool(b) => b,
                         other => {
                             return Err(Error::Sql {

@@ -90,7 +90,7 @@ impl Session {
             ));
         }
         for (c, given) in columns.iter_mut().zip(&cv.columns) {
-            *c = shard_router::route::normalize_ident(&given.name);
+            *c = shard_router::sql::normalize_ident(&given.name);
         }
         for (i, c) in columns.iter().enumerate() {
             if columns[..i].contains(c) {

@@ -1,5 +1,5 @@
 //! Analysis of `ALTER TABLE` into the table's new definition: what the
-//! shards must do (`shard_router::ddl::alter_clauses` derives it from the
+//! shards must do (`shard_router::placement::alter_clauses` derives it from the
 //! old and new definitions), the checks PostgreSQL makes on existing rows,
 //! and whether the rows move to a new layout. Pure: `exec::alter` applies
 //! it under the DDL lock.
@@ -7,7 +7,7 @@
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::{AlterTable, AlterTableOperation, RenameTableNameKind};
 use meta::{Catalog, Distribution, ForeignKeyDef, TableDef};
-use shard_router::route::Clock;
+use shard_router::sql::Clock;
 
 use crate::plan::ddl::check_unique_includes_key;
 use crate::plan::object_parts;

@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
     TableAliasColumnDef, TableFactor, Value, VisitMut, VisitorMut,
 };
 
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 /// The names of a query's result columns, when every item of its SELECT
 /// list has one (`None` for `*`, set operations and other shapes).

@@ -1,6 +1,6 @@
 //! `INSERT ... ON CONFLICT`: PostgreSQL's arbiter (the conflict target must
 //! be the primary key or a unique constraint, 42P10), its action as MariaDB
-//! runs it (`shard_router::render::OnConflict`), and where the two would
+//! runs it (`shard_router::route::OnConflict`), and where the two would
 //! answer differently, 0A000: MariaDB resolves a conflict on any unique
 //! key, so a target among several is refused; `INSERT IGNORE` would also
 //! skip foreign-key failures, so DO NOTHING on a table with enforced keys
@@ -13,8 +13,8 @@ use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, BinaryOperator, ConflictTarget, Expr, OnConflictAction, OnInsert,
 };
 use meta::{Catalog, TableDef};
-use shard_router::render::{OnConflict, UpdateValue};
-use shard_router::route::normalize_ident;
+use shard_router::route::{OnConflict, UpdateValue};
+use shard_router::sql::normalize_ident;
 
 use crate::plan::{object_parts, InsertPlan};
 
@@ -47,10 +47,10 @@ fn value(e: &Expr, table: &TableDef, alias: &str) -> Result<UpdateValue> {
         }
         Expr::Value(v) => match &v.value {
             datafusion::sql::sqlparser::ast::Value::Placeholder(p) => UpdateValue::Param(
-                shard_router::route::placeholder_index(p)
+                shard_router::sql::placeholder_index(p)
                     .ok_or_else(|| Error::unsupported("this parameter"))?,
             ),
-            _ => UpdateValue::Const(shard_router::route::eval_const(e, &[])?),
+            _ => UpdateValue::Const(shard_router::sql::eval_const(e, &[])?),
         },
         Expr::BinaryOp { left, op, right } => {
             let op = match op {

@@ -9,7 +9,7 @@ use datafusion::sql::sqlparser::ast::{
     Statement,
 };
 use meta::{Catalog, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use crate::plan::names::resolve_table;
 

@@ -3,7 +3,7 @@
 
 use common::{Error, Result};
 use datafusion::sql::sqlparser::ast::{Ident, Statement, Value};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use super::{Plan, PlanKind, Planner};
 

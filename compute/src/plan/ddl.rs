@@ -8,7 +8,7 @@ use datafusion::sql::sqlparser::ast::{
     ColumnOption, CreateTable, Expr, GeneratedAs, TableConstraint,
 };
 use meta::{ColumnDef, Distribution, IndexDef, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use crate::plan::{object_parts, resolve_table};
 
@@ -298,11 +298,11 @@ pub fn column_def(
                 // Constants and the current-time functions only:
                 // evaluated now to check them.
                 let now = chrono::Utc::now();
-                let clock = shard_router::route::Clock {
+                let clock = shard_router::sql::Clock {
                     transaction: now,
                     statement: now,
                 };
-                shard_router::route::eval_value(e, &[], Some(&clock))?.coerce(&col.ty)?;
+                shard_router::sql::eval_value(e, &[], Some(&clock))?.coerce(&col.ty)?;
                 col.default = Some(e.to_string());
             }
             ColumnOption::PrimaryKey(_) => {

@@ -13,7 +13,7 @@ use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, Volatilit
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 use pgwire::api::Type;
-use shard_router::scan::{TesseraCatalog, CATALOG_NAME};
+use shard_router::dist::{TesseraCatalog, CATALOG_NAME};
 
 use crate::errors::map_df_error;
 use crate::pgtypes::arrow_to_pg;
@@ -173,7 +173,7 @@ pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
 /// A result column's wire type: its Arrow type's, or bpchar for a
 /// `char(n)` column shown as it is.
 fn wire_type(f: &datafusion::arrow::datatypes::Field) -> Type {
-    if f.metadata().contains_key(shard_router::scan::BPCHAR_WIDTH) {
+    if f.metadata().contains_key(shard_router::sql::BPCHAR_WIDTH) {
         Type::BPCHAR
     } else {
         arrow_to_pg(f.data_type())
@@ -208,7 +208,7 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
     let params = plan.get_parameter_types().map_err(map_df_error)?;
     let mut ptypes: Vec<(usize, Option<DataType>)> = params
         .into_iter()
-        .filter_map(|(k, v)| shard_router::route::placeholder_index(&k).map(|i| (i, v)))
+        .filter_map(|(k, v)| shard_router::sql::placeholder_index(&k).map(|i| (i, v)))
         .collect();
     ptypes.sort_by_key(|(i, _)| *i);
     let n = ptypes.last().map(|(i, _)| i + 1).unwrap_or(0);
@@ -247,7 +247,7 @@ fn cast_parameter_types(plan: &LogicalPlan, out: &mut [Option<DataType>]) {
                 };
                 if let Expr::Placeholder(p) = inner.as_ref() {
                     if let Some(slot) =
-                        shard_router::route::placeholder_index(&p.id).and_then(|i| out.get_mut(i))
+                        shard_router::sql::placeholder_index(&p.id).and_then(|i| out.get_mut(i))
                     {
                         if slot.is_none() {
                             *slot = Some(ty.clone());

@@ -10,9 +10,10 @@ use datafusion::sql::sqlparser::ast::{
 };
 use meta::{Distribution, TableDef};
 use pgwire::api::Type;
-use shard_router::render::{count_params, is_safe_expr, render};
-use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
-use shard_router::typing::{type_assigned_literal, type_literals};
+use shard_router::route::RoutePlan;
+use shard_router::sql::{count_params, is_safe_expr, render};
+use shard_router::sql::{normalize_ident, placeholder_index};
+use shard_router::sql::{type_assigned_literal, type_literals};
 
 use super::origins::Origin;
 use super::*;
@@ -71,9 +72,9 @@ impl Planner<'_> {
         &self,
         ins: &Insert,
         table: &TableDef,
-    ) -> Result<(shard_router::render::OnConflict, Vec<usize>)> {
+    ) -> Result<(shard_router::route::OnConflict, Vec<usize>)> {
         let Some(on) = &ins.on else {
-            return Ok((shard_router::render::OnConflict::Error, vec![]));
+            return Ok((shard_router::route::OnConflict::Error, vec![]));
         };
         if ins.returning.is_some() {
             return Err(Error::unsupported("INSERT ... ON CONFLICT ... RETURNING"));
@@ -455,12 +456,12 @@ pub(crate) fn check_identity_assignments(
 /// value is the statement's or transaction's clock, not a constant).
 fn is_clock_value(e: &Expr) -> bool {
     let now = chrono::Utc::now();
-    let clock = shard_router::route::Clock {
+    let clock = shard_router::sql::Clock {
         transaction: now,
         statement: now,
     };
-    shard_router::route::eval_value(e, &[], None).is_err()
-        && shard_router::route::eval_value(e, &[], Some(&clock)).is_ok()
+    shard_router::sql::eval_value(e, &[], None).is_err()
+        && shard_router::sql::eval_value(e, &[], Some(&clock)).is_ok()
 }
 
 /// The client's parameter count of rendered SQL with `clock` appended

@@ -4,7 +4,7 @@
 
 use common::{Error, Result, SqlState, SqlType};
 use meta::{Catalog, Distribution, ForeignKeyDef, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use crate::plan::ddl::missing_column;
 

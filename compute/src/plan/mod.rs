@@ -44,7 +44,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 use meta::{Catalog, TableDef};
 use pgwire::api::Type;
-use shard_router::route::{normalize_ident, RoutePlan};
+use shard_router::route::RoutePlan;
+use shard_router::sql::normalize_ident;
 use shard_router::txn::IsolationLevel;
 
 #[derive(Debug, Clone)]
@@ -148,7 +149,7 @@ pub struct InsertPlan {
     /// evaluated before the rows.
     pub sequence_calls: bool,
     /// What a row whose key exists does (`ON CONFLICT`).
-    pub on_conflict: shard_router::render::OnConflict,
+    pub on_conflict: shard_router::route::OnConflict,
     /// `ON CONFLICT DO UPDATE`: the arbiter key's column indexes (two rows
     /// of one statement with one key are 21000, as in PostgreSQL).
     pub conflict_key: Vec<usize>,

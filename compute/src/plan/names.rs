@@ -7,10 +7,10 @@ use std::sync::Arc;
 use common::{Error, Result};
 use datafusion::sql::sqlparser::ast::{ObjectName, ObjectNamePart};
 use meta::{Catalog, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 /// A PostgreSQL identifier, quoted, in SQL Tessera makes for its own
-/// planner (shard SQL quotes through `shard_router::shard_sql`).
+/// planner (shard SQL quotes through `shard_router::sql`).
 pub fn quoted_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }

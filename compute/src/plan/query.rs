@@ -10,9 +10,10 @@ use datafusion::sql::sqlparser::ast::{
 };
 use meta::TableDef;
 use pgwire::api::Type;
-use shard_router::render::is_safe_expr;
-use shard_router::route::{normalize_ident, placeholder_index, RoutePlan};
-use shard_router::typing::type_literals;
+use shard_router::route::RoutePlan;
+use shard_router::sql::is_safe_expr;
+use shard_router::sql::type_literals;
+use shard_router::sql::{normalize_ident, placeholder_index};
 
 use super::dml::{check_columns, fast_item_type, infer_params, param_types, per_partition_sql};
 use super::*;

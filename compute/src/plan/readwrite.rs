@@ -27,7 +27,7 @@ use datafusion::sql::sqlparser::ast::{
     SetExpr, Statement, TableFactor, TableWithJoins, UpdateTableFromKind, VisitMut, VisitorMut,
 };
 use meta::{Distribution, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use super::{resolve_table, Plan, PlanKind, Planner, WritePlan};
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::{Expr, Ident, SelectItem, SetExpr, Statement};
 use meta::TableDef;
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use super::Plan;
 

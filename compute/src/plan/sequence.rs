@@ -10,7 +10,7 @@ use datafusion::sql::sqlparser::ast::{
     SequenceOptions, SetExpr, Value,
 };
 use meta::{Catalog, SequenceDef};
-use shard_router::route::eval_const;
+use shard_router::sql::eval_const;
 
 use crate::plan::names::object_parts;
 
@@ -129,7 +129,7 @@ pub fn sequence_select(q: &Query) -> Result<Vec<(String, SeqCall)>> {
         let (e, alias) = match item {
             SelectItem::UnnamedExpr(e) => (e, None),
             SelectItem::ExprWithAlias { expr, alias } => {
-                (expr, Some(shard_router::route::normalize_ident(alias)))
+                (expr, Some(shard_router::sql::normalize_ident(alias)))
             }
             _ => return Err(refuse()),
         };

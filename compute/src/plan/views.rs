@@ -69,7 +69,7 @@ impl Scopes {
             .map(|w| {
                 w.cte_tables
                     .iter()
-                    .map(|c| shard_router::route::normalize_ident(&c.alias.name))
+                    .map(|c| shard_router::sql::normalize_ident(&c.alias.name))
                     .collect()
             })
             .unwrap_or_default();

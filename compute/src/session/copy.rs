@@ -22,7 +22,7 @@ pub struct CopyIn {
     pending: Vec<u8>,
     /// Parsed rows in column order; `None`: the column's default.
     rows: Vec<Vec<Option<Datum>>>,
-    clock: shard_router::route::Clock,
+    clock: shard_router::sql::Clock,
     line: usize,
     count: u64,
     header_skipped: bool,
@@ -39,7 +39,7 @@ impl CopyIn {
         plan: Arc<CopyInPlan>,
         session_txn: Option<Arc<Branches>>,
         node_id: u32,
-        clock: shard_router::route::Clock,
+        clock: shard_router::sql::Clock,
         lock_timeout_secs: u32,
     ) -> CopyIn {
         let (access, implicit) = match session_txn {
@@ -211,8 +211,8 @@ impl CopyIn {
         let rows = std::mem::take(&mut self.rows);
         let rows = self.complete(router, rows).await?;
         let work =
-            shard_router::render::insert_statements(&router.placement(), &self.plan.table, &rows)?;
-        shard_router::exec::write_in(router, &self.access, work).await?;
+            shard_router::route::insert_statements(&router.placement(), &self.plan.table, &rows)?;
+        shard_router::dist::write_in(router, &self.access, work).await?;
         self.count += rows.len() as u64;
         Ok(())
     }

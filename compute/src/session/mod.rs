@@ -178,8 +178,8 @@ impl Session {
     }
 
     /// The clock of the running statement's values.
-    pub fn clock(&self) -> shard_router::route::Clock {
-        shard_router::route::Clock {
+    pub fn clock(&self) -> shard_router::sql::Clock {
+        shard_router::sql::Clock {
             transaction: if self.txn.is_some() {
                 self.transaction_started
             } else {
@@ -237,7 +237,7 @@ impl Session {
 
     /// `tessera.consistent_reads` (on unless set off): a plain read of
     /// two or more shards reads one consistent cut
-    /// (`shard_router::snapshot`); off reads each shard at its own moment.
+    /// (`shard_router::txn`); off reads each shard at its own moment.
     pub fn consistent_reads(&self) -> bool {
         self.settings.typed().consistent_reads
     }
@@ -280,10 +280,9 @@ impl Session {
         let cut = if own.len() + outside.len() >= 2 && !own.is_empty() {
             // Reads through branches too: the barrier is kept until they
             // have opened their views.
-            shard_router::snapshot::Cut::open_pinned(&self.router, &outside, &own, own_reads)
-                .await?
+            shard_router::txn::Cut::open_pinned(&self.router, &outside, &own, own_reads).await?
         } else if !outside.is_empty() {
-            shard_router::snapshot::Cut::open(&self.router, &outside).await?
+            shard_router::txn::Cut::open(&self.router, &outside).await?
         } else {
             return Ok(access);
         };

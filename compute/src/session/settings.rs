@@ -151,7 +151,7 @@ pub fn default_settings() -> Settings {
         // Off: every shard scan is a plain table scan, all else DataFusion.
         ("tessera.pushdown", "on"),
         // Off: a read of several shards reads each at its own moment and
-        // may see part of a distributed commit (shard_router::snapshot).
+        // may see part of a distributed commit (shard_router::txn).
         ("tessera.consistent_reads", "on"),
         ("lock_timeout", "0"),
         // Off: a foreign key the shards cannot check is refused (0A000).

@@ -30,7 +30,7 @@ fn me(e: mysql_async::Error) -> Error {
 pub struct MetaStore {
     pool: Pool,
     /// Connections that hold the snapshot barrier
-    /// (`shard_router::snapshot`), apart from `pool`: a distributed commit
+    /// (`shard_router::txn::snapshot`), apart from `pool`: a distributed commit
     /// holds one from before its decision until its phase two ends, and
     /// records the decision through `pool` meanwhile. Drawn from one pool,
     /// 64 commits holding the barrier would each wait for a 65th

@@ -270,7 +270,7 @@ async fn bank_with_readers(
 /// transaction share its branch's connection: a hash join whose probe
 /// side (streaming) holds the connection while the join waits for its
 /// build side of the same shard must not wait for ever (the probe side
-/// reads its rest off the connection and lets it go: `shard_router::slot`).
+/// reads its rest off the connection and lets it go: `shard_router::txn`).
 async fn two_reads_of_one_branch(cluster: &TestCluster) {
     let c = cluster.connect(0).await;
     c.batch_execute(

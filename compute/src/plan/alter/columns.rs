@@ -4,7 +4,7 @@
 use common::{Datum, Error, Result, SqlState, SqlType};
 use datafusion::sql::sqlparser::ast::{AlterColumnOperation, DataType, Expr, Ident};
 use meta::{ColumnDef, Distribution, IndexDef};
-use shard_router::route::{eval_value, normalize_ident};
+use shard_router::sql::{eval_value, normalize_ident};
 
 use super::{Alter, RowCheck};
 use crate::plan::ddl::{check_unique_includes_key, column_def, missing_column, ColumnKey};

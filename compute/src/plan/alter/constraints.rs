@@ -6,7 +6,7 @@ use datafusion::sql::sqlparser::ast::{
     Expr, Ident, IndexColumn, TableConstraint, UniqueConstraint,
 };
 use meta::{IndexDef, TableDef};
-use shard_router::route::normalize_ident;
+use shard_router::sql::normalize_ident;
 
 use super::{Alter, AlterPlan, RowCheck};
 use crate::plan::ddl::{check_unique_includes_key, missing_column};

@@ -136,7 +136,7 @@ fn whole_row_function_alias(sel: &Select) -> bool {
                 if !a.columns.is_empty()
                     && a.columns.iter().all(|c| c.name.value != a.name.value) =>
             {
-                Some(shard_router::route::normalize_ident(&a.name))
+                Some(shard_router::sql::normalize_ident(&a.name))
             }
             _ => None,
         })
@@ -146,7 +146,7 @@ fn whole_row_function_alias(sel: &Select) -> bool {
     }
     let named = |e: &Expr| {
         datafusion::sql::sqlparser::ast::visit_expressions(e, |x| match x {
-            Expr::Identifier(i) if aliases.contains(&shard_router::route::normalize_ident(i)) => {
+            Expr::Identifier(i) if aliases.contains(&shard_router::sql::normalize_ident(i)) => {
                 ControlFlow::Break(())
             }
             _ => ControlFlow::Continue(()),

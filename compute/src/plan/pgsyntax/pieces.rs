@@ -176,10 +176,7 @@ pub(super) fn qualify_using_columns(sel: &mut Select) -> bool {
         fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
             if self.depth == 0 {
                 if let Expr::Identifier(i) = e {
-                    if self
-                        .names
-                        .contains(&shard_router::route::normalize_ident(i))
-                    {
+                    if self.names.contains(&shard_router::sql::normalize_ident(i)) {
                         *e = Expr::CompoundIdentifier(vec![self.side.clone(), i.clone()]);
                         self.changed = true;
                     }

@@ -6,7 +6,7 @@ use datafusion::common::DFSchema;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::Expr;
 
-use crate::expr_sql::render;
+use crate::sql::expr_sql::render;
 
 /// The function name and argument of a plain one-argument aggregate (no
 /// DISTINCT, FILTER or ORDER BY).

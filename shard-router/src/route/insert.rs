@@ -1,83 +1,9 @@
-//! Statements for a shard: the fast-path expression subset
-//! ([`is_safe_expr`]: MariaDB evaluates it exactly as PostgreSQL does),
-//! rendering through [`crate::shard_sql`] (table names rewritten to the
-//! partition's physical name, identifiers quoted, values quoted or bound,
-//! `$n` turned into `?` with the parameter order recorded), and INSERTs of
-//! evaluated rows.
+//! INSERTs of evaluated rows: each row routed to the partitions that store
+//! it ([`rows_by_partition`]), rendered in batches for the shards that hold
+//! them, with what a row whose key is already there does ([`OnConflict`]).
 
-use std::ops::ControlFlow;
-
-use common::Result;
-use datafusion::sql::sqlparser::ast::{visit_expressions, Expr, Statement, UnaryOperator, Value};
-
-use crate::route::placeholder_index;
-
-/// `"<schema database>"."table"` of a physical table, quoted by the one
-/// identifier quoter.
-pub fn physical_object(schema: &str, table: &str) -> String {
-    format!(
-        "{}.{}",
-        storage_adapter::quote_ident(&meta::physical_database(schema)),
-        storage_adapter::quote_ident(table)
-    )
-}
-
-/// Renders `stmt` for the partition `schema.table` of MariaDB through
-/// [`crate::shard_sql`], the one renderer of client statements. Returns
-/// the SQL and, for each `?`, the index of the client parameter it stands
-/// for.
-pub fn render(stmt: &Statement, schema: &str, table: &str) -> Result<(String, Vec<usize>)> {
-    Ok(crate::shard_sql::render_statement(stmt, schema, table)?.into_parts())
-}
-
-/// The number of `$n` parameters a statement refers to (the highest n).
-pub fn count_params(stmt: &Statement) -> usize {
-    let mut n = 0;
-    let _ = visit_expressions(stmt, |e| {
-        if let Expr::Value(v) = e {
-            if let Value::Placeholder(p) = &v.value {
-                if let Some(i) = placeholder_index(p) {
-                    n = n.max(i + 1);
-                }
-            }
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    n
-}
-
-/// Expressions MariaDB (in Tessera's shard session mode) evaluates exactly
-/// like PostgreSQL. Anything else is computed by the compute node or
-/// rejected.
-pub fn is_safe_expr(e: &Expr) -> bool {
-    match e {
-        Expr::Identifier(_) | Expr::CompoundIdentifier(_) => true,
-        Expr::Value(v) => matches!(
-            v.value,
-            Value::Number(..)
-                | Value::SingleQuotedString(_)
-                | Value::EscapedStringLiteral(_)
-                | Value::Boolean(_)
-                | Value::Null
-                | Value::Placeholder(_)
-        ),
-        Expr::BinaryOp { left, op, right } => {
-            crate::compat::Op::of_sql(op).is_some() && is_safe_expr(left) && is_safe_expr(right)
-        }
-        Expr::UnaryOp { op, expr } => {
-            matches!(op, UnaryOperator::Not | UnaryOperator::Minus) && is_safe_expr(expr)
-        }
-        Expr::IsNull(x) | Expr::IsNotNull(x) | Expr::Nested(x) => is_safe_expr(x),
-        Expr::InList { expr, list, .. } => is_safe_expr(expr) && list.iter().all(is_safe_expr),
-        // Row values: `(a, b) IN ((1, 2), (3, 4))` (MariaDB compares rows
-        // as PostgreSQL does, NULLs included).
-        Expr::Tuple(items) => !items.is_empty() && items.iter().all(is_safe_expr),
-        Expr::Between {
-            expr, low, high, ..
-        } => is_safe_expr(expr) && is_safe_expr(low) && is_safe_expr(high),
-        _ => false,
-    }
-}
+use super::plan::rows_by_partition;
+use crate::sql::physical_object;
 
 /// One INSERT for a shard: its SQL and parameters.
 pub type ShardInsert = (common::ShardId, String, Vec<mysql_async::Value>);
@@ -189,7 +115,7 @@ pub fn insert_statements_on(
         .join(", ");
     let one = format!("({})", vec!["?"; table.columns.len()].join(", "));
     let mut out = vec![];
-    for (p, idxs) in crate::route::rows_by_partition(placement, table, rows)? {
+    for (p, idxs) in rows_by_partition(placement, table, rows)? {
         let shard = placement.shard_of(table, p)?;
         for chunk in idxs.chunks(INSERT_BATCH_ROWS) {
             let head = format!(
@@ -231,22 +157,4 @@ fn literal_insert<'a>(
         sql.push(')');
     }
     Some(sql)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-    use datafusion::sql::sqlparser::parser::Parser;
-
-    #[test]
-    fn counts_parameters() {
-        let stmt = Parser::parse_sql(
-            &PostgreSqlDialect {},
-            "SELECT c FROM t WHERE id = $2 AND c = '$3' AND k IN ($1, $1)",
-        )
-        .unwrap()
-        .remove(0);
-        assert_eq!(count_params(&stmt), 2);
-    }
 }

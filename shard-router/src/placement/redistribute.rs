@@ -29,7 +29,8 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{convert, map_error, quote_ident};
 
-use crate::render::{physical_object, INSERT_BATCH_ROWS};
+use crate::route::INSERT_BATCH_ROWS;
+use crate::sql::physical_object;
 use crate::Router;
 
 /// How long a redistribution waits for the old layout's open transactions.
@@ -96,11 +97,11 @@ pub async fn copy_rows(
 ) -> Result<Moved> {
     let physical = target.physical_tables(to)?;
     router.meta.queue_drops(to.id, &physical).await?;
-    crate::ddl::create_table(router, target, to).await?;
+    super::ddl::create_table(router, target, to).await?;
     match lock_and_copy(router, from, to, target).await {
         Ok(m) => Ok(m),
         Err(e) => {
-            let _ = crate::ddl::drop_physical(router, &physical).await;
+            let _ = super::ddl::drop_physical(router, &physical).await;
             Err(e)
         }
     }
@@ -233,7 +234,7 @@ async fn insert(
     if rows.is_empty() {
         return Ok(());
     }
-    let work = crate::render::insert_statements(target, to, rows)?;
+    let work = crate::route::insert_statements(target, to, rows)?;
     let results = join_all(work.into_iter().map(|(shard, sql, vals)| async move {
         let mut conn = router.shard(shard)?.conn().await?;
         if vals.is_empty() {

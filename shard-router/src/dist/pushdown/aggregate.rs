@@ -13,8 +13,8 @@ use datafusion::logical_expr::{
     cast, Aggregate, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, Sort,
 };
 
-use crate::arrow_types::sql_type_of;
-use crate::expr_sql::render;
+use crate::sql::expr_sql::render;
+use crate::sql::sql_type_of;
 
 pub(super) fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan>> {
     let (Some(n), Dist::Hash { .. }) = (s.fetch, &f.dist) else {

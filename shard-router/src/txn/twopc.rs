@@ -57,7 +57,7 @@ pub trait Participant: Send {
     async fn rollback(&mut self, gtrid: &str) -> Result<()>;
 }
 
-/// A shared hold of the snapshot barrier (`crate::snapshot`): while a
+/// A shared hold of the snapshot barrier (`super::snapshot`): while a
 /// commit holds it, no consistent read opens its snapshots.
 #[async_trait]
 pub trait BarrierHold: Send {
@@ -204,7 +204,7 @@ pub async fn commit<P: Participant>(
         });
     }
     // From the decision until every branch has committed, consistent
-    // readers must not open their snapshots (`crate::snapshot`).
+    // readers must not open their snapshots (`super::snapshot`).
     let hold = match log.hold_barrier().await {
         Ok(h) => h,
         Err(e) => {
@@ -342,7 +342,7 @@ impl Recovery {
             first_seen: HashMap::new(),
             orphan_timeout,
             keep_decisions: Duration::from_secs(120),
-            prefix: crate::xid::GTRID_PREFIX.to_string(),
+            prefix: super::xid::GTRID_PREFIX.to_string(),
         }
     }
 

@@ -20,7 +20,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use storage_adapter::{quote_ident, quote_str};
 
-use crate::route::{normalize_ident, placeholder_index};
+use super::ident::{normalize_ident, placeholder_index};
 
 /// MariaDB SQL for one shard, with the client parameter index of each `?`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -417,7 +417,7 @@ fn render_item(out: &mut ShardSql, e: &Expr) -> Result<()> {
     Ok(())
 }
 
-/// Expressions of the fast-path subset ([`crate::render::is_safe_expr`]).
+/// Expressions of the fast-path subset ([`super::render::is_safe_expr`]).
 /// The walk is bounded by the statement's depth, which the compute node
 /// checks before planning (54001).
 pub fn render_expr(out: &mut ShardSql, e: &Expr) -> Result<()> {
@@ -458,7 +458,7 @@ pub fn render_expr(out: &mut ShardSql, e: &Expr) -> Result<()> {
             _ => return Err(unsupported("this literal")),
         },
         Expr::BinaryOp { left, op, right } => {
-            let op = crate::compat::Op::of_sql(op).ok_or_else(|| unsupported("this operator"))?;
+            let op = super::compat::Op::of_sql(op).ok_or_else(|| unsupported("this operator"))?;
             out.keyword("(");
             render_expr(out, left)?;
             out.keyword(" ");

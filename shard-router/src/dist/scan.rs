@@ -21,14 +21,14 @@ use datafusion::physical_plan::ExecutionPlan;
 use meta::{Catalog, Distribution, TableDef};
 use storage_adapter::quote_ident;
 
-pub use crate::arrow_types::{arrow_type, decimal_params};
-use crate::expr_sql::render;
-use crate::render::physical_object;
+use crate::sql::arrow_type;
+use crate::sql::expr_sql::render;
+use crate::sql::physical_object;
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
 
-pub use crate::arrow_types::BPCHAR_WIDTH;
+use crate::sql::BPCHAR_WIDTH;
 
 pub fn table_schema(def: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(
@@ -224,7 +224,7 @@ impl ShardTableProvider {
         let placement = self.router.placement();
         let all: Vec<u32> = (0..placement.partition_count(&self.table).unwrap_or(0)).collect();
         match &self.table.distribution {
-            Distribution::Mirror => vec![crate::partition::mirror_copy(
+            Distribution::Mirror => vec![crate::route::mirror_copy(
                 &placement,
                 &self.table,
                 self.router.node_id,
@@ -248,7 +248,7 @@ impl ShardTableProvider {
                     }
                     values.push(typed);
                 }
-                match crate::partition::prune(&self.table, &values) {
+                match crate::route::prune(&self.table, &values) {
                     Some(set) => set.into_iter().collect(),
                     None => all,
                 }
@@ -345,7 +345,7 @@ impl TableProvider for ShardTableProvider {
                 .map_err(|e| DataFusionError::External(Box::new(e)))?;
             queries.push((shard, sql));
         }
-        Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
+        Ok(Arc::new(super::shard_scan::ShardScanExec::new(
             self.router.clone(),
             projected,
             types,
@@ -355,5 +355,3 @@ impl TableProvider for ShardTableProvider {
         )?))
     }
 }
-
-pub use crate::shard_rows::{decimal_mantissa, ColumnBuilder};

@@ -31,7 +31,7 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_str};
 
-use crate::twopc::BarrierHold;
+use super::twopc::BarrierHold;
 use crate::Router;
 
 /// How long a reader waits for commits left incomplete by a failure that
@@ -303,14 +303,14 @@ impl Drop for SnapConn {
     }
 }
 
-type Slot = crate::slot::ConnSlot<SnapConn>;
+type Slot = super::slot::ConnSlot<SnapConn>;
 
 /// A statement's consistent cut: one connection per shard it reads, every
 /// one opened under one exclusive hold of the barrier. One, not one per
 /// partition read at once: two snapshots of one shard opened a moment apart
 /// could each see a different side of a single-shard commit. The reads of
 /// one shard take turns on its connection (a streaming scan that another
-/// waits for reads the rest of its rows off first: `crate::slot`).
+/// waits for reads the rest of its rows off first: `super::slot`).
 pub struct Cut {
     slots: HashMap<ShardId, Slot>,
     /// Reads through the transaction's own branches that must open their
@@ -417,7 +417,7 @@ impl Cut {
     }
 
     /// The cut's connection on `shard`, once free.
-    pub async fn lease(&self, shard: ShardId) -> Result<crate::slot::SlotGuard<SnapConn>> {
+    pub async fn lease(&self, shard: ShardId) -> Result<super::slot::SlotGuard<SnapConn>> {
         let slot = self.slots.get(&shard).ok_or_else(|| {
             Error::internal(format!("{shard} is not in the statement's snapshot"))
         })?;

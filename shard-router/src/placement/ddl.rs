@@ -7,7 +7,7 @@ use meta::{IndexDef, Placement, TableDef};
 use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_ident};
 
-use crate::render::physical_object;
+use crate::sql::physical_object;
 use crate::Router;
 
 /// Longest string a key column may hold on a shard (3072-byte InnoDB key

@@ -18,7 +18,7 @@ use common::{Datum, Error, Result, SqlType};
 use datafusion::sql::sqlparser::ast::{visit_expressions_mut, BinaryOperator, Expr, Value};
 use meta::TableDef;
 
-use crate::route::normalize_ident;
+use super::ident::normalize_ident;
 
 /// The type of the table column `e` names, if it names one.
 fn column_type(e: &Expr, table: &TableDef) -> Option<SqlType> {

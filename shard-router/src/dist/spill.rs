@@ -1,7 +1,7 @@
 //! The rest of a shard scan's rows, read off its connection early so
-//! another read of the same shard can have it (`crate::slot`): kept in
-//! memory up to [`IN_MEMORY`] bytes, the rest in an unnamed temporary file
-//! as Arrow IPC, then handed to the scan's consumer in order.
+//! another read of the same shard can have it (`crate::txn`'s connection
+//! slot): kept in memory up to [`IN_MEMORY`] bytes, the rest in an unnamed
+//! temporary file as Arrow IPC, then handed to the scan's consumer in order.
 
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom};

@@ -16,8 +16,7 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::arrow_types::sql_type_of;
-use crate::scan::arrow_type;
+use crate::sql::{arrow_type, sql_type_of};
 use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
@@ -124,7 +123,7 @@ impl TableProvider for ShardQueryProvider {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         let _ = limit;
-        Ok(Arc::new(crate::shard_scan::ShardScanExec::new(
+        Ok(Arc::new(crate::dist::shard_scan::ShardScanExec::new(
             self.router.clone(),
             self.schema.clone(),
             self.types.clone(),

@@ -9,8 +9,8 @@ use datafusion::arrow::array::*;
 use datafusion::arrow::datatypes::SchemaRef;
 use storage_adapter::convert::from_mysql;
 
-use crate::arrow_types::decimal_params;
-use crate::spill::{BatchSender, Spill};
+use super::spill::{BatchSender, Spill};
+use crate::sql::decimal_params;
 use crate::txn::Lease;
 
 const BATCH_ROWS: usize = 8192;
@@ -78,7 +78,7 @@ enum Offered {
 async fn offer(
     tx: &BatchSender,
     batch: RecordBatch,
-    contention: Option<&crate::slot::Contention>,
+    contention: Option<&crate::txn::Contention>,
 ) -> Offered {
     let permit = match contention {
         None => tx.reserve().await,
@@ -118,7 +118,7 @@ pub(crate) async fn stream_rows(
     let mut result = conn
         .query_iter(sql)
         .await
-        .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
+        .map_err(|e| super::exec::statement_error(shard, e, sql))?;
     let mut builders: Vec<ColumnBuilder> = types.iter().map(ColumnBuilder::new).collect();
     let mut rows = 0usize;
     let mut spill: Option<Spill> = None;
@@ -126,7 +126,7 @@ pub(crate) async fn stream_rows(
         let row = result
             .next()
             .await
-            .map_err(|e| crate::exec::statement_error(shard, e, sql))?;
+            .map_err(|e| super::exec::statement_error(shard, e, sql))?;
         // A row (or the end) came: the statement's read view is open.
         if let Some(p) = pin.take() {
             p.opened()?;

@@ -1,5 +1,5 @@
 //! A transaction branch as the two-phase commit coordinator drives it
-//! (`crate::twopc::Participant`): `XA END` / `PREPARE` / `COMMIT` /
+//! (`super::twopc::Participant`): `XA END` / `PREPARE` / `COMMIT` /
 //! `ROLLBACK` on the branch's own connection, which is closed rather than
 //! pooled when its XA state is unknown or unfinished.
 
@@ -8,8 +8,8 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::map_error;
 
-use crate::twopc::Participant;
-use crate::xid::branch_sql as xid;
+use super::twopc::Participant;
+use super::xid::branch_sql as xid;
 
 /// A branch as the commit coordinator drives it, on its own connection.
 pub struct XaBranch {

@@ -217,7 +217,7 @@ impl ExecutionPlan for ShardScanExec {
             let res = match access
                 .lease(&router, shard, locking)
                 .await
-                .and_then(|lease| crate::exec::Watched::new(&router, lease))
+                .and_then(|lease| super::exec::Watched::new(&router, lease))
             {
                 Ok(mut watched) => {
                     // A consumer that goes away (LIMIT satisfied, a hash
@@ -226,14 +226,14 @@ impl ExecutionPlan for ShardScanExec {
                     // read to its end. The read itself is never dropped
                     // midway: a connection whose reply was left half read
                     // would answer the next statement with the rest of it.
-                    use crate::shard_rows::Streamed;
+                    use super::shard_rows::Streamed;
                     let killer = watched.killer();
                     let mut killed = false;
                     let mut hung = false;
                     let r = {
                         let read = async {
                             let lease = watched.lease()?;
-                            crate::shard_rows::stream_rows(lease, &sql, schema, &types, &tx).await
+                            super::shard_rows::stream_rows(lease, &sql, schema, &types, &tx).await
                         };
                         tokio::pin!(read);
                         tokio::select! {
@@ -360,7 +360,7 @@ pub fn shard_scans(plan: &Arc<dyn ExecutionPlan>) -> Vec<ShardScanReport> {
 
 /// How many plain (not locking) reads of each shard `plan` runs: a
 /// statement with two or more reads them through a consistent cut
-/// (`crate::snapshot::Cut`).
+/// (`crate::txn::Cut`).
 pub fn plain_reads(plan: &Arc<dyn ExecutionPlan>) -> std::collections::BTreeMap<ShardId, usize> {
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![plan.clone()];

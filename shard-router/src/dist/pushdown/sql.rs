@@ -8,7 +8,7 @@ use datafusion::common::{DFSchema, TableReference};
 use meta::{Distribution, TableDef};
 use storage_adapter::quote_ident;
 
-use crate::render::physical_object;
+use crate::sql::physical_object;
 
 /// FROM items and conditions of a fragment; EXISTS subqueries nest.
 #[derive(Clone, Debug, Default)]

@@ -7,7 +7,7 @@
 //! (a hash join's build side, a merge of sorted partitions), that scan
 //! would wait for the connection for ever. A holder learns through
 //! [`SlotGuard::contention`] that someone waits, reads the rest of its rows
-//! off the connection (`crate::shard_rows`) and lets it go.
+//! off the connection (`crate::dist`'s shard rows) and lets it go.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicUsize, Ordering};

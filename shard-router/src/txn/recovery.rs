@@ -11,8 +11,8 @@ use meta::MetaStore;
 use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_str, ShardClient};
 
-use crate::twopc::{Decision, DecisionLog, Recovery, RecoveryShard};
-use crate::xid::Xid;
+use super::twopc::{Decision, DecisionLog, Recovery, RecoveryShard};
+use super::xid::Xid;
 use crate::Router;
 
 /// Global transaction ids as an SQL list, each through the one quoting
@@ -36,7 +36,7 @@ impl DecisionLog for MetaStore {
     ) -> Result<Decision> {
         let mut conn = self.conn().await?;
         // A commit is complete once every branch has committed; an abort
-        // needs no such mark (`crate::snapshot`).
+        // needs no such mark (`super::snapshot`).
         let done = d != Decision::Commit;
         let list = shards
             .iter()
@@ -99,8 +99,8 @@ impl DecisionLog for MetaStore {
             .collect())
     }
 
-    async fn hold_barrier(&self) -> Result<Box<dyn crate::twopc::BarrierHold>> {
-        crate::snapshot::hold_shared(self).await
+    async fn hold_barrier(&self) -> Result<Box<dyn super::twopc::BarrierHold>> {
+        super::snapshot::hold_shared(self).await
     }
 
     async fn incomplete(&self) -> Result<Vec<String>> {
@@ -205,7 +205,7 @@ pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeo
             Ok(_) => {}
             Err(e) => tracing::debug!("recovery round failed: {e}"),
         }
-        match crate::ddl::drop_orphans(&router).await {
+        match crate::placement::drop_orphans(&router).await {
             Ok(0) => {}
             Ok(n) => tracing::info!("recovery: dropped {n} physical tables left by DDL"),
             Err(e) => tracing::debug!("dropping leftover physical tables failed: {e}"),

@@ -14,9 +14,9 @@ use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, Join, JoinType, L
 use meta::Distribution;
 use storage_adapter::quote_ident;
 
-use crate::arrow_types::sql_type_of;
-use crate::expr_sql::{is_exact_numeric, render};
-use crate::scan::ShardTableProvider;
+use crate::dist::scan::ShardTableProvider;
+use crate::sql::expr_sql::{is_exact_numeric, render};
+use crate::sql::sql_type_of;
 use crate::Router;
 
 /// Where a fragment's rows live.
@@ -294,8 +294,8 @@ impl Compiler {
             let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
             conds.push(format!(
                 "({} = {})",
-                crate::expr_sql::compared_as_text(x, a, ls, b, rs),
-                crate::expr_sql::compared_as_text(y, b, rs, a, ls)
+                crate::sql::expr_sql::compared_as_text(x, a, ls, b, rs),
+                crate::sql::expr_sql::compared_as_text(y, b, rs, a, ls)
             ));
             if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
                 if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {

@@ -14,8 +14,8 @@
 //!   DataFusion merges with the same sort.
 //!
 //! Only expressions MariaDB evaluates exactly like PostgreSQL are rendered
-//! (see [`crate::expr_sql::render`]); anything else leaves the subtree to DataFusion, so
-//! pushdown changes where work happens, never the answer.
+//! (see [`crate::sql::expr_sql::render`]); anything else leaves the subtree
+//! to DataFusion, so pushdown changes where work happens, never the answer.
 
 mod aggregate;
 mod exprs;
@@ -29,7 +29,6 @@ use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 
 use aggregate::*;
 use fragment::*;
-pub use provider::ShardQueryProvider;
 use provider::*;
 use sql::*;
 

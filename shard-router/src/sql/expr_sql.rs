@@ -51,7 +51,7 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
         Expr::Literal(v, _) => literal_sql(v)?,
         Expr::Alias(a) => r(&a.expr)?,
         Expr::BinaryExpr(b) => {
-            let op = crate::compat::Op::of_datafusion(&b.op)?;
+            let op = super::compat::Op::of_datafusion(&b.op)?;
             // Exact arithmetic only (see `compat::Op::is_arithmetic`).
             if op.is_arithmetic()
                 && !(is_exact_numeric(&ty(&b.left)?) && is_exact_numeric(&ty(&b.right)?))
@@ -59,7 +59,7 @@ pub fn render(e: &Expr, input: &DFSchema, cols: &[String]) -> Option<String> {
                 return None;
             }
             let (mut l, mut rt) = (r(&b.left)?, r(&b.right)?);
-            if crate::compat::is_comparison(&b.op) {
+            if super::compat::is_comparison(&b.op) {
                 l = compared_as_text(l, &b.left, input, &b.right, input);
                 rt = compared_as_text(rt, &b.right, input, &b.left, input);
             }
@@ -206,7 +206,7 @@ fn is_bpchar(e: &Expr, input: &DFSchema) -> bool {
         return false;
     };
     datafusion::common::ExprSchema::field_from_column(input, c)
-        .is_ok_and(|f| f.metadata().contains_key(crate::arrow_types::BPCHAR_WIDTH))
+        .is_ok_and(|f| f.metadata().contains_key(super::arrow_types::BPCHAR_WIDTH))
 }
 
 fn int_width(t: &DataType) -> Option<u8> {

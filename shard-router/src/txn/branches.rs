@@ -11,9 +11,9 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
 
-use crate::twopc::Participant;
-use crate::xa_branch::XaBranch;
-use crate::xid::branch_sql as xid;
+use super::twopc::Participant;
+use super::xa_branch::XaBranch;
+use super::xid::branch_sql as xid;
 
 use crate::Router;
 
@@ -22,9 +22,9 @@ pub struct Branch {
     pub conn: Conn,
 }
 
-pub type BranchSlot = crate::slot::ConnSlot<Option<Branch>>;
+pub type BranchSlot = super::slot::ConnSlot<Option<Branch>>;
 
-pub use crate::xid::new_gtrid;
+use super::xid::new_gtrid;
 
 /// A transaction isolation level: the only values that reach a shard's
 /// `SET TRANSACTION ISOLATION LEVEL`, so a client's text never does.
@@ -119,7 +119,7 @@ impl Branches {
 
     /// A REPEATABLE READ transaction's cut: at its first statement, a
     /// branch on every shard with its read view opened under one
-    /// exclusive hold of the snapshot barrier (`crate::snapshot`), so all
+    /// exclusive hold of the snapshot barrier (`super::snapshot`), so all
     /// its reads see the same distributed commits.
     async fn take_cut(&self, router: &Router) -> Result<()> {
         let mut pending = self.cut_pending.lock().await;
@@ -127,7 +127,7 @@ impl Branches {
             return Ok(());
         }
         let shards = router.shard_ids();
-        crate::snapshot::under_barrier(router, &shards, || async {
+        super::snapshot::under_barrier(router, &shards, || async {
             let opened = futures::future::join_all(shards.iter().map(|&shard| async move {
                 let slot = self.slot(shard);
                 let mut guard = slot.lock().await;
@@ -177,7 +177,7 @@ impl Branches {
             // Any consistent read of an InnoDB table opens the read view.
             sql.push_str(&format!(
                 "; SELECT id FROM {} LIMIT 1",
-                crate::snapshot::PROBE
+                super::snapshot::PROBE
             ));
         }
         let branch = slot.insert(Branch { conn });
@@ -263,7 +263,7 @@ impl Branches {
             }
             return Ok(());
         }
-        crate::twopc::commit(&self.gtrid, parts, &router.meta, &|_| false).await
+        super::twopc::commit(&self.gtrid, parts, &router.meta, &|_| false).await
     }
 
     /// `SAVEPOINT name` on every open branch; branches opened later get it
@@ -435,10 +435,10 @@ impl StatementAccess {
 pub enum ShardAccess {
     Autocommit,
     Txn(Arc<Branches>),
-    /// One statement's consistent cut (`crate::snapshot`): plain reads of
+    /// One statement's consistent cut (`super::snapshot`): plain reads of
     /// shards the transaction (if any) has no branch on read through the
     /// cut; writes and locking reads go as they would without it.
-    Cut(Option<Arc<Branches>>, Arc<crate::snapshot::Cut>),
+    Cut(Option<Arc<Branches>>, Arc<super::snapshot::Cut>),
 }
 
 /// A connection lent for one statement: a pooled connection, or a
@@ -449,12 +449,12 @@ pub enum Lease {
     /// this read's view is open, its share of that hold.
     Branch(
         ShardId,
-        crate::slot::SlotGuard<Option<Branch>>,
+        super::slot::SlotGuard<Option<Branch>>,
         Arc<Branches>,
-        Option<crate::snapshot::ViewPin>,
+        Option<super::snapshot::ViewPin>,
     ),
     /// The connection of a statement's consistent cut on one shard.
-    Snapshot(ShardId, crate::slot::SlotGuard<crate::snapshot::SnapConn>),
+    Snapshot(ShardId, super::slot::SlotGuard<super::snapshot::SnapConn>),
 }
 
 impl Lease {
@@ -494,7 +494,7 @@ impl Lease {
 
     /// The share of a cut's hold this read must give up once its
     /// statement has answered (`ViewPin::opened`).
-    pub fn take_view_pin(&mut self) -> Option<crate::snapshot::ViewPin> {
+    pub fn take_view_pin(&mut self) -> Option<super::snapshot::ViewPin> {
         match self {
             Lease::Branch(_, _, _, pin) => pin.take(),
             _ => None,
@@ -503,7 +503,7 @@ impl Lease {
 
     /// Says when another statement waits for this connection (a pooled
     /// one is nobody else's).
-    pub fn contention(&self) -> Option<crate::slot::Contention> {
+    pub fn contention(&self) -> Option<super::slot::Contention> {
         match self {
             Lease::Pooled(..) => None,
             Lease::Branch(_, g, _, _) => Some(g.contention()),

@@ -1,0 +1,18 @@
+//! Distributed reads and shard statements: the one write loop and fast-path
+//! read of rendered statements (`exec`), the DataFusion catalog and
+//! `TableProvider`s over the shards (`scan`), the plan node of shard queries
+//! (`shard_scan`), shard rows decoded into Arrow (`shard_rows`) and spilled
+//! when another read needs the connection (`spill`), and the deep pushdown
+//! of plan fragments ([`ShardPushdown`]).
+
+mod exec;
+mod pushdown;
+mod scan;
+mod shard_rows;
+mod shard_scan;
+mod spill;
+
+pub use exec::{bind, kills_settled, read_partition, write, write_in, ShardStatement};
+pub use pushdown::ShardPushdown;
+pub use scan::{TesseraCatalog, CATALOG_NAME};
+pub use shard_scan::{plain_reads, shard_scans, union_all};

@@ -1,0 +1,23 @@
+//! Transactions: a session's shard access ([`ShardAccess`]: pooled leases in
+//! autocommit, one branch per shard in a transaction, [`Branches`]), the
+//! connection slot statements take turns on (`slot`), XA ids (`xid`), the
+//! two-phase commit coordinator (`twopc`, `xa_branch`), recovery of what a
+//! dead coordinator left ([`recovery_loop`]) and consistent cuts across
+//! shards (`snapshot`: the barrier, [`Cut`]).
+
+mod branches;
+mod recovery;
+mod slot;
+mod snapshot;
+mod twopc;
+mod xa_branch;
+mod xid;
+
+pub use branches::{Branches, IsolationLevel, ShardAccess, StatementAccess};
+pub use recovery::recovery_loop;
+pub use snapshot::Cut;
+pub use twopc::ORPHAN_TIMEOUT_MS;
+
+pub(crate) use branches::{Lease, LOCK_WAIT_PREFIX};
+pub(crate) use slot::Contention;
+pub(crate) use snapshot::{ensure_probe, Gate};
