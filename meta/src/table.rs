@@ -109,13 +109,17 @@ impl TableDef {
 
     /// Indexes of the partition key columns (hash tables only).
     pub fn key_indexes(&self) -> Vec<usize> {
-        match &self.distribution {
-            Distribution::Hash { columns, .. } => columns
-                .iter()
-                .filter_map(|c| self.column_index(c))
-                .collect(),
-            _ => vec![],
-        }
+        self.key_columns().collect()
+    }
+
+    /// [`TableDef::key_indexes`] without a vector (the routing of every
+    /// point statement walks it).
+    pub fn key_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        let columns = match &self.distribution {
+            Distribution::Hash { columns, .. } => columns.as_slice(),
+            _ => &[],
+        };
+        columns.iter().filter_map(|c| self.column_index(c))
     }
 
     /// The number of hash partitions (1 for a table that is not hashed):

@@ -137,12 +137,28 @@ impl RoutePlan {
             RoutePlan::Scatter => Ok(Route::Scatter),
             RoutePlan::Mirror => Ok(Route::Mirror),
             RoutePlan::Single => Ok(Route::SinglePartition(0)),
+            // One value per key column (a point statement): its partition,
+            // without the pruner's combinations.
+            RoutePlan::Keys(per_key) if per_key.iter().all(|vals| vals.len() == 1) => {
+                let mut key = Vec::with_capacity(per_key.len());
+                for (vals, i) in per_key.iter().zip(table.key_columns()) {
+                    match eval_key(&vals[0], params, &table.columns[i].ty) {
+                        Ok(d) => key.push(d),
+                        // As below: look everywhere, the shard compares.
+                        Err(_) => return Ok(Route::Scatter),
+                    }
+                }
+                if key.len() != per_key.len() {
+                    return Ok(Route::Scatter);
+                }
+                Ok(Route::SinglePartition(hash::partition_of(
+                    &key,
+                    table.hash_partitions(),
+                )))
+            }
             RoutePlan::Keys(per_key) => {
-                let key_types: Vec<SqlType> = table
-                    .key_indexes()
-                    .iter()
-                    .map(|i| table.columns[*i].ty)
-                    .collect();
+                let key_types: Vec<SqlType> =
+                    table.key_columns().map(|i| table.columns[i].ty).collect();
                 let mut values = Vec::with_capacity(per_key.len());
                 for (vals, ty) in per_key.iter().zip(&key_types) {
                     let mut typed = Vec::with_capacity(vals.len());
