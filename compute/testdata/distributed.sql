@@ -19,3 +19,12 @@ UPDATE sbtest1 SET c = $1 WHERE id = $2 -- 'x', 42
 DELETE FROM sbtest1 WHERE id = $1 -- 42
 # insert
 INSERT INTO sbtest1 (id, k, c, pad) VALUES ($1, $2, $3, $4) -- 42, 7, 'c', 'pad'
+# a table with two partitions per shard: a point read, a scatter read
+# (one statement per shard, its partitions joined by UNION ALL), a write
+SELECT v FROM wide WHERE id = $1 -- 42
+SELECT count(*) FROM wide WHERE v > $1 -- 3
+UPDATE wide SET v = v + 1 WHERE id = $1 -- 42
+# two-step UPDATE/DELETE: a partition key assigned (the row moves), a
+# DELETE ... USING
+UPDATE sbtest1 SET id = id + 1000000 WHERE id = $1 -- 42
+DELETE FROM sbtest1 USING wide WHERE sbtest1.k = wide.v AND wide.id = $1 -- 42

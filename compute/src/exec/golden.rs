@@ -32,6 +32,10 @@ const TPCH_SCHEMA: &str = include_str!("../../../benches/tpch/schema.sql");
 /// key, the cluster's default), with its secondary index `k_1`.
 const SYSBENCH_SCHEMA: &str = "CREATE TABLE sbtest1 (id serial, k integer DEFAULT 0 NOT NULL, c char(120) DEFAULT '' NOT NULL, pad char(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))";
 
+/// A table with two partitions on each shard: the fast path reads a
+/// shard's partitions in one statement (UNION ALL).
+const WIDE_SCHEMA: &str = "CREATE TABLE wide (id bigint PRIMARY KEY, v int) WITH (partitions = 6)";
+
 const TPCH_QUERIES: [&str; 22] = [
     include_str!("../../../benches/tpch/queries/q1.sql"),
     include_str!("../../../benches/tpch/queries/q2.sql"),
@@ -63,11 +67,12 @@ fn statement(sql: &str) -> Statement {
     stmts.pop().unwrap()
 }
 
-/// The TPC-H tables and sbtest1, made from their CREATE TABLE statements
-/// as the product makes them (`plan::ddl::table_def`, the placement
-/// map's policy for new tables): six hash-partitioned TPC-H tables and
-/// sbtest1 with one partition per shard, nation and region mirrored on
-/// every shard.
+/// The TPC-H tables, sbtest1 and `wide`, made from their CREATE TABLE
+/// statements as the product makes them (`plan::ddl::table_def`, the
+/// placement map's policy for new tables): six hash-partitioned TPC-H
+/// tables and sbtest1 with one partition per shard, nation and region
+/// mirrored on every shard, `wide` with six partitions over the three
+/// shards.
 pub(crate) fn catalog() -> Catalog {
     let mut c = Catalog::default();
     c.schemas.insert("public".into());
@@ -81,7 +86,7 @@ pub(crate) fn catalog() -> Catalog {
     let ddl = TPCH_SCHEMA
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .chain([SYSBENCH_SCHEMA]);
+        .chain([SYSBENCH_SCHEMA, WIDE_SCHEMA]);
     for (i, sql) in ddl.enumerate() {
         let Statement::CreateTable(ct) = statement(sql) else {
             panic!("not a CREATE TABLE: {sql}");
@@ -137,7 +142,34 @@ async fn describe(router: &Arc<Router>, sql: &str, params: &[Datum]) -> String {
         Ok(p) => p,
         Err(e) => return format!("error {}: {e}\n", e.sqlstate().code()),
     };
-    let mut out = crate::plan::golden::describe(&router.placement(), &plan, params);
+    describe_plan(router, &plan, params).await
+}
+
+/// [`describe`] of a planned statement; a two-step UPDATE/DELETE shows its
+/// step 1 (the rows read FOR UPDATE) and the per-slot SQL of its step 2
+/// (the writes by key, parameters from step 1's rows).
+async fn describe_plan(router: &Arc<Router>, plan: &crate::plan::Plan, params: &[Datum]) -> String {
+    let mut out = crate::plan::golden::describe(&router.placement(), plan, params);
+    if let PlanKind::ReadWrite(rw) = &plan.kind {
+        if let Some(step1) = &rw.prepared {
+            let _ = writeln!(out, "step 1, rows read FOR UPDATE:");
+            let inner = Box::pin(describe_plan(router, step1, params)).await;
+            for l in inner.lines() {
+                let _ = writeln!(out, "  {l}");
+            }
+        }
+        use crate::plan::readwrite::Action;
+        let (what, write) = match &rw.action {
+            Action::Delete(w) => ("delete by key", w),
+            Action::Update { set, .. } => ("update by key", set),
+            Action::Move(w) => ("delete by key, then insert the new row", w),
+        };
+        let _ = writeln!(out, "step 2, {what}:");
+        for (p, (text, order)) in write.sql.iter().enumerate() {
+            let order: Vec<String> = order.iter().map(|i| format!("${}", i + 1)).collect();
+            let _ = writeln!(out, "  p{p}: {text}  [{}]", order.join(", "));
+        }
+    }
     if let (PlanKind::DataFusion(..), Some(lp)) = (&plan.kind, &plan.logical) {
         match physical_plan(router, (**lp).clone(), params).await {
             Ok(physical) => {

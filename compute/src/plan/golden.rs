@@ -68,6 +68,7 @@ pub(crate) fn describe(placement: &meta::Placement, plan: &Plan, params: &[Datum
         PlanKind::Begin { .. } => "begin",
         PlanKind::Set { .. } | PlanKind::Reset(_) => "set",
         PlanKind::Show { .. } => "show",
+        PlanKind::ReadWrite(_) => "two steps",
         _ => "other",
     };
     let _ = writeln!(out, "kind: {kind} ({})", plan.tag);
