@@ -323,9 +323,8 @@ impl Session {
         let zone = common::tz::session_zone().arrow_name();
         let key = Key::new(Source::SimpleShape, &shape.to_string(), schema, &zone, &[]);
         let version = self.router.catalog().version;
-        let prepared = match self.statements.get(&key, version) {
-            Some(Compiled::Plan(p)) => p,
-            Some(Compiled::WithLiterals) => return None,
+        let compiled = match self.statements.get(&key, version) {
+            Some(c) => c,
             None => {
                 let plan = plan_statement(&self.router, &self.scope(), &shape, &[])
                     .await
@@ -345,11 +344,11 @@ impl Session {
                     None => Compiled::WithLiterals,
                 };
                 self.statements.insert(key, version, compiled.clone());
-                match compiled {
-                    Compiled::Plan(p) => p,
-                    Compiled::WithLiterals => return None,
-                }
+                compiled
             }
+        };
+        let Compiled::Plan(prepared) = compiled else {
+            return None;
         };
         let params = crate::literals::bind(&lits, &prepared.plan.param_types)?;
         Some((prepared, params))

@@ -22,8 +22,9 @@ pub struct Settings {
     schema: parking_lot::Mutex<Option<(u64, String)>>,
 }
 
-/// The settings statements read at every execution, typed.
-#[derive(Clone, Debug, PartialEq)]
+/// The settings statements read at every execution, typed. Their
+/// defaults come from `default_settings`' text, like every later value.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Typed {
     pub statement_timeout: Option<Duration>,
     pub lock_timeout: Option<Duration>,
@@ -36,20 +37,6 @@ pub struct Typed {
     pub unenforced_foreign_keys: bool,
     /// `default_transaction_isolation`, validated when set.
     pub default_isolation: Option<IsolationLevel>,
-}
-
-impl Default for Typed {
-    fn default() -> Self {
-        Typed {
-            statement_timeout: None,
-            lock_timeout: None,
-            idle_in_transaction_timeout: None,
-            pushdown: true,
-            consistent_reads: true,
-            unenforced_foreign_keys: false,
-            default_isolation: None,
-        }
-    }
 }
 
 /// A time setting's value; `None` for 0 (off) or what does not read.
@@ -130,7 +117,8 @@ impl Settings {
 }
 
 pub fn default_settings() -> Settings {
-    let mut m = BTreeMap::new();
+    // Inserted one by one: each typed value is read from its text.
+    let mut m = Settings::default();
     for (k, v) in [
         ("server_version", crate::SERVER_VERSION),
         ("server_version_num", "150000"),
@@ -159,10 +147,6 @@ pub fn default_settings() -> Settings {
     ] {
         m.insert(k.to_string(), v.to_string());
     }
-    let mut m = Settings {
-        values: m,
-        ..Default::default()
-    };
     use std::sync::atomic::Ordering::Relaxed;
     m.insert(
         "statement_timeout".into(),
@@ -172,14 +156,6 @@ pub fn default_settings() -> Settings {
         "idle_in_transaction_session_timeout".into(),
         format_duration_ms(crate::DEFAULT_IDLE_TXN_TIMEOUT_MS.load(Relaxed)),
     );
-    let values: Vec<(String, String)> = m
-        .values
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    for (k, v) in values {
-        m.typed.update(&k, &v);
-    }
     m
 }
 

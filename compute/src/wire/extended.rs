@@ -53,31 +53,14 @@ impl QueryParser for TesseraParser {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let mut stmts = crate::parse::parse_sql(sql).map_err(|e| to_pg_error(&e))?;
-        if stmts.len() > 1 {
-            return Err(to_pg_error(&Error::Syntax {
-                message: "cannot insert multiple commands into a prepared statement".into(),
-                position: None,
-            }));
-        }
-        let Some(stmt) = stmts.pop() else {
-            return Ok(None);
-        };
         // The session's schema, as the handlers last recorded it.
         let schema = client
             .metadata()
             .get(SCHEMA_METADATA)
             .cloned()
             .unwrap_or_else(|| "public".to_string());
-        let md = client.metadata();
-        let user = md.get("user").cloned().unwrap_or_default();
-        let scope = Scope {
-            pid: client.pid_and_secret_key().0,
-            schema: schema.clone(),
-            database: md.get("database").cloned().unwrap_or_else(|| user.clone()),
-            user,
-        };
-        // One plan per text for the node's sessions (`plan::cache`).
+        // One plan per text for the node's sessions (`plan::cache`): a
+        // text compiled before is neither parsed nor planned again.
         let version = self
             .router
             .ensure_fresh()
@@ -89,6 +72,24 @@ impl QueryParser for TesseraParser {
         if let Some(Compiled::Plan(p)) = self.statements.get(&key, version) {
             return Ok(Some(p));
         }
+        let mut stmts = crate::parse::parse_sql(sql).map_err(|e| to_pg_error(&e))?;
+        if stmts.len() > 1 {
+            return Err(to_pg_error(&Error::Syntax {
+                message: "cannot insert multiple commands into a prepared statement".into(),
+                position: None,
+            }));
+        }
+        let Some(stmt) = stmts.pop() else {
+            return Ok(None);
+        };
+        let md = client.metadata();
+        let user = md.get("user").cloned().unwrap_or_default();
+        let scope = Scope {
+            pid: client.pid_and_secret_key().0,
+            schema: schema.clone(),
+            database: md.get("database").cloned().unwrap_or_else(|| user.clone()),
+            user,
+        };
         let plan = plan_statement(&self.router, &scope, &stmt, types)
             .await
             .map_err(|e| to_pg_error(&e))?;
