@@ -214,34 +214,7 @@ pub struct FastSelect {
     pub locking: bool,
 }
 
-/// Combining per-partition answers of a fast-path SELECT in the compute
-/// node. Every partition runs the same rendered statement (with its own
-/// DISTINCT, ORDER BY and LIMIT); the merge redoes those over the union.
-#[derive(Debug, Clone)]
-pub enum Merge {
-    Rows {
-        /// Result column index and descending flag of each ORDER BY key.
-        order: Vec<(usize, bool)>,
-        distinct: bool,
-        limit: Option<LimitValue>,
-    },
-    /// One row of aggregates, no GROUP BY: partials combined per column.
-    Aggregates(Vec<AggMerge>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggMerge {
-    Count,
-    Sum,
-    Min,
-    Max,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub enum LimitValue {
-    Const(u64),
-    Param(usize),
-}
+pub use shard_router::dist::{LimitValue, Merge, Partial};
 
 pub struct Planner<'a> {
     pub catalog: &'a Catalog,

@@ -173,7 +173,7 @@ struct FastProjection {
     types: Vec<SqlType>,
     /// Per result column: the table column it is (`None`: an aggregate).
     sources: Vec<Option<String>>,
-    aggs: Vec<Option<AggMerge>>,
+    aggs: Vec<Option<Partial>>,
 }
 
 /// The projection of a fast-path SELECT: columns, *, and simple aggregates
@@ -202,12 +202,7 @@ fn fast_projection(select: &Select, table: &TableDef) -> Option<FastProjection> 
                 };
                 let (name, ty) = fast_item_type(e, table)?;
                 let agg = match e {
-                    Expr::Function(_) => Some(match name.as_str() {
-                        "count" => AggMerge::Count,
-                        "sum" => AggMerge::Sum,
-                        "min" => AggMerge::Min,
-                        _ => AggMerge::Max,
-                    }),
+                    Expr::Function(_) => Some(Partial::of_name(&name)?),
                     _ => None,
                 };
                 p.sources.push(agg.is_none().then(|| name.clone()));
@@ -336,7 +331,7 @@ pub(crate) fn merge_of(
     q: &Query,
     select: &Select,
     sources: &[Option<String>],
-    aggs: &[Option<AggMerge>],
+    aggs: &[Option<Partial>],
 ) -> Option<Merge> {
     use datafusion::sql::sqlparser::ast::{LimitClause, OrderByKind};
     let distinct = select.distinct.is_some();

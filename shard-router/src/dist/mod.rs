@@ -1,11 +1,13 @@
 //! Distributed reads and shard statements: the one write loop and fast-path
-//! read of rendered statements (`exec`), the DataFusion catalog and
+//! read of rendered statements (`exec`), the one merger of partial
+//! answers (`merge`), the DataFusion catalog and
 //! `TableProvider`s over the shards (`scan`), the plan node of shard queries
 //! (`shard_scan`), shard rows decoded into Arrow (`shard_rows`) and spilled
 //! when another read needs the connection (`spill`), and the deep pushdown
 //! of plan fragments ([`ShardPushdown`]).
 
 mod exec;
+mod merge;
 mod pushdown;
 mod scan;
 mod shard_rows;
@@ -13,6 +15,7 @@ mod shard_scan;
 mod spill;
 
 pub use exec::{bind, kills_settled, read_partition, write, write_in, ShardStatement};
+pub use merge::{merge_rows, LimitValue, Merge, Partial};
 pub use pushdown::ShardPushdown;
 pub use scan::{TesseraCatalog, CATALOG_NAME};
 pub use shard_scan::{plain_reads, shard_scans, union_all};
