@@ -131,6 +131,10 @@ pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// A timestamp's text; a fraction of a second past microseconds rounds to
+/// the nearest microsecond as PostgreSQL rounds it: read as a double and
+/// rounded half to even (`.123456789` is `.123457`, `.1234565` is
+/// `.123456`, the double being just under the half).
 fn parse_timestamp(s: &str) -> Option<NaiveDateTime> {
     let t = s.trim();
     for f in [
@@ -139,7 +143,12 @@ fn parse_timestamp(s: &str) -> Option<NaiveDateTime> {
         "%Y-%m-%d %H:%M",
     ] {
         if let Ok(v) = NaiveDateTime::parse_from_str(t, f) {
-            return Some(v);
+            let nanos = v.and_utc().timestamp_subsec_nanos();
+            let micros = (nanos as f64 / 1e9 * 1e6).round_ties_even() as i64;
+            return Some(
+                v - chrono::Duration::nanoseconds(nanos as i64)
+                    + chrono::Duration::microseconds(micros),
+            );
         }
     }
     NaiveDate::parse_from_str(t, "%Y-%m-%d")
@@ -417,6 +426,20 @@ mod bytea_tests {
 #[cfg(test)]
 mod timestamptz_tests {
     use super::*;
+
+    #[test]
+    fn fractions_round_to_microseconds_as_postgresql() {
+        let frac = |s: &str| match Datum::parse(s, &SqlType::Timestamp) {
+            Ok(Datum::Timestamp(t)) => t.and_utc().timestamp_subsec_micros(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(frac("2024-01-02 10:11:12.123456789"), 123457);
+        assert_eq!(frac("2024-01-02 10:11:12.1234565"), 123456);
+        assert_eq!(frac("2024-01-02 10:11:12.9999996"), 0);
+        assert_eq!(frac("2024-01-02 10:11:12.5"), 500000);
+        let e = Datum::parse("0000-06-15", &SqlType::Date).unwrap_err();
+        assert!(matches!(e, Error::Sql { .. }), "{e:?}");
+    }
 
     #[test]
     fn offsets_are_read_as_postgres_reads_them() {

@@ -118,14 +118,18 @@ impl Dialect for TesseraDialect {
     /// Counts an expression start against the statement's budget (module
     /// comment); a spent budget fails every expression, with the error
     /// `maybe_parse` does not swallow.
-    fn parse_prefix(&self, _parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        PREFIX_BUDGET.with(|b| match b.get() {
-            0 => Some(Err(ParserError::RecursionLimitExceeded)),
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let spent = PREFIX_BUDGET.with(|b| match b.get() {
+            0 => true,
             n => {
                 b.set(n - 1);
-                None
+                false
             }
-        })
+        });
+        if spent {
+            return Some(Err(ParserError::RecursionLimitExceeded));
+        }
+        unary_sign(parser)
     }
 
     /// `a IS [NOT] DISTINCT FROM b AND c` is `(a IS DISTINCT FROM b) AND
@@ -313,6 +317,26 @@ impl Dialect for TesseraDialect {
 /// Parses SQL text with [`TesseraDialect`], within the work budget of the
 /// module comment: a statement that spends it fails with
 /// `ParserError::ParserError(TOO_COMPLEX)`.
+/// A unary `-` or `+` binds tighter than `^` in PostgreSQL (`-2 ^ 2` is
+/// `(-2) ^ 2`, 4), where sqlparser reads its operand up to `*`'s
+/// precedence (`-(2 ^ 2)`, -4). The operand is parsed at `^`'s
+/// precedence instead: `::`, `[]` and `.` still bind tighter.
+fn unary_sign(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    use datafusion::sql::sqlparser::ast::UnaryOperator;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let op = match parser.peek_token_ref().token {
+        Token::Minus => UnaryOperator::Minus,
+        Token::Plus => UnaryOperator::Plus,
+        _ => return None,
+    };
+    parser.advance_token();
+    let prec = TesseraDialect.prec_value(Precedence::Caret);
+    Some(parser.parse_subexpr(prec).map(|e| Expr::UnaryOp {
+        op,
+        expr: Box::new(e),
+    }))
+}
+
 pub fn parse(sql: &str) -> Result<Vec<Statement>, ParserError> {
     use datafusion::sql::sqlparser::tokenizer::Tokenizer;
     let starts_with_copy = sql

@@ -33,8 +33,9 @@ const UNCONSTRAINED: DataType = DataType::Decimal128(38, 10);
 /// An analyzer rule run *before* DataFusion's type coercion: an integer
 /// constant in arithmetic with an `integer` or `smallint` operand is
 /// PostgreSQL's `integer` (DataFusion reads every one as `bigint` and so
-/// widens the operation), so `2147483647::int + 1` overflows (22003) and
-/// `int_col * 2` stays `integer`, as in PostgreSQL. Other constants keep
+/// widens the operation), so `2147483647::int + 1` and `2147483647 + 1`
+/// overflow (22003) and `int_col * 2` and `10 / 3 * 3` stay `integer`, as
+/// in PostgreSQL. Other constants keep
 /// DataFusion's type (their text is the same; a recursive CTE's columns
 /// are typed by then).
 #[derive(Debug, Default)]
@@ -52,9 +53,18 @@ impl datafusion::optimizer::AnalyzerRule for PgIntLiterals {
     ) -> Result<datafusion::logical_expr::LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
             map_one_input_node(node, |e, schema| {
+                let small = |e: &Expr| {
+                    matches!(e, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
+                };
+                // A small constant with an integer operand, or two small
+                // constants (`2147483647 + 1`, `10 / 3`): both integer.
                 let narrow = |lit: &Expr, other: &Expr| {
-                    matches!(lit, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
-                        && matches!(other.get_type(schema), Ok(DataType::Int32 | DataType::Int16))
+                    small(lit)
+                        && (small(other)
+                            || matches!(
+                                other.get_type(schema),
+                                Ok(DataType::Int32 | DataType::Int16)
+                            ))
                 };
                 let to_i32 = |e: Expr| match e {
                     Expr::Literal(ScalarValue::Int64(Some(v)), m) => {

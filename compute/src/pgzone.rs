@@ -139,6 +139,9 @@ pub fn timestamp_literal(e: &Expr) -> Result<Option<Expr>> {
     let (Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field })) = e else {
         return Ok(None);
     };
+    if field.data_type() == &DataType::Date32 {
+        return date_literal(expr);
+    }
     let DataType::Timestamp(unit, tz) = field.data_type() else {
         return Ok(None);
     };
@@ -156,27 +159,68 @@ pub fn timestamp_literal(e: &Expr) -> Result<Option<Expr>> {
     } else {
         common::SqlType::Timestamp
     };
-    // Bad datetime text is 22007 in PostgreSQL.
-    let bad = |e: common::Error| {
-        DataFusionError::External(Box::new(common::Error::Sql {
-            state: common::SqlState("22007"),
-            message: e.to_string(),
-        }))
-    };
-    let micros = match common::Datum::parse(s, &ty).map_err(bad)? {
+    let micros = match common::Datum::parse(s, &ty).map_err(bad_datetime)? {
         common::Datum::TimestampTz(t) => t.timestamp_micros(),
         common::Datum::Timestamp(t) => t.and_utc().timestamp_micros(),
         _ => return Ok(None),
     };
-    let lit = Expr::Literal(
-        ScalarValue::TimestampMicrosecond(Some(micros), tz.clone()),
-        None,
-    );
-    Ok(Some(
-        if *unit == datafusion::arrow::datatypes::TimeUnit::Microsecond {
-            lit
-        } else {
-            Expr::Cast(Cast::new(Box::new(lit), field.data_type().clone()))
+    // `timestamp(0)` and `(3)`: rounded to the precision, halves away
+    // from zero, as PostgreSQL's typmod rounds (a cast would truncate).
+    let round = |per: i64| {
+        let half = if micros < 0 { -per / 2 } else { per / 2 };
+        (micros + half) / per
+    };
+    use datafusion::arrow::datatypes::TimeUnit;
+    let v = match unit {
+        TimeUnit::Second => ScalarValue::TimestampSecond(Some(round(1_000_000)), tz.clone()),
+        TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(round(1_000)), tz.clone()),
+        TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(micros), tz.clone()),
+        TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(
+            micros.checked_mul(1_000).map(Some).ok_or_else(|| {
+                bad_datetime(common::Error::Sql {
+                    state: common::SqlState("22008"),
+                    message: format!("timestamp out of range: \"{s}\""),
+                })
+            })?,
+            tz.clone(),
+        ),
+    };
+    Ok(Some(Expr::Literal(v, None)))
+}
+
+/// Bad datetime text is 22007 in PostgreSQL; an error that already has
+/// its SQLSTATE (a field out of range, 22008) keeps it.
+fn bad_datetime(e: common::Error) -> DataFusionError {
+    let e = match e {
+        e @ common::Error::Sql { .. } => e,
+        e => common::Error::Sql {
+            state: common::SqlState("22007"),
+            message: e.to_string(),
         },
-    ))
+    };
+    DataFusionError::External(Box::new(e))
+}
+
+/// `'2024-01-02'::date` read as PostgreSQL reads a date (year 0 is
+/// 22008, which Arrow's cast accepts).
+fn date_literal(expr: &Expr) -> Result<Option<Expr>> {
+    let Expr::Literal(
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)),
+        _,
+    ) = expr
+    else {
+        return Ok(None);
+    };
+    // Text PostgreSQL reads but this parser does not (`Jan 2 2024`) is
+    // left to Arrow's cast.
+    match common::Datum::parse(s, &common::SqlType::Date) {
+        Ok(common::Datum::Date(d)) => Ok(Some(Expr::Literal(
+            ScalarValue::Date32(Some(common::value::days_since_epoch(d) as i32)),
+            None,
+        ))),
+        Err(e @ common::Error::Sql { .. }) => Err(bad_datetime(e)),
+        _ => Ok(None),
+    }
 }

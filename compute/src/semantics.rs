@@ -8,6 +8,7 @@
 //! * a cast of a numeric to an integer rounds half away from zero and of a
 //!   float to an integer rounds half to even, as PostgreSQL's casts do
 //!   (DataFusion truncates);
+//! * `round` of a float rounds half to even (`round(2.5::float8)` is 2);
 //! * `floor` and `ceil` of a numeric have scale 0 (`2548`, not `2548.00`);
 //! * `to_char` takes PostgreSQL's patterns (`YYYY-MM-DD HH24:MI:SS`);
 //!   patterns outside the supported set are refused (0A000) instead of
@@ -286,6 +287,9 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 2 => {
             round_places(f, schema)
         }
+        Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 1 => {
+            Ok(float_round(&f.args[0], schema))
+        }
         Expr::ScalarFunction(f) if matches!(f.func.name(), "concat" | "concat_ws") => {
             concat_pg_text(f, schema)
         }
@@ -296,6 +300,26 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         }
         _ => Ok(None),
     }
+}
+
+/// `round` of a float rounds half to even, as PostgreSQL's `round(float8)`
+/// (C's `rint`) does: `round(2.5::float8)` is 2 (DataFusion's rounds half
+/// away from zero, as `round(numeric)` does). A `real` argument is read as
+/// `double precision`, PostgreSQL's only float `round`.
+fn float_round(arg: &Expr, schema: &DFSchema) -> Option<Expr> {
+    if !matches!(
+        arg.get_type(schema).ok()?,
+        DataType::Float64 | DataType::Float32
+    ) {
+        return None;
+    }
+    Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+        RINT.clone(),
+        vec![Expr::Cast(Cast::new(
+            Box::new(arg.clone()),
+            DataType::Float64,
+        ))],
+    )))
 }
 
 /// Integer `left op right` (`+ - *`, both of one integer type) as the

@@ -13,6 +13,7 @@
 //! * `'1' + 1`: an untyped string takes the other constant's type;
 //! * USING columns in WHERE are qualified (DataFusion finds them ambiguous);
 //! * a scalar subquery that does not aggregate gets `pg_one_row`;
+//! * `generate_series(...)` in a SELECT list returns rows (`unnest`);
 //! * result columns and set-returning functions in FROM get the names
 //!   PostgreSQL gives them (`colnames`);
 //! * correlated scalar subqueries DataFusion cannot decorrelate, in
@@ -31,7 +32,7 @@ mod subquery;
 
 pub use check::check;
 pub use pieces::similar_to_regex;
-use pieces::{call, pad_root_chars, qualify_using_columns, unaggregated_item};
+use pieces::{call, pad_root_chars, qualify_using_columns, set_returning_items, unaggregated_item};
 
 use std::ops::ControlFlow;
 
@@ -78,6 +79,7 @@ impl VisitorMut for Rewriter {
     fn post_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(sel) = q.body.as_mut() {
             self.0 |= qualify_using_columns(sel);
+            self.0 |= set_returning_items(sel);
         }
         let Some(fetch) = q.fetch.as_ref() else {
             return ControlFlow::Continue(());

@@ -128,7 +128,9 @@ fn relation_name(f: &TableFactor) -> Option<Ident> {
 /// in the select list), where PostgreSQL reads the merged column. The
 /// merged column is the left side's in an inner or left join and the
 /// right side's in a right join, so such names in WHERE are qualified
-/// with that side (not in subqueries, which have their own scope).
+/// with that side (not in subqueries, which have their own scope). In a
+/// FULL join it is `COALESCE(left.id, right.id)`, in the select list
+/// (named `id`) and WHERE alike (DataFusion would take one side's).
 pub(super) fn qualify_using_columns(sel: &mut Select) -> bool {
     let [twj] = sel.from.as_slice() else {
         return false;
@@ -136,63 +138,114 @@ pub(super) fn qualify_using_columns(sel: &mut Select) -> bool {
     let [join] = twj.joins.as_slice() else {
         return false;
     };
-    let (cols, left) = match &join.join_operator {
+    let (cols, side) = match &join.join_operator {
         JoinOperator::Join(JoinConstraint::Using(c))
         | JoinOperator::Inner(JoinConstraint::Using(c))
         | JoinOperator::Left(JoinConstraint::Using(c))
-        | JoinOperator::LeftOuter(JoinConstraint::Using(c)) => (c, true),
+        | JoinOperator::LeftOuter(JoinConstraint::Using(c)) => (c, Merged::Left),
         JoinOperator::Right(JoinConstraint::Using(c))
-        | JoinOperator::RightOuter(JoinConstraint::Using(c)) => (c, false),
+        | JoinOperator::RightOuter(JoinConstraint::Using(c)) => (c, Merged::Right),
+        JoinOperator::FullOuter(JoinConstraint::Using(c)) => (c, Merged::Both),
         _ => return false,
     };
-    let side = if left {
-        relation_name(&twj.relation)
-    } else {
-        relation_name(&join.relation)
-    };
-    let (Some(side), Some(selection)) = (side, sel.selection.as_mut()) else {
+    let (Some(left), Some(right)) = (relation_name(&twj.relation), relation_name(&join.relation))
+    else {
         return false;
     };
     let names: Vec<String> = cols
         .iter()
         .filter_map(|c| crate::plan::object_parts(c).last().cloned())
         .collect();
-    struct Q<'a> {
-        side: &'a Ident,
-        names: &'a [String],
-        depth: usize,
-        changed: bool,
-    }
-    impl VisitorMut for Q<'_> {
-        type Break = ();
-        fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-            self.depth += 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-            self.depth -= 1;
-            ControlFlow::Continue(())
-        }
-        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-            if self.depth == 0 {
-                if let Expr::Identifier(i) = e {
-                    if self.names.contains(&shard_router::sql::normalize_ident(i)) {
-                        *e = Expr::CompoundIdentifier(vec![self.side.clone(), i.clone()]);
-                        self.changed = true;
-                    }
-                }
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let mut q = Q {
-        side: &side,
+    let mut q = MergedColumns {
+        left: &left,
+        right: &right,
+        side,
         names: &names,
         depth: 0,
         changed: false,
     };
-    let _ = VisitMut::visit(selection, &mut q);
+    if let Some(selection) = sel.selection.as_mut() {
+        let _ = VisitMut::visit(selection, &mut q);
+    }
+    if side == Merged::Both {
+        for item in &mut sel.projection {
+            q.merge_item(item);
+        }
+    }
     q.changed
+}
+
+/// Which side's column a USING column's unqualified name reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merged {
+    Left,
+    Right,
+    Both,
+}
+
+/// Rewrites the unqualified USING names of an expression (not inside its
+/// subqueries) to the merged column.
+struct MergedColumns<'a> {
+    left: &'a Ident,
+    right: &'a Ident,
+    side: Merged,
+    names: &'a [String],
+    depth: usize,
+    changed: bool,
+}
+
+impl MergedColumns<'_> {
+    fn merged(&self, i: &Ident) -> Expr {
+        let col = |side: &Ident| Expr::CompoundIdentifier(vec![side.clone(), i.clone()]);
+        match self.side {
+            Merged::Left => col(self.left),
+            Merged::Right => col(self.right),
+            Merged::Both => call("coalesce", vec![col(self.left), col(self.right)]),
+        }
+    }
+
+    /// A select item: `id` becomes `COALESCE(a.id, b.id) AS id`.
+    fn merge_item(&mut self, item: &mut datafusion::sql::sqlparser::ast::SelectItem) {
+        use datafusion::sql::sqlparser::ast::SelectItem;
+        match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(i))
+                if self.names.contains(&shard_router::sql::normalize_ident(i)) =>
+            {
+                *item = SelectItem::ExprWithAlias {
+                    expr: self.merged(i),
+                    alias: i.clone(),
+                };
+                self.changed = true;
+            }
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                let _ = VisitMut::visit(e, self);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VisitorMut for MergedColumns<'_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth == 0 {
+            if let Expr::Identifier(i) = e {
+                if self.names.contains(&shard_router::sql::normalize_ident(i)) {
+                    *e = self.merged(i);
+                    self.changed = true;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// Aggregates a select item may call (a subquery calling one already
@@ -315,4 +368,34 @@ pub(super) fn binary(left: Expr, op: BinaryOperator, right: Expr) -> Expr {
         op,
         right: Box::new(Expr::Nested(Box::new(right))),
     }))
+}
+
+/// `generate_series(...)` as an item of a SELECT list is a set-returning
+/// function in PostgreSQL (one row per value, `SELECT generate_series(1,
+/// 3)` is three rows); DataFusion's `generate_series` is a scalar function
+/// answering an array. The item becomes `unnest(generate_series(...))`,
+/// named as PostgreSQL names it (`generate_series`, or its alias). Several
+/// such items run in lockstep, shorter ones padded with NULLs, in both.
+pub(super) fn set_returning_items(sel: &mut Select) -> bool {
+    use datafusion::sql::sqlparser::ast::SelectItem;
+    let mut changed = false;
+    for item in &mut sel.projection {
+        let (expr, alias) = match item {
+            SelectItem::UnnamedExpr(e) => (e, None),
+            SelectItem::ExprWithAlias { expr, alias } => (expr, Some(alias.clone())),
+            _ => continue,
+        };
+        let is_series = matches!(expr, Expr::Function(f)
+            if crate::plan::object_parts(&f.name).last().map(String::as_str) == Some("generate_series"));
+        if !is_series {
+            continue;
+        }
+        let series = std::mem::replace(expr, Expr::value(Value::Null));
+        *item = SelectItem::ExprWithAlias {
+            expr: call("unnest", vec![series]),
+            alias: alias.unwrap_or_else(|| Ident::new("generate_series")),
+        };
+        changed = true;
+    }
+    changed
 }

@@ -1,0 +1,30 @@
+-- Answers a new user found different from PostgreSQL 15 (issue 30); each
+-- failed before its fix.
+-- Integer constants are integer: their arithmetic overflows as integer's.
+SELECT 2147483647 + 1;
+SELECT -2147483647 - 2;
+SELECT 65536 * 32768;
+SELECT 10 / 3 * 3, 7 % 3 * 2;
+SELECT 2147483647 + 1::bigint, 3000000000 + 1;
+SELECT id + 2147483647 FROM acct WHERE id = 1;
+-- Unary minus binds tighter than ^.
+SELECT -2 ^ 2, - 2 ^ 2, -(2 ^ 2), -2 ^ 2 ^ 3, 2 ^ -1;
+SELECT -id ^ 2 FROM acct WHERE id = 3;
+-- round(float8) rounds half to even; round(numeric) half away from zero.
+SELECT round(2.5::float8), round(3.5::float8), round(-2.5::float8), round(0.5::float8);
+SELECT round(2.5), round(-2.5), round(2.5::real);
+-- Timestamps keep microseconds, rounded; timestamp(0) rounds.
+SELECT '2024-01-02 10:11:12.123456789'::timestamp;
+SELECT '2024-01-02 10:11:12.1234565'::timestamp, '2024-01-02 10:11:12.1234564'::timestamp;
+SELECT '2024-01-02 10:11:12.5'::timestamp(0), '2024-01-02 10:11:12.4'::timestamp(0);
+SELECT '2024-01-02 10:11:12.5555'::timestamp(3);
+-- Year 0 does not exist.
+SELECT '0000-06-15'::date;
+SELECT '0000-06-15 10:00'::timestamp;
+-- generate_series in a SELECT list returns rows.
+SELECT generate_series(1, 3);
+SELECT generate_series(1, 10, 4) AS g;
+SELECT id, generate_series(1, 2) FROM acct WHERE id <= 3;
+-- The merged USING column of a FULL JOIN is COALESCE(left, right).
+SELECT id, a.owner, b.note FROM (SELECT id, owner FROM acct WHERE id % 2 = 0) a FULL JOIN (SELECT id, note FROM orders WHERE id % 3 = 0) b USING (id) WHERE id <= 40 ORDER BY id; -- ordered
+SELECT id + 0 AS k FROM (SELECT id FROM acct WHERE id < 5) a FULL JOIN (SELECT id FROM orders WHERE id > 2 AND id < 8) b USING (id) ORDER BY k; -- ordered
