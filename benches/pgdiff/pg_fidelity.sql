@@ -28,3 +28,14 @@ SELECT id, generate_series(1, 2) FROM acct WHERE id <= 3;
 -- The merged USING column of a FULL JOIN is COALESCE(left, right).
 SELECT id, a.owner, b.note FROM (SELECT id, owner FROM acct WHERE id % 2 = 0) a FULL JOIN (SELECT id, note FROM orders WHERE id % 3 = 0) b USING (id) WHERE id <= 40 ORDER BY id; -- ordered
 SELECT id + 0 AS k FROM (SELECT id FROM acct WHERE id < 5) a FULL JOIN (SELECT id FROM orders WHERE id > 2 AND id < 8) b USING (id) ORDER BY k; -- ordered
+-- extract keeps the fraction of a second.
+SELECT extract(second from '2024-01-02 10:11:44.289012'::timestamp), extract(milliseconds from '2024-01-02 10:11:44.289012'::timestamp);
+SELECT extract(epoch from '2024-01-02 10:11:44.289012'::timestamp), extract(second from '2024-01-02 10:11:44'::timestamp);
+SELECT id, extract(second from ts), date_part('second', ts) FROM orders WHERE id <= 35;
+SELECT id FROM orders WHERE extract(second from ts) > 30 AND id <= 100;
+-- AT TIME ZONE: a timestamptz becomes a timestamp, a timestamp a timestamptz.
+SELECT '2024-01-02 10:00+02'::timestamptz AT TIME ZONE 'UTC';
+SELECT '2024-07-02 10:00'::timestamp AT TIME ZONE 'America/New_York';
+SELECT '2024-01-02 10:00+00'::timestamptz AT TIME ZONE 'Asia/Kolkata', '2024-01-02 10:00' AT TIME ZONE 'UTC';
+SELECT id, ts AT TIME ZONE 'Europe/Paris' FROM orders WHERE id <= 21;
+SELECT '2024-01-02 10:00'::timestamp AT TIME ZONE 'No/Such_Zone';

@@ -41,6 +41,9 @@ pub fn register(ctx: &SessionContext) {
             signature: Signature::string(1, Volatility::Immutable),
         }));
     }
+    ctx.register_udf(ScalarUDF::new_from_impl(
+        crate::pgzone::AtTimeZone::default(),
+    ));
     for f in [
         Func::Div,
         Func::WidthBucket,

@@ -224,3 +224,100 @@ fn date_literal(expr: &Expr) -> Result<Option<Expr>> {
         _ => Ok(None),
     }
 }
+
+/// `pg_at_time_zone(ts, zone)`, PostgreSQL's `ts AT TIME ZONE zone`: a
+/// timestamptz becomes its local time in `zone` (a timestamp), a timestamp
+/// the instant it is in `zone` (a timestamptz). `zone` is a constant: an
+/// IANA name or a number of hours, as `SET TIME ZONE` reads it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct AtTimeZone {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl Default for AtTimeZone {
+    fn default() -> Self {
+        AtTimeZone {
+            signature: datafusion::logical_expr::Signature::any(
+                2,
+                datafusion::logical_expr::Volatility::Immutable,
+            ),
+        }
+    }
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for AtTimeZone {
+    fn name(&self) -> &str {
+        "pg_at_time_zone"
+    }
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        use datafusion::arrow::datatypes::TimeUnit;
+        match args.first() {
+            Some(DataType::Timestamp(_, Some(_))) => {
+                Ok(DataType::Timestamp(TimeUnit::Microsecond, None))
+            }
+            Some(DataType::Timestamp(_, None)) => Ok(DataType::Timestamp(
+                TimeUnit::Microsecond,
+                Some("+00:00".into()),
+            )),
+            other => Err(DataFusionError::External(Box::new(common::Error::Sql {
+                state: common::SqlState("42883"),
+                message: format!(
+                    "function timezone(text, {}) does not exist",
+                    other.map(pg_name).unwrap_or_default()
+                ),
+            }))),
+        }
+    }
+    fn invoke_with_args(
+        &self,
+        args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<datafusion::logical_expr::ColumnarValue> {
+        use datafusion::arrow::array::{Array, AsArray, TimestampMicrosecondArray};
+        use datafusion::arrow::datatypes::{TimeUnit, TimestampMicrosecondType};
+        use datafusion::logical_expr::ColumnarValue;
+        let zone = match args.args.get(1) {
+            Some(ColumnarValue::Scalar(
+                ScalarValue::Utf8(Some(z)) | ScalarValue::Utf8View(Some(z)) | ScalarValue::LargeUtf8(Some(z)),
+            )) => common::tz::Zone::parse(z).map_err(|e| match e {
+                common::Error::InvalidParameter { .. } => common::Error::Sql {
+                    state: common::SqlState("22023"),
+                    message: format!("time zone \"{z}\" not recognized"),
+                },
+                e => e,
+            }),
+            _ => Err(common::Error::unsupported(
+                "AT TIME ZONE with a zone that is not a constant",
+            )),
+        }
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let arrays = ColumnarValue::values_to_arrays(&args.args[..1])?;
+        let to_local = is_tz(arrays[0].data_type());
+        let micros = datafusion::arrow::compute::cast(
+            &arrays[0],
+            &DataType::Timestamp(TimeUnit::Microsecond, None),
+        )?;
+        let micros = micros.as_primitive::<TimestampMicrosecondType>();
+        let out: TimestampMicrosecondArray = (0..micros.len())
+            .map(|i| {
+                if micros.is_null(i) {
+                    return None;
+                }
+                let t = chrono::DateTime::from_timestamp_micros(micros.value(i))?.naive_utc();
+                let shifted = if to_local {
+                    t + chrono::Duration::seconds(zone.offset_at(&t) as i64)
+                } else {
+                    zone.to_utc(&t)
+                };
+                Some(shifted.and_utc().timestamp_micros())
+            })
+            .collect();
+        Ok(ColumnarValue::Array(std::sync::Arc::new(if to_local {
+            out
+        } else {
+            out.with_timezone("+00:00")
+        })))
+    }
+}

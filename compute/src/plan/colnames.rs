@@ -305,6 +305,7 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::TypedString(t) => return type_name(&t.data_type),
         Expr::Interval(_) => "interval".into(),
         Expr::Case { .. } => "case".into(),
+        Expr::AtTimeZone { .. } => "timezone".into(),
         Expr::Trim { .. } => "btrim".into(),
         Expr::Substring { shorthand, .. } => if *shorthand { "substr" } else { "substring" }.into(),
         Expr::Position { .. } => "position".into(),

@@ -18,8 +18,31 @@ pub(super) fn rewrite(e: &mut Expr) -> bool {
         Expr::Cast { .. } => char_cast(e),
         Expr::BinaryOp { .. } => untyped_operand(e),
         Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
+        Expr::AtTimeZone { .. } => at_time_zone(e),
         _ => false,
     }
+}
+
+/// `ts AT TIME ZONE z` is `pg_at_time_zone(ts, z)` (`crate::pgzone`):
+/// PostgreSQL's operator turns a timestamptz into the local timestamp in
+/// `z` and a timestamp into the timestamptz it is in `z`, where DataFusion
+/// casts either to a timestamptz. A string constant is a timestamptz, as
+/// PostgreSQL resolves it.
+fn at_time_zone(e: &mut Expr) -> bool {
+    let Expr::AtTimeZone {
+        timestamp,
+        time_zone,
+    } = e
+    else {
+        return false;
+    };
+    let mut ts = take(timestamp);
+    if matches!(&ts, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))) {
+        ts = cast(ts, DataType::Timestamp(None, datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone));
+    }
+    let zone = take(time_zone);
+    *e = call("pg_at_time_zone", vec![ts, zone]);
+    true
 }
 
 /// The number literal `n`.
