@@ -1,6 +1,7 @@
 //! The distributed read path: DataFusion `TableProvider`s over the shards.
 //! Each scan pushes projection, filters (those MariaDB evaluates like
-//! PostgreSQL, see `expr_sql`) and LIMIT into one MySQL query per partition, prunes
+//! PostgreSQL, rendered by `expr_sql` into `ShardSql`) and LIMIT into one
+//! MySQL query per partition, composed as `ShardSql`, prunes
 //! partitions from equality/IN filters on the partition key, and streams
 //! shard rows into Arrow batches as they arrive. Filters are pushed as
 //! `Inexact`, so DataFusion re-checks them: pushdown can only save work,
@@ -19,11 +20,10 @@ use datafusion::datasource::TableType;
 use datafusion::logical_expr::{Expr, Operator, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use meta::{Catalog, Distribution, TableDef};
-use storage_adapter::quote_ident;
 
 use crate::sql::arrow_type;
 use crate::sql::expr_sql::render;
-use crate::sql::physical_object;
+use crate::sql::ShardSql;
 use crate::Router;
 
 pub const CATALOG_NAME: &str = "tessera";
@@ -196,7 +196,7 @@ fn key_candidates(filters: &[Expr], col: &str) -> Option<Vec<ScalarValue>> {
 impl ShardTableProvider {
     /// A pushed-down filter as MariaDB SQL over the partition's columns, when
     /// MariaDB evaluates it like PostgreSQL (`expr_sql::render`).
-    fn filter_sql(&self, f: &Expr) -> Option<String> {
+    fn filter_sql(&self, f: &Expr) -> Option<ShardSql> {
         let unqualified = f
             .clone()
             .transform(|e| {
@@ -210,11 +210,15 @@ impl ShardTableProvider {
             .ok()?
             .data;
         let schema = DFSchema::try_from(self.schema.as_ref().clone()).ok()?;
-        let cols: Vec<String> = self
+        let cols: Vec<ShardSql> = self
             .table
             .columns
             .iter()
-            .map(|c| quote_ident(&c.name))
+            .map(|c| {
+                let mut col = ShardSql::new();
+                col.ident(&c.name);
+                col
+            })
             .collect();
         render(&unqualified, &schema, &cols)
     }
@@ -308,16 +312,18 @@ impl TableProvider for ShardTableProvider {
         };
         let projected = Arc::new(self.schema.project(&indices)?);
         let types: Vec<SqlType> = indices.iter().map(|i| self.table.columns[*i].ty).collect();
-        let select_list = if indices.is_empty() {
-            "1".to_string()
-        } else {
-            indices
-                .iter()
-                .map(|i| quote_ident(&self.table.columns[*i].name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let conds: Vec<String> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
+        let mut select = ShardSql::new();
+        select.keyword("SELECT ");
+        if indices.is_empty() {
+            select.keyword("1");
+        }
+        for (k, i) in indices.iter().enumerate() {
+            if k > 0 {
+                select.keyword(", ");
+            }
+            select.ident(&self.table.columns[*i].name);
+        }
+        let conds: Vec<ShardSql> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
         let mut queries = vec![];
         let placement = self.router.placement();
         // A table the map no longer places (redistributed or dropped since
@@ -326,20 +332,22 @@ impl TableProvider for ShardTableProvider {
             .slots(&self.table)
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
         for p in self.partitions(filters) {
-            let mut sql = format!(
-                "SELECT {select_list} FROM {}",
-                physical_object(&self.table.schema, &self.table.physical_name(p))
-            );
+            let mut sql = select.clone();
+            sql.keyword(" FROM ")
+                .table(&self.table.schema, &self.table.physical_name(p));
             if !conds.is_empty() {
-                sql.push_str(" WHERE ");
-                sql.push_str(&conds.join(" AND "));
+                sql.keyword(" WHERE ").list(&conds, " AND ");
             }
             if let Some(n) = limit {
-                sql.push_str(&format!(" LIMIT {n}"));
+                sql.keyword(" LIMIT ").int(n as u64);
             }
             if let Some(l) = self.lock {
-                sql.push_str(l);
+                sql.keyword(l);
             }
+            // The edge: the composed query becomes the text the shard runs.
+            let sql = sql
+                .into_query()
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
             let shard = placement
                 .shard_of(&self.table, p)
                 .map_err(|e| DataFusionError::External(Box::new(e)))?;

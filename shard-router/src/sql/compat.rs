@@ -1,9 +1,10 @@
 //! The one MariaDB-compatibility policy for expressions: which operators
 //! MariaDB, in Tessera's shard `sql_mode`, evaluates exactly as
-//! PostgreSQL does, and how they are spelled. Every renderer of shard SQL
-//! asks here: the fast path's check and renderer (`render::is_safe_expr`,
-//! `shard_sql`, on sqlparser trees) and the DataFusion renderer
-//! (`expr_sql`, on DataFusion expressions, for scans and pushdown).
+//! PostgreSQL does, and how they are spelled. Both front-ends of the one
+//! shard SQL renderer (`shard_sql::ShardSql`) ask here: the fast path's
+//! check and statement front-end (`render::is_safe_expr`, `stmt_sql`, on
+//! sqlparser trees) and the DataFusion front-end (`expr_sql`, on DataFusion
+//! expressions, for scans and pushdown).
 
 use datafusion::logical_expr::Operator;
 use datafusion::sql::sqlparser::ast::BinaryOperator;

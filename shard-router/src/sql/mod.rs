@@ -1,10 +1,14 @@
-//! SQL: the one renderer of client statements into MariaDB SQL
-//! ([`ShardSql`]), the one MariaDB-compatibility policy for operators
-//! (`compat`, asked by every renderer), the one `SqlType` <-> Arrow type
-//! map, DataFusion expressions as shard SQL (`expr_sql`), literals typed as
-//! the column they meet, and the PostgreSQL reading of a client's names
-//! ([`normalize_ident`], [`placeholder_index`]) and constants
-//! ([`eval_value`]). It knows no partitions, shards or connections.
+//! SQL: the one renderer of shard SQL ([`ShardSql`]: keywords, quoted
+//! names, checked literals, placeholders) with its two front-ends, client
+//! statements of the fast path (`stmt_sql`, sqlparser trees) and DataFusion
+//! expressions for scans and pushdown (`expr_sql`, whose fragments
+//! `crate::dist` composes into queries); the one MariaDB-compatibility
+//! policy deciding which operators and functions may reach a shard
+//! (`compat`, asked by both front-ends); the one `SqlType` <-> Arrow type
+//! map; literals typed as the column they meet; and the PostgreSQL reading
+//! of a client's names ([`normalize_ident`], [`placeholder_index`]) and
+//! constants ([`eval_value`]). It knows no partitions, shards or
+//! connections.
 
 mod arrow_types;
 mod compat;
@@ -13,6 +17,7 @@ pub(crate) mod expr_sql;
 mod ident;
 mod render;
 mod shard_sql;
+mod stmt_sql;
 mod typing;
 
 pub use arrow_types::{arrow_type, sql_type_of, BPCHAR_WIDTH};

@@ -1,6 +1,6 @@
 //! Statements for a shard: the fast-path expression subset
 //! ([`is_safe_expr`]: MariaDB evaluates it exactly as PostgreSQL does),
-//! rendering through [`super::shard_sql`] (table names rewritten to the
+//! rendering through [`super::stmt_sql`] (table names rewritten to the
 //! partition's physical name, identifiers quoted, values quoted or bound,
 //! `$n` turned into `?` with the parameter order recorded). INSERTs of
 //! evaluated rows are `crate::route`'s.
@@ -11,23 +11,23 @@ use common::Result;
 use datafusion::sql::sqlparser::ast::{visit_expressions, Expr, Statement, UnaryOperator, Value};
 
 use super::ident::placeholder_index;
+use super::shard_sql::ShardSql;
 
-/// `"<schema database>"."table"` of a physical table, quoted by the one
-/// identifier quoter.
+/// `"<schema database>"."table"` of a physical table, spelled by
+/// [`ShardSql::table`] (for the SQL built outside the renderer: DDL,
+/// INSERTs of evaluated rows, redistribution).
 pub fn physical_object(schema: &str, table: &str) -> String {
-    format!(
-        "{}.{}",
-        storage_adapter::quote_ident(&meta::physical_database(schema)),
-        storage_adapter::quote_ident(table)
-    )
+    let mut out = ShardSql::new();
+    out.table(schema, table);
+    out.into_parts().0
 }
 
 /// Renders `stmt` for the partition `schema.table` of MariaDB through
-/// [`super::shard_sql`], the one renderer of client statements. Returns
+/// [`super::stmt_sql`], the statement front-end of the one renderer. Returns
 /// the SQL and, for each `?`, the index of the client parameter it stands
 /// for.
 pub fn render(stmt: &Statement, schema: &str, table: &str) -> Result<(String, Vec<usize>)> {
-    Ok(super::shard_sql::render_statement(stmt, schema, table)?.into_parts())
+    Ok(super::stmt_sql::render_statement(stmt, schema, table)?.into_parts())
 }
 
 /// The number of `$n` parameters a statement refers to (the highest n).

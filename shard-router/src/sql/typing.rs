@@ -250,6 +250,31 @@ mod tests {
         assert_eq!(typed("id = 5.5").unwrap(), "id = 5.5");
     }
 
+    /// A typed value can be negative: the renderer takes its sign (it
+    /// refused `-5` as a numeral before, so `id = '-5'` failed with 42601
+    /// where PostgreSQL answers).
+    #[test]
+    fn negative_typed_values_render() {
+        let mut stmt = Parser::parse_sql(
+            &PostgreSqlDialect {},
+            "SELECT id FROM t WHERE id = '-5' AND n > '-1.50' AND n < '-1e3'",
+        )
+        .unwrap()
+        .remove(0);
+        let datafusion::sql::sqlparser::ast::Statement::Query(q) = &mut stmt else {
+            panic!("not a query");
+        };
+        let datafusion::sql::sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut() else {
+            panic!("not a select");
+        };
+        type_literals(sel.selection.as_mut().unwrap(), &table()).unwrap();
+        let (sql, _) = super::super::render(&stmt, "public", "t_p0").unwrap();
+        assert_eq!(
+            sql,
+            "SELECT \"id\" FROM \"tsr_public\".\"t_p0\" WHERE (((\"id\" = -5) AND (\"n\" > -1.50)) AND (\"n\" < -1000))"
+        );
+    }
+
     #[test]
     fn literals_that_are_not_values_of_the_type_fail_like_postgres() {
         let e = typed("id = 'abc'").unwrap_err();

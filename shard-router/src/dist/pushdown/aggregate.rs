@@ -1,7 +1,7 @@
 //! Partial aggregates per shard merged by DataFusion (a float AVG as SUM
 //! and COUNT), and per-shard top-n.
 
-use super::exprs::{aggregate_arg_sql, simple_aggregate};
+use super::exprs::{aggregate_arg_sql, aggregate_sql, simple_aggregate};
 use super::fragment::{Dist, Frag};
 use super::provider::scan_plan;
 use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
@@ -14,28 +14,33 @@ use datafusion::logical_expr::{
 };
 
 use crate::sql::expr_sql::render;
-use crate::sql::sql_type_of;
+use crate::sql::{sql_type_of, ShardSql};
 
 pub(super) fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<LogicalPlan>> {
     let (Some(n), Dist::Hash { .. }) = (s.fetch, &f.dist) else {
         return Ok(None);
     };
     let input = s.input.schema();
-    let mut order = vec![];
-    for e in &s.expr {
+    let mut tail = ShardSql::new();
+    for (i, e) in s.expr.iter().enumerate() {
         let Some(x) = render(&e.expr, input, &f.cols) else {
             return Ok(None);
         };
         // MariaDB puts NULLs first ascending, last descending; spell the
         // requested placement out.
-        order.push(format!(
-            "({x} IS NULL) {}",
-            if e.nulls_first { "DESC" } else { "ASC" }
-        ));
-        order.push(format!("{x} {}", if e.asc { "ASC" } else { "DESC" }));
+        tail.keyword(if i == 0 { " ORDER BY (" } else { ", (" })
+            .push(&x)
+            .keyword(if e.nulls_first {
+                " IS NULL) DESC, "
+            } else {
+                " IS NULL) ASC, "
+            })
+            .append(x)
+            .keyword(if e.asc { " ASC" } else { " DESC" });
     }
-    let tail = format!(" ORDER BY {} LIMIT {n}", order.join(", "));
-    let scan = scan_plan(&f, &aliased(&f.cols), "", &tail, &fields_of(input))?;
+    tail.keyword(" LIMIT ").int(n as u64);
+    let none = ShardSql::new();
+    let scan = scan_plan(&f, &aliased(&f.cols), &none, &tail, &fields_of(input))?;
     Ok(Some(LogicalPlan::Sort(Sort {
         expr: s.expr.clone(),
         input: Arc::new(scan),
@@ -84,7 +89,7 @@ pub(super) fn push_aggregate(
         let Some(arg_sql) = aggregate_arg_sql(&name, arg, input, &f.cols) else {
             return Ok(None);
         };
-        let mut partial = |sql: String, ty: DataType| {
+        let mut partial = |sql: ShardSql, ty: DataType| {
             let name = format!("__p{}", select.len());
             select.push(sql);
             fields.push((None, Arc::new(Field::new(&name, ty, true))));
@@ -102,20 +107,27 @@ pub(super) fn push_aggregate(
             _ => None,
         };
         let result = match (name.as_str(), sum_type) {
-            ("sum", Some(t)) => merged(sum(partial(format!("SUM({arg_sql})"), t))),
+            ("sum", Some(t)) => merged(sum(partial(aggregate_sql("SUM", &arg_sql), t))),
             ("count", _) => coalesce(vec![
-                merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64))),
+                merged(sum(partial(
+                    aggregate_sql("COUNT", &arg_sql),
+                    DataType::Int64,
+                ))),
                 Expr::Literal(ScalarValue::Int64(Some(0)), None),
             ]),
             ("min" | "max", _) if sql_type_of(&arg_type).is_some() && !arg_type.is_floating() => {
-                let p = partial(format!("{}({arg_sql})", name.to_uppercase()), arg_type);
+                let func = if name == "min" { "MIN" } else { "MAX" };
+                let p = partial(aggregate_sql(func, &arg_sql), arg_type);
                 merged(if name == "min" { min(p) } else { max(p) })
             }
             // Float avg only: the compute node rewrites numeric avg into
             // sum and count before this rule runs.
             ("avg", Some(t)) if arg_type.is_floating() => {
-                let s = merged(sum(partial(format!("SUM({arg_sql})"), t)));
-                let c = merged(sum(partial(format!("COUNT({arg_sql})"), DataType::Int64)));
+                let s = merged(sum(partial(aggregate_sql("SUM", &arg_sql), t)));
+                let c = merged(sum(partial(
+                    aggregate_sql("COUNT", &arg_sql),
+                    DataType::Int64,
+                )));
                 Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
                     Box::new(cast(s, DataType::Float64)),
                     Operator::Divide,
@@ -130,7 +142,7 @@ pub(super) fn push_aggregate(
         &f,
         &aliased(&select),
         &group_by_ordinals(groups.len()),
-        "",
+        &ShardSql::new(),
         &fields,
     )?;
     LogicalPlanBuilder::from(scan)

@@ -1,5 +1,5 @@
 //! Expression helpers shared by the fragment compiler and the split
-//! aggregate: what a plain aggregate is and its SQL argument, and which
+//! aggregate: what a plain aggregate is, its SQL argument and call, and which
 //! output columns a key column survives as.
 
 use datafusion::common::DFSchema;
@@ -7,6 +7,7 @@ use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::Expr;
 
 use crate::sql::expr_sql::render;
+use crate::sql::ShardSql;
 
 /// The function name and argument of a plain one-argument aggregate (no
 /// DISTINCT, FILTER or ORDER BY).
@@ -29,13 +30,22 @@ pub(super) fn aggregate_arg_sql(
     name: &str,
     arg: &Expr,
     input: &DFSchema,
-    cols: &[String],
-) -> Option<String> {
+    cols: &[ShardSql],
+) -> Option<ShardSql> {
     if name == "count" && matches!(arg, Expr::Literal(v, _) if !v.is_null()) {
-        Some("*".to_string())
+        let mut out = ShardSql::new();
+        out.keyword("*");
+        Some(out)
     } else {
         render(arg, input, cols)
     }
+}
+
+/// `FUNC(arg)`: an aggregate call (`SUM`, `COUNT`, `MIN`, `MAX`).
+pub(super) fn aggregate_sql(func: &'static str, arg: &ShardSql) -> ShardSql {
+    let mut out = ShardSql::new();
+    out.keyword(func).keyword("(").push(arg).keyword(")");
+    out
 }
 
 /// The expression under any aliases.

@@ -2,7 +2,7 @@
 //! rows live), the compiler from logical plans, and the co-location rule
 //! for joins.
 
-use super::exprs::{aggregate_arg_sql, simple_aggregate, surviving, unaliased};
+use super::exprs::{aggregate_arg_sql, aggregate_sql, simple_aggregate, surviving, unaliased};
 use super::sql::{aliased, group_by_ordinals, Body, FromItem};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,11 +12,10 @@ use datafusion::common::DFSchema;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, Join, JoinType, LogicalPlan};
 use meta::Distribution;
-use storage_adapter::quote_ident;
 
 use crate::dist::scan::ShardTableProvider;
-use crate::sql::expr_sql::{is_exact_numeric, render};
-use crate::sql::sql_type_of;
+use crate::sql::expr_sql::{compared_as_text, is_exact_numeric, render};
+use crate::sql::{sql_type_of, ShardSql};
 use crate::Router;
 
 /// Where a fragment's rows live.
@@ -38,7 +37,7 @@ pub(super) enum Dist {
 #[derive(Clone)]
 pub(super) struct Frag {
     /// SQL of each output column, by position in the subtree's schema.
-    pub(super) cols: Vec<String>,
+    pub(super) cols: Vec<ShardSql>,
     pub(super) body: Body,
     pub(super) dist: Dist,
     pub(super) router: Arc<Router>,
@@ -119,21 +118,26 @@ impl Compiler {
         for e in &a.aggr_expr {
             let (name, arg) = simple_aggregate(e)?;
             let t = arg.get_type(input).ok()?;
-            let exact = match name.as_str() {
-                "count" => true,
-                "sum" => is_exact_numeric(&t),
-                "min" | "max" => !t.is_floating() && sql_type_of(&t).is_some(),
-                _ => false,
+            let (func, exact) = match name.as_str() {
+                "count" => ("COUNT", true),
+                "sum" => ("SUM", is_exact_numeric(&t)),
+                "min" => ("MIN", !t.is_floating() && sql_type_of(&t).is_some()),
+                "max" => ("MAX", !t.is_floating() && sql_type_of(&t).is_some()),
+                _ => return None,
             };
             if !exact {
                 return None;
             }
             let arg_sql = aggregate_arg_sql(&name, arg, input, &inner.cols)?;
-            select.push(format!("{}({arg_sql})", name.to_uppercase()));
+            select.push(aggregate_sql(func, &arg_sql));
         }
         let alias = self.alias();
         let cols = (0..select.len())
-            .map(|i| format!("{}.{}", quote_ident(&alias), quote_ident(&format!("c{i}"))))
+            .map(|i| {
+                let mut c = ShardSql::new();
+                c.column(&alias, &format!("c{i}"));
+                c
+            })
             .collect();
         Some(Frag {
             cols,
@@ -174,10 +178,14 @@ impl Compiler {
                 let placement = p.router.placement();
                 // Not placed (any more): the plain scan reports it.
                 placement.slots(&t).ok()?;
-                let all: Vec<String> = t
+                let all: Vec<ShardSql> = t
                     .columns
                     .iter()
-                    .map(|c| format!("{}.{}", quote_ident(&alias), quote_ident(&c.name)))
+                    .map(|c| {
+                        let mut col = ShardSql::new();
+                        col.column(&alias, &c.name);
+                        col
+                    })
                     .collect();
                 let indices: Vec<usize> = match &ts.projection {
                     Some(p) => p.clone(),
@@ -185,7 +193,7 @@ impl Compiler {
                 };
                 let full =
                     DFSchema::try_from_qualified_schema(ts.table_name.clone(), &p.schema).ok()?;
-                let conds: Vec<String> = ts
+                let conds: Vec<ShardSql> = ts
                     .filters
                     .iter()
                     .filter_map(|e| render(e, &full, &all))
@@ -246,7 +254,7 @@ impl Compiler {
             LogicalPlan::Projection(pr) => {
                 let mut f = self.compile(&pr.input)?;
                 let input = pr.input.schema();
-                let cols: Option<Vec<String>> =
+                let cols: Option<Vec<ShardSql>> =
                     pr.expr.iter().map(|e| render(e, input, &f.cols)).collect();
                 // Partition keys survive as plain column references.
                 let sources: Vec<Option<usize>> = pr
@@ -292,11 +300,13 @@ impl Compiler {
         let mut pairs = vec![];
         for (a, b) in &j.on {
             let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
-            conds.push(format!(
-                "({} = {})",
-                crate::sql::expr_sql::compared_as_text(x, a, ls, b, rs),
-                crate::sql::expr_sql::compared_as_text(y, b, rs, a, ls)
-            ));
+            let mut cond = ShardSql::new();
+            cond.keyword("(")
+                .append(compared_as_text(x, a, ls, b, rs))
+                .keyword(" = ")
+                .append(compared_as_text(y, b, rs, a, ls))
+                .keyword(")");
+            conds.push(cond);
             if let (Expr::Column(a), Expr::Column(b)) = (a, b) {
                 if let (Ok(x), Ok(y)) = (ls.index_of_column(a), rs.index_of_column(b)) {
                     pairs.push((x, y));
@@ -304,7 +314,7 @@ impl Compiler {
             }
         }
         let both = ls.join(rs).ok()?;
-        let all_cols: Vec<String> = l.cols.iter().chain(&r.cols).cloned().collect();
+        let all_cols: Vec<ShardSql> = l.cols.iter().chain(&r.cols).cloned().collect();
         if let Some(fe) = &j.filter {
             conds.push(render(fe, &both, &all_cols)?);
         }

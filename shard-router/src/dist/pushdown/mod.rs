@@ -16,6 +16,13 @@
 //! Only expressions MariaDB evaluates exactly like PostgreSQL are rendered
 //! (see [`crate::sql::expr_sql::render`]); anything else leaves the subtree
 //! to DataFusion, so pushdown changes where work happens, never the answer.
+//!
+//! The SQL comes from the one renderer of shard SQL, `crate::sql`: each
+//! column, condition and aggregate is a `ShardSql` fragment from its
+//! DataFusion front-end, and the queries (select lists, FROM items and
+//! joins, EXISTS, GROUP BY ordinals, ORDER BY/LIMIT tails) are composed
+//! from those fragments and fixed keywords (`sql.rs`); they become text
+//! only where a scan hands them to the shards (`provider.rs`).
 
 mod aggregate;
 mod exprs;
@@ -192,5 +199,12 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
 
 /// `node` (compiled to `f`) replaced by a scan of its shard queries.
 fn whole(node: &LogicalPlan, f: Frag) -> datafusion::error::Result<LogicalPlan> {
-    scan_plan(&f, &aliased(&f.cols), "", "", &fields_of(node.schema()))
+    let none = crate::sql::ShardSql::new();
+    scan_plan(
+        &f,
+        &aliased(&f.cols),
+        &none,
+        &none,
+        &fields_of(node.schema()),
+    )
 }

@@ -16,16 +16,16 @@ use datafusion::logical_expr::{
 };
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::sql::{arrow_type, sql_type_of};
+use crate::sql::{arrow_type, sql_type_of, ShardSql};
 use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
 /// projected back to `fields`, the schema of the subtree it replaces.
 pub(super) fn scan_plan(
     f: &Frag,
-    select: &[String],
-    group_by: &str,
-    tail: &str,
+    select: &[ShardSql],
+    group_by: &ShardSql,
+    tail: &ShardSql,
     fields: &[(Option<TableReference>, Arc<Field>)],
 ) -> datafusion::error::Result<LogicalPlan> {
     let Some(types) = fields
@@ -43,20 +43,10 @@ pub(super) fn scan_plan(
             .map(|(i, (t, (_, fl)))| Field::new(format!("c{i}"), arrow_type(t), fl.is_nullable()))
             .collect::<Vec<_>>(),
     ));
-    let queries: Vec<(ShardId, String)> = f
+    let queries: Vec<(ShardId, ShardSql)> = f
         .targets()
         .into_iter()
-        .map(|(shard, p)| {
-            (
-                shard,
-                format!(
-                    "SELECT {} FROM {}{}{group_by}{tail}",
-                    select.join(", "),
-                    f.body.tables_sql(p),
-                    f.body.conditions_sql(p)
-                ),
-            )
-        })
+        .map(|(shard, p)| (shard, f.body.query_sql(select, p, &[group_by, tail])))
         .collect();
     let provider = ShardQueryProvider {
         schema: schema.clone(),
@@ -88,7 +78,7 @@ pub(super) fn scan_plan(
 pub struct ShardQueryProvider {
     schema: SchemaRef,
     types: Vec<SqlType>,
-    queries: Vec<(ShardId, String)>,
+    queries: Vec<(ShardId, ShardSql)>,
     router: Arc<Router>,
 }
 
@@ -123,11 +113,18 @@ impl TableProvider for ShardQueryProvider {
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>, DataFusionError> {
         let _ = limit;
+        // The edge: the composed queries become the text the shards run.
+        let queries = self
+            .queries
+            .iter()
+            .map(|(shard, sql)| Ok((*shard, sql.clone().into_query()?)))
+            .collect::<common::Result<Vec<_>>>()
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
         Ok(Arc::new(crate::dist::shard_scan::ShardScanExec::new(
             self.router.clone(),
             self.schema.clone(),
             self.types.clone(),
-            self.queries.clone(),
+            queries,
             // Locking scans are never pushed down (see `compile`).
             false,
             projection.cloned(),

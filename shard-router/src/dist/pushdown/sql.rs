@@ -1,20 +1,21 @@
-//! The SQL text of a pushed fragment: FROM items, conditions, EXISTS
-//! subqueries, select lists and GROUP BY ordinals.
+//! The SQL of a pushed fragment, composed from `ShardSql` fragments (the
+//! one renderer, `crate::sql`): FROM items, conditions, EXISTS subqueries,
+//! select lists and GROUP BY ordinals. Nothing here spells a name or a
+//! value itself.
 
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::Field;
 use datafusion::common::{DFSchema, TableReference};
 use meta::{Distribution, TableDef};
-use storage_adapter::quote_ident;
 
-use crate::sql::physical_object;
+use crate::sql::ShardSql;
 
 /// FROM items and conditions of a fragment; EXISTS subqueries nest.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Body {
     pub(super) tables: Vec<(String, FromItem)>,
-    pub(super) conds: Vec<String>,
+    pub(super) conds: Vec<ShardSql>,
     pub(super) exists: Vec<(bool, Body)>,
 }
 
@@ -24,70 +25,86 @@ pub(super) struct Body {
 pub(super) enum FromItem {
     Table(Arc<TableDef>),
     Derived {
-        select: Vec<String>,
+        select: Vec<ShardSql>,
         body: Box<Body>,
-        group_by: String,
+        group_by: ShardSql,
     },
 }
 
 impl Body {
-    pub(super) fn tables_sql(&self, p: u32) -> String {
-        self.tables
-            .iter()
-            .map(|(alias, item)| match item {
+    /// `SELECT <select> FROM <tables>[ WHERE ...]<tail>` over partition `p`.
+    pub(super) fn query_sql(&self, select: &[ShardSql], p: u32, tail: &[&ShardSql]) -> ShardSql {
+        let mut out = ShardSql::new();
+        out.keyword("SELECT ")
+            .list(select, ", ")
+            .keyword(" FROM ")
+            .append(self.tables_sql(p))
+            .append(self.conditions_sql(p));
+        for t in tail {
+            out.push(t);
+        }
+        out
+    }
+
+    fn tables_sql(&self, p: u32) -> ShardSql {
+        let mut out = ShardSql::new();
+        for (i, (alias, item)) in self.tables.iter().enumerate() {
+            if i > 0 {
+                out.keyword(", ");
+            }
+            match item {
                 FromItem::Table(t) => {
                     let part = if matches!(t.distribution, Distribution::Hash { .. }) {
                         p
                     } else {
                         0
                     };
-                    format!(
-                        "{} AS {}",
-                        physical_object(&t.schema, &t.physical_name(part)),
-                        quote_ident(alias)
-                    )
+                    out.table(&t.schema, &t.physical_name(part));
                 }
                 FromItem::Derived {
                     select,
                     body,
                     group_by,
-                } => format!(
-                    "(SELECT {} FROM {}{}{group_by}) AS {}",
-                    select.join(", "),
-                    body.tables_sql(p),
-                    body.conditions_sql(p),
-                    quote_ident(alias)
-                ),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+                } => {
+                    out.keyword("(")
+                        .append(body.query_sql(select, p, &[group_by]))
+                        .keyword(")");
+                }
+            }
+            out.keyword(" AS ").ident(alias);
+        }
+        out
     }
 
-    pub(super) fn conditions_sql(&self, p: u32) -> String {
+    fn conditions_sql(&self, p: u32) -> ShardSql {
         let mut conds = self.conds.clone();
         for (negated, sub) in &self.exists {
-            let w = sub.conditions_sql(p);
-            conds.push(format!(
-                "{}EXISTS (SELECT 1 FROM {}{})",
-                if *negated { "NOT " } else { "" },
-                sub.tables_sql(p),
-                w
-            ));
+            let mut e = ShardSql::new();
+            e.keyword(if *negated { "NOT EXISTS (" } else { "EXISTS (" })
+                .keyword("SELECT 1 FROM ")
+                .append(sub.tables_sql(p))
+                .append(sub.conditions_sql(p))
+                .keyword(")");
+            conds.push(e);
         }
-        if conds.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", conds.join(" AND "))
+        let mut out = ShardSql::new();
+        if !conds.is_empty() {
+            out.keyword(" WHERE ").list(&conds, " AND ");
         }
+        out
     }
 }
 
 /// A SELECT list naming its items `c0`, `c1`, ... (the scan's columns).
-pub(super) fn aliased(items: &[String]) -> Vec<String> {
+pub(super) fn aliased(items: &[ShardSql]) -> Vec<ShardSql> {
     items
         .iter()
         .enumerate()
-        .map(|(i, s)| format!("{s} AS {}", quote_ident(&format!("c{i}"))))
+        .map(|(i, s)| {
+            let mut out = s.clone();
+            out.keyword(" AS ").ident(&format!("c{i}"));
+            out
+        })
         .collect()
 }
 
@@ -101,10 +118,10 @@ pub(super) fn fields_of(schema: &DFSchema) -> QualifiedFields {
 }
 
 /// ` GROUP BY 1, 2, ..., n` (empty for n = 0).
-pub(super) fn group_by_ordinals(n: usize) -> String {
-    if n == 0 {
-        return String::new();
+pub(super) fn group_by_ordinals(n: usize) -> ShardSql {
+    let mut out = ShardSql::new();
+    for i in 1..=n as u64 {
+        out.keyword(if i == 1 { " GROUP BY " } else { ", " }).int(i);
     }
-    let ordinals: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
-    format!(" GROUP BY {}", ordinals.join(", "))
+    out
 }
