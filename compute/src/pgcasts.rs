@@ -425,7 +425,10 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
 /// answers whole seconds (milliseconds). Both are the microseconds field
 /// (seconds and fraction, in microseconds) read with 6 or 3 places.
 fn fractional_seconds(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
-    let scale = match literal_text(&f.args[0]).map(str::to_ascii_lowercase).as_deref() {
+    let scale = match literal_text(&f.args[0])
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("second" | "seconds") => 6,
         Some("millisecond" | "milliseconds") => 3,
         _ => return Ok(None),

@@ -280,7 +280,9 @@ impl datafusion::logical_expr::ScalarUDFImpl for AtTimeZone {
         use datafusion::logical_expr::ColumnarValue;
         let zone = match args.args.get(1) {
             Some(ColumnarValue::Scalar(
-                ScalarValue::Utf8(Some(z)) | ScalarValue::Utf8View(Some(z)) | ScalarValue::LargeUtf8(Some(z)),
+                ScalarValue::Utf8(Some(z))
+                | ScalarValue::Utf8View(Some(z))
+                | ScalarValue::LargeUtf8(Some(z)),
             )) => common::tz::Zone::parse(z).map_err(|e| match e {
                 common::Error::InvalidParameter { .. } => common::Error::Sql {
                     state: common::SqlState("22023"),

@@ -38,7 +38,13 @@ fn at_time_zone(e: &mut Expr) -> bool {
     };
     let mut ts = take(timestamp);
     if matches!(&ts, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))) {
-        ts = cast(ts, DataType::Timestamp(None, datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone));
+        ts = cast(
+            ts,
+            DataType::Timestamp(
+                None,
+                datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone,
+            ),
+        );
     }
     let zone = take(time_zone);
     *e = call("pg_at_time_zone", vec![ts, zone]);

@@ -1,4 +1,5 @@
-//! Partial aggregates per shard merged by DataFusion (a float AVG as SUM
+//! Partial aggregates per shard merged by DataFusion, split as
+//! `dist::merge::Partial` defines them (a float AVG as SUM
 //! and COUNT), and per-shard top-n.
 
 use super::exprs::{aggregate_arg_sql, aggregate_sql, simple_aggregate};
@@ -8,11 +9,12 @@ use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field};
-use datafusion::common::{Column, ScalarValue};
+use datafusion::common::Column;
 use datafusion::logical_expr::{
     cast, Aggregate, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, Sort,
 };
 
+use crate::dist::merge::Partial;
 use crate::sql::expr_sql::render;
 use crate::sql::{sql_type_of, ShardSql};
 
@@ -56,7 +58,6 @@ pub(super) fn push_aggregate(
     f: Frag,
 ) -> datafusion::error::Result<Option<LogicalPlan>> {
     use datafusion::functions::expr_fn::coalesce;
-    use datafusion::functions_aggregate::expr_fn::{max, min, sum};
     let input = a.input.schema();
     let out_fields = fields_of(&a.schema);
     // The shard query: group columns keep their output names, partial
@@ -100,34 +101,36 @@ pub(super) fn push_aggregate(
             finals.push(e.alias(&name));
             Expr::Column(Column::new_unqualified(name))
         };
+        // One partial per shard and its fold, as `dist::merge::Partial`
+        // defines them (the fast path folds the same split over rows).
+        let mut split = |p: Partial, ty: DataType| {
+            let column = partial(aggregate_sql(p.shard_function(), &arg_sql), ty);
+            let (fold, identity) = p.merge_expr(column);
+            let folded = merged(fold);
+            match identity {
+                Some(none) => coalesce(vec![folded, none]),
+                None => folded,
+            }
+        };
         let sum_type = match &arg_type {
             t if t.is_integer() => Some(DataType::Int64),
             DataType::Float32 | DataType::Float64 => Some(DataType::Float64),
             DataType::Decimal128(_, s) => Some(DataType::Decimal128(38, *s)),
             _ => None,
         };
-        let result = match (name.as_str(), sum_type) {
-            ("sum", Some(t)) => merged(sum(partial(aggregate_sql("SUM", &arg_sql), t))),
-            ("count", _) => coalesce(vec![
-                merged(sum(partial(
-                    aggregate_sql("COUNT", &arg_sql),
-                    DataType::Int64,
-                ))),
-                Expr::Literal(ScalarValue::Int64(Some(0)), None),
-            ]),
-            ("min" | "max", _) if sql_type_of(&arg_type).is_some() && !arg_type.is_floating() => {
-                let func = if name == "min" { "MIN" } else { "MAX" };
-                let p = partial(aggregate_sql(func, &arg_sql), arg_type);
-                merged(if name == "min" { min(p) } else { max(p) })
+        let result = match (Partial::of_name(&name), sum_type) {
+            (Some(p @ Partial::Sum), Some(t)) => split(p, t),
+            (Some(p @ Partial::Count), _) => split(p, DataType::Int64),
+            (Some(p @ (Partial::Min | Partial::Max)), _)
+                if sql_type_of(&arg_type).is_some() && !arg_type.is_floating() =>
+            {
+                split(p, arg_type)
             }
             // Float avg only: the compute node rewrites numeric avg into
             // sum and count before this rule runs.
-            ("avg", Some(t)) if arg_type.is_floating() => {
-                let s = merged(sum(partial(aggregate_sql("SUM", &arg_sql), t)));
-                let c = merged(sum(partial(
-                    aggregate_sql("COUNT", &arg_sql),
-                    DataType::Int64,
-                )));
+            (None, Some(t)) if name == "avg" && arg_type.is_floating() => {
+                let s = split(Partial::Sum, t);
+                let c = split(Partial::Count, DataType::Int64);
                 Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
                     Box::new(cast(s, DataType::Float64)),
                     Operator::Divide,
