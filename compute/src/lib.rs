@@ -22,6 +22,7 @@ pub mod onerow;
 pub mod parse;
 pub mod pgcasts;
 pub mod pgcatalog;
+pub mod pgextract;
 pub mod pgfuncs;
 pub mod pgresult;
 pub mod pgtext;

@@ -400,7 +400,7 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 }
             }
             Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
-                if let Some(x) = fractional_seconds(f, schema)? {
+                if let Some(x) = crate::pgextract::fractional_seconds(f, schema)? {
                     return Ok(Transformed::yes(x));
                 }
             }
@@ -419,72 +419,6 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         Ok(Transformed::no(e))
     })
 }
-
-/// `extract(second | milliseconds from ts)` keeps the fraction, as
-/// PostgreSQL's numeric answer does (`44.289012`, `44289.012`); DataFusion
-/// answers whole seconds (milliseconds). Both are the microseconds field
-/// (seconds and fraction, in microseconds) read with 6 or 3 places.
-fn fractional_seconds(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
-    let scale = match literal_text(&f.args[0])
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("second" | "seconds") => 6,
-        Some("millisecond" | "milliseconds") => 3,
-        _ => return Ok(None),
-    };
-    if !matches!(
-        f.args[1].get_type(schema)?,
-        DataType::Timestamp(..) | DataType::Time64(_)
-    ) {
-        return Ok(None);
-    }
-    let micros = Expr::ScalarFunction(ScalarFunction::new_udf(
-        f.func.clone(),
-        vec![
-            Expr::Literal(ScalarValue::Utf8(Some("microsecond".into())), None),
-            f.args[1].clone(),
-        ],
-    ));
-    let udf = if scale == 6 { &SECONDS } else { &MILLISECONDS };
-    Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
-        (*udf).clone(),
-        vec![Expr::Cast(Cast::new(Box::new(micros), DataType::Int64))],
-    ))))
-}
-
-/// `pg_micros_as_seconds(us)` (`scale` 6) or `pg_micros_as_millis(us)` (3):
-/// a count of microseconds as the numeric it is at that scale.
-fn micros_scaled_udf(scale: i8) -> ScalarUDF {
-    use datafusion::arrow::array::{Decimal128Array, Int64Array};
-    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let a = arrays[0]
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .ok_or_else(|| DataFusionError::Internal("microseconds of a non-bigint".into()))?;
-        let out: Decimal128Array = a.iter().map(|v| v.map(i128::from)).collect();
-        Ok(ColumnarValue::Array(Arc::new(
-            out.with_precision_and_scale(38, scale)?,
-        )))
-    });
-    create_udf(
-        if scale == 6 {
-            "pg_micros_as_seconds"
-        } else {
-            "pg_micros_as_millis"
-        },
-        vec![DataType::Int64],
-        DataType::Decimal128(38, scale),
-        Volatility::Immutable,
-        f,
-    )
-}
-
-static SECONDS: std::sync::LazyLock<Arc<ScalarUDF>> =
-    std::sync::LazyLock::new(|| Arc::new(micros_scaled_udf(6)));
-static MILLISECONDS: std::sync::LazyLock<Arc<ScalarUDF>> =
-    std::sync::LazyLock::new(|| Arc::new(micros_scaled_udf(3)));
 
 /// PostgreSQL's type of a result column that DataFusion types otherwise:
 /// `extract(epoch | second ...)` numeric with 6 places, `date ± interval`

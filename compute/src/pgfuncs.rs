@@ -7,6 +7,7 @@
 //! width_bucket count or bounds, 22003 overflow, 2201F/2201E/22023/22011
 //! a value outside a function's domain).
 
+use crate::pgzone::AtTimeZone;
 use std::sync::Arc;
 
 use common::{Error, SqlState};
@@ -41,9 +42,7 @@ pub fn register(ctx: &SessionContext) {
             signature: Signature::string(1, Volatility::Immutable),
         }));
     }
-    ctx.register_udf(ScalarUDF::new_from_impl(
-        crate::pgzone::AtTimeZone::default(),
-    ));
+    ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
     for f in [
         Func::Div,
         Func::WidthBucket,
