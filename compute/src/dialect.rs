@@ -346,6 +346,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, ParserError> {
     let mut tokens = Tokenizer::new(&TesseraDialect, sql).tokenize_with_location()?;
     if starts_with_copy {
         crate::tokens::copy_booleans(&mut tokens);
+        crate::tokens::copy_force_quote_all(&mut tokens);
     }
     crate::tokens::sequence_options_in_order(&mut tokens);
     let budget = Budget::start(tokens.len());

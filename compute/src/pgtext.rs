@@ -371,3 +371,94 @@ mod interval_tests {
         assert!(interval_in("1 fortnight 00:10").is_none());
     }
 }
+
+/// The elements of a one-dimensional array's text (`{1,2,NULL}`,
+/// `{"a b","c\"d"}`, `{}`), as PostgreSQL's `array_in` reads them:
+/// blanks around elements skipped, double quotes and backslashes
+/// escaping, an unquoted `NULL` (any case) a NULL. `None` when it is not
+/// such a text (22P02 for the caller); several dimensions are 0A000.
+pub fn array_elements(s: &str) -> Result<Option<Vec<Option<String>>>, common::Error> {
+    let t = s.trim();
+    let Some(inner) = t.strip_prefix('{').and_then(|r| r.strip_suffix('}')) else {
+        return Ok(None);
+    };
+    if inner.trim_start().starts_with('{') {
+        return Err(common::Error::unsupported(
+            "multidimensional array parameters",
+        ));
+    }
+    if inner.trim().is_empty() {
+        return Ok(Some(vec![]));
+    }
+    let mut out = vec![];
+    let mut chars = inner.chars();
+    let (mut elem, mut blanks) = (String::new(), String::new());
+    let (mut in_quotes, mut was_quoted) = (false, false);
+    loop {
+        let c = chars.next();
+        match c {
+            Some('"') => {
+                elem.push_str(&std::mem::take(&mut blanks));
+                in_quotes = !in_quotes;
+                was_quoted = true;
+            }
+            Some('\\') => {
+                let Some(e) = chars.next() else {
+                    return Ok(None);
+                };
+                elem.push_str(&std::mem::take(&mut blanks));
+                elem.push(e);
+            }
+            Some(',') | None if !in_quotes => {
+                if !was_quoted && elem.is_empty() {
+                    return Ok(None);
+                }
+                let null = !was_quoted && elem.eq_ignore_ascii_case("null");
+                out.push((!null).then(|| std::mem::take(&mut elem)));
+                elem.clear();
+                blanks.clear();
+                was_quoted = false;
+                if c.is_none() {
+                    return Ok(Some(out));
+                }
+            }
+            None => return Ok(None),
+            Some('{' | '}') if !in_quotes => return Ok(None),
+            Some(c) if !in_quotes && c.is_whitespace() => {
+                if !elem.is_empty() || was_quoted {
+                    blanks.push(c);
+                }
+            }
+            Some(c) => {
+                elem.push_str(&std::mem::take(&mut blanks));
+                elem.push(c);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod array_in_tests {
+    use super::array_elements;
+
+    fn els(s: &str) -> Option<Vec<Option<String>>> {
+        array_elements(s).unwrap()
+    }
+
+    #[test]
+    fn array_text_reads_as_array_in() {
+        let v = |x: &[Option<&str>]| Some(x.iter().map(|e| e.map(String::from)).collect());
+        assert_eq!(els("{1,2,3}"), v(&[Some("1"), Some("2"), Some("3")]));
+        assert_eq!(els(" { 1 , NULL ,null} "), v(&[Some("1"), None, None]));
+        assert_eq!(
+            els(r#"{"a b","c\"d","NULL",e f}"#),
+            v(&[Some("a b"), Some("c\"d"), Some("NULL"), Some("e f")])
+        );
+        assert_eq!(els("{}"), v(&[]));
+        assert_eq!(els(r#"{""}"#), v(&[Some("")]));
+        assert_eq!(els("{1,,2}"), None);
+        assert_eq!(els("1,2"), None);
+        assert_eq!(els(r#"{"a}"#), None);
+        assert!(array_elements("{{1,2},{3,4}}").is_err());
+    }
+}

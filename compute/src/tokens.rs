@@ -192,3 +192,62 @@ pub(crate) fn copy_booleans(tokens: &mut [datafusion::sql::sqlparser::tokenizer:
         );
     }
 }
+
+/// `FORCE_QUOTE *` (and the older `FORCE QUOTE *`) in a COPY quotes every
+/// column; sqlparser reads only a list of names, so the `*` is spelled
+/// `("\0*")` (`"\0*"`), the list naming `crate::plan::copy::ALL_COLUMNS`
+/// (no column's name can hold NUL).
+pub(crate) fn copy_force_quote_all(
+    tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>,
+) {
+    use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+    let mut i = 0;
+    let mut prev: Option<Keyword> = None;
+    while i < tokens.len() {
+        let kw = match &tokens[i].token {
+            Token::Whitespace(_) => {
+                i += 1;
+                continue;
+            }
+            Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+            _ => None,
+        };
+        // `FORCE_QUOTE (...)` takes a parenthesized list, the older
+        // `FORCE QUOTE a, b` a bare one.
+        let parenthesized = matches!(prev, Some(Keyword::FORCE_QUOTE));
+        let bare = matches!(prev, Some(Keyword::QUOTE)) && forced(tokens, i);
+        if (parenthesized || bare) && tokens[i].token == Token::Mul {
+            let span = tokens[i].span;
+            let at = |token| TokenWithSpan { token, span };
+            let all = at(Token::Word(Word {
+                value: crate::plan::copy::ALL_COLUMNS.into(),
+                quote_style: Some('"'),
+                keyword: Keyword::NoKeyword,
+            }));
+            let n = if parenthesized {
+                tokens.splice(i..=i, [at(Token::LParen), all, at(Token::RParen)]);
+                3
+            } else {
+                tokens[i] = all;
+                1
+            };
+            i += n;
+            prev = None;
+            continue;
+        }
+        prev = kw;
+        i += 1;
+    }
+}
+
+/// Whether the QUOTE keyword before token `i` follows FORCE (`FORCE QUOTE
+/// *`).
+fn forced(tokens: &[datafusion::sql::sqlparser::tokenizer::TokenWithSpan], i: usize) -> bool {
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let mut words = tokens[..i]
+        .iter()
+        .rev()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)));
+    let _quote = words.next();
+    matches!(words.next().map(|t| &t.token), Some(Token::Word(w)) if w.keyword == Keyword::FORCE)
+}

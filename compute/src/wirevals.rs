@@ -310,3 +310,22 @@ mod tests {
         assert_eq!(PgNumeric::parse("x1"), None);
     }
 }
+
+/// The Arrow type of the elements of an array parameter, by the array's
+/// wire type (the client's: psycopg sends a list as `int2[]`, `int8[]`,
+/// `text[]`, ...).
+pub fn array_element_arrow(t: &Type) -> Option<datafusion::arrow::datatypes::DataType> {
+    use datafusion::arrow::datatypes::{DataType, TimeUnit};
+    Some(match *t {
+        Type::INT2_ARRAY => DataType::Int16,
+        Type::INT4_ARRAY => DataType::Int32,
+        Type::INT8_ARRAY => DataType::Int64,
+        Type::FLOAT4_ARRAY => DataType::Float32,
+        Type::FLOAT8_ARRAY => DataType::Float64,
+        Type::BOOL_ARRAY => DataType::Boolean,
+        Type::TEXT_ARRAY | Type::VARCHAR_ARRAY | Type::BPCHAR_ARRAY => DataType::Utf8,
+        Type::DATE_ARRAY => DataType::Date32,
+        Type::TIMESTAMP_ARRAY => DataType::Timestamp(TimeUnit::Microsecond, None),
+        _ => return None,
+    })
+}

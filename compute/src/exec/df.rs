@@ -51,6 +51,9 @@ pub(crate) fn execution_context(
 }
 
 fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
+    if let (Datum::Text(s), Some(DataType::List(f))) = (d, ty) {
+        return array_scalar(s, f.data_type());
+    }
     let v = match d {
         Datum::Null => ScalarValue::Null,
         Datum::Bool(b) => ScalarValue::Boolean(Some(*b)),
@@ -74,6 +77,26 @@ fn scalar_of(d: &Datum, ty: Option<&DataType>) -> Result<ScalarValue> {
         }),
         _ => Ok(v),
     }
+}
+
+/// An array parameter's text (`{1,2,3}`) as a list of `elem` values;
+/// bad text is 22P02, as PostgreSQL's `array_in` reports it.
+fn array_scalar(s: &str, elem: &DataType) -> Result<ScalarValue> {
+    let bad = || Error::InvalidText {
+        ty: format!("{}[]", crate::pgtypes::arrow_to_pg(elem).name()),
+        value: s.to_string(),
+    };
+    let items = crate::pgtext::array_elements(s)?.ok_or_else(bad)?;
+    let values = items
+        .into_iter()
+        .map(|e| match e {
+            Some(e) => ScalarValue::Utf8(Some(e)).cast_to(elem).map_err(|_| bad()),
+            None => ScalarValue::try_from(elem).map_err(|_| bad()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+        &values, elem,
+    )))
 }
 
 /// A planned statement: EXPLAIN's answer, EXPLAIN ANALYZE's plan to run
@@ -100,9 +123,21 @@ pub(crate) async fn run(
     ctx: &SessionContext,
     plan: LogicalPlan,
     params: &[Datum],
+    client_types: &[pgwire::api::Type],
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Ran> {
-    let (types, _) = describe(&plan)?;
+    let (mut types, _) = describe(&plan)?;
+    // A parameter DataFusion could not type that the client sent as an
+    // array (`id = ANY($1)` with a Python list) is that array.
+    for (t, c) in types.iter_mut().zip(client_types) {
+        if t.is_none() {
+            *t = crate::wirevals::array_element_arrow(c).map(|e| {
+                DataType::List(Arc::new(
+                    datafusion::arrow::datatypes::Field::new_list_field(e, true),
+                ))
+            });
+        }
+    }
     let plan = if types.is_empty() {
         plan
     } else {
@@ -298,7 +333,15 @@ impl Session {
                     .and_then(|n| n.parse().ok())
             })
             .collect();
-        let stream = match run(&ctx, lp, params, self.clock().transaction).await? {
+        let stream = match run(
+            &ctx,
+            lp,
+            params,
+            &plan.param_types,
+            self.clock().transaction,
+        )
+        .await?
+        {
             Ran::Explained(s) => s,
             Ran::Analyze(planned, task) => {
                 // Run as the statement alone would be.

@@ -127,7 +127,7 @@ pub(crate) async fn physical_plan(
 ) -> common::Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
     let ctx = execution_context(router, &scope(), true)?;
     let now = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
-    match run(&ctx, logical, params, now).await? {
+    match run(&ctx, logical, params, &[], now).await? {
         Ran::Plan(physical, _) => Ok(physical),
         Ran::Explained(_) | Ran::Analyze(..) => Err(common::Error::internal("an EXPLAIN")),
     }

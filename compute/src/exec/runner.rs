@@ -13,7 +13,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 use super::df::RowStream;
 use crate::plan::cache::{Compiled, Key, Source};
 use crate::plan::columns::Columns;
-use crate::plan::{plan_statement, plan_statement_sized, PlanKind, Planner, Prepared};
+use crate::plan::{plan_statement, plan_statement_sized, Plan, PlanKind, Planner, Prepared};
 use crate::session::{Output, Session};
 
 /// What a statement produced, for the wire to encode.
@@ -215,19 +215,7 @@ impl Session {
                     .await?
                     .try_collect()
                     .await?;
-                let columns = batches.first().map(|b| b.num_columns()).unwrap_or(0);
-                let mut lines = vec![];
-                for b in &batches {
-                    for r in 0..b.num_rows() {
-                        let fields: Vec<Option<String>> = b
-                            .columns()
-                            .iter()
-                            .map(|c| crate::pgtypes::arrow_text(c, r))
-                            .collect();
-                        lines.push(fmt.render(&fields));
-                    }
-                }
-                Ok(Reply::CopyOut { columns, lines })
+                Ok(copy_out_lines(plan, fmt, &batches))
             }
             PlanKind::DeclareCursor {
                 name,
@@ -353,4 +341,45 @@ impl Session {
         let params = crate::literals::bind(&lits, &prepared.plan.param_types)?;
         Some((prepared, params))
     }
+}
+
+/// The lines of a COPY TO: the header (HEADER) with the result columns'
+/// names, then one line per row.
+fn copy_out_lines(
+    plan: &Plan,
+    fmt: &crate::plan::copy::CopyFormat,
+    batches: &[RecordBatch],
+) -> Reply {
+    let names: Vec<String> = plan
+        .logical
+        .as_ref()
+        .map(|l| {
+            l.schema()
+                .fields()
+                .iter()
+                .filter(|f| !f.name().starts_with(crate::dscale::OUTPUT_SCALE))
+                .map(|f| f.name().clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let columns = batches
+        .first()
+        .map(|b| b.num_columns())
+        .unwrap_or(names.len());
+    let forced = fmt.forced(&names);
+    let mut lines = vec![];
+    if fmt.header {
+        lines.push(fmt.header_line(&names));
+    }
+    for b in batches {
+        for r in 0..b.num_rows() {
+            let fields: Vec<Option<String>> = b
+                .columns()
+                .iter()
+                .map(|c| crate::pgtypes::arrow_text(c, r))
+                .collect();
+            lines.push(fmt.render(&fields, &forced));
+        }
+    }
+    Reply::CopyOut { columns, lines }
 }

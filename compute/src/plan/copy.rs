@@ -1,5 +1,5 @@
 //! COPY formats (text and CSV: splitting lines into fields and rendering
-//! rows) and what a COPY FROM STDIN is planned into.
+//! rows, header lines and FORCE_QUOTE) and what a COPY FROM STDIN is planned into.
 
 use std::sync::Arc;
 
@@ -21,7 +21,14 @@ pub struct CopyFormat {
     pub header: bool,
     pub quote: char,
     pub escape: char,
+    /// FORCE_QUOTE (COPY TO, CSV): the columns whose non-NULL values are
+    /// always quoted; [`ALL_COLUMNS`] alone stands for `*`.
+    pub force_quote: Vec<String>,
 }
+
+/// `FORCE_QUOTE *`, as the tokenizer pass (`crate::tokens`) spells it:
+/// a name no column can have (PostgreSQL names cannot hold NUL).
+pub const ALL_COLUMNS: &str = "\0*";
 
 impl CopyFormat {
     pub fn from_options(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<CopyFormat> {
@@ -32,6 +39,7 @@ impl CopyFormat {
             header: false,
             quote: '"',
             escape: '"',
+            force_quote: vec![],
         };
         let mut delimiter = None;
         let mut null = None;
@@ -51,6 +59,9 @@ impl CopyFormat {
                 CopyOption::Encoding(e)
                     if e.eq_ignore_ascii_case("utf8") || e.eq_ignore_ascii_case("utf-8") => {}
                 CopyOption::Freeze(_) => {}
+                CopyOption::ForceQuote(cols) => {
+                    f.force_quote = cols.iter().map(quoted_name).collect()
+                }
                 other => return Err(Error::unsupported(format!("COPY option {other}"))),
             }
         }
@@ -63,6 +74,9 @@ impl CopyFormat {
                             CopyLegacyCsvOption::Header => f.header = true,
                             CopyLegacyCsvOption::Quote(q) => f.quote = *q,
                             CopyLegacyCsvOption::Escape(e) => escape = Some(*e),
+                            CopyLegacyCsvOption::ForceQuote(cols) => {
+                                f.force_quote = cols.iter().map(quoted_name).collect()
+                            }
                             other => {
                                 return Err(Error::unsupported(format!("COPY option {other}")))
                             }
@@ -86,10 +100,32 @@ impl CopyFormat {
             f.null = n;
         }
         f.escape = escape.unwrap_or(f.quote);
-        if f.header && !f.csv {
-            return Err(Error::unsupported("HEADER in text format COPY"));
+        if !f.force_quote.is_empty() && !f.csv {
+            return Err(Error::unsupported(
+                "COPY FORCE_QUOTE outside CSV format (PostgreSQL refuses it too)",
+            ));
         }
         Ok(f)
+    }
+
+    /// The header line of a COPY TO: the column names, written as values
+    /// are (quoted in CSV when they need it, escaped in text).
+    pub fn header_line(&self, names: &[String]) -> String {
+        let plain = CopyFormat {
+            force_quote: vec![],
+            ..self.clone()
+        };
+        let fields: Vec<Option<String>> = names.iter().map(|n| Some(n.clone())).collect();
+        plain.render(&fields, &[])
+    }
+
+    /// Which of the columns `names` FORCE_QUOTE names.
+    pub fn forced(&self, names: &[String]) -> Vec<bool> {
+        let all = self.force_quote.iter().any(|c| c == ALL_COLUMNS);
+        names
+            .iter()
+            .map(|n| all || self.force_quote.contains(n))
+            .collect()
     }
 
     /// Splits one line into fields; `None` fields are NULL.
@@ -205,8 +241,9 @@ impl CopyFormat {
         }
     }
 
-    /// Renders one row for COPY TO.
-    pub fn render(&self, fields: &[Option<String>]) -> String {
+    /// Renders one row for COPY TO; `forced[i]`: column i is always
+    /// quoted (FORCE_QUOTE, CSV).
+    pub fn render(&self, fields: &[Option<String>], forced: &[bool]) -> String {
         let mut line = String::new();
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
@@ -215,7 +252,8 @@ impl CopyFormat {
             match f {
                 None => line.push_str(&self.null),
                 Some(s) if self.csv => {
-                    if s.contains(self.delimiter)
+                    if forced.get(i).copied().unwrap_or(false)
+                        || s.contains(self.delimiter)
                         || s.contains(self.quote)
                         || s.contains('\n')
                         || s.contains('\r')
@@ -255,6 +293,14 @@ impl CopyFormat {
     }
 }
 
+/// A FORCE_QUOTE column as PostgreSQL reads the name.
+fn quoted_name(i: &Ident) -> String {
+    if i.value == ALL_COLUMNS {
+        return i.value.clone();
+    }
+    normalize_ident(i)
+}
+
 /// What a COPY FROM STDIN was planned into.
 #[derive(Debug)]
 pub struct CopyInPlan {
@@ -288,6 +334,12 @@ pub(crate) fn plan_copy(catalog: &Catalog, schema: &str, stmt: &Statement) -> Re
         return Err(Error::internal("not a COPY"));
     };
     let format = CopyFormat::from_options(options, legacy_options)?;
+    if !*to && !format.force_quote.is_empty() {
+        return Err(Error::Sql {
+            state: common::SqlState("0A000"),
+            message: "COPY FORCE_QUOTE cannot be used with COPY FROM".into(),
+        });
+    }
     if !values.is_empty() {
         return Err(Error::unsupported("COPY with inline data"));
     }
@@ -379,7 +431,7 @@ mod tests {
             f.split("1\ta\\tb\\\\c\t\\N").unwrap(),
             vec![Some("1".into()), Some("a\tb\\c".into()), None]
         );
-        let line = f.render(&[Some("a\tb\\c".into()), None]);
+        let line = f.render(&[Some("a\tb\\c".into()), None], &[]);
         assert_eq!(line, "a\\tb\\\\c\t\\N\n");
         assert_eq!(
             f.split(line.trim_end_matches('\n')).unwrap(),
@@ -399,6 +451,35 @@ mod tests {
                 Some("".into())
             ]
         );
-        assert_eq!(f.render(&[Some("a,b".into()), None]), "\"a,b\",\n");
+        assert_eq!(f.render(&[Some("a,b".into()), None], &[]), "\"a,b\",\n");
+    }
+
+    fn format_of(sql: &str) -> CopyFormat {
+        match &crate::dialect::parse(sql).unwrap()[0] {
+            Statement::Copy {
+                options,
+                legacy_options,
+                ..
+            } => CopyFormat::from_options(options, legacy_options).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_and_force_quote_as_postgresql_writes_them() {
+        let f = format_of("COPY t TO STDOUT WITH (FORMAT csv, HEADER true, FORCE_QUOTE *)");
+        let names = ["id".to_string(), "a,b".to_string()];
+        assert_eq!(f.header_line(&names), "id,\"a,b\"\n");
+        assert_eq!(
+            f.render(&[Some("1".into()), None], &f.forced(&names)),
+            "\"1\",\n"
+        );
+        let f = format_of("COPY t TO STDOUT WITH (FORMAT csv, FORCE_QUOTE (v))");
+        assert_eq!(f.forced(&["id".into(), "v".into()]), vec![false, true]);
+        let f = format_of("COPY t TO STDOUT CSV HEADER FORCE QUOTE *");
+        assert_eq!(f.forced(&["id".into()]), vec![true]);
+        // Text format: a header line too (PostgreSQL 15).
+        let f = format_of("COPY t TO STDOUT WITH (HEADER)");
+        assert_eq!(f.header_line(&names), "id\ta,b\n");
     }
 }

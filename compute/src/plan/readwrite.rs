@@ -362,12 +362,14 @@ impl Planner<'_> {
                             "RETURNING another table's columns by wildcard",
                         ));
                     }
-                    expanded.extend(
-                        table
-                            .columns
-                            .iter()
-                            .map(|c| SelectItem::UnnamedExpr(Expr::Identifier(ident(&c.name)))),
-                    );
+                    // `target.col`: with FROM tables a bare name may be
+                    // theirs too (ambiguous, 42702).
+                    expanded.extend(table.columns.iter().map(|c| {
+                        SelectItem::UnnamedExpr(Expr::CompoundIdentifier(vec![
+                            ident(target),
+                            ident(&c.name),
+                        ]))
+                    }));
                 }
                 other => expanded.push(other.clone()),
             }
