@@ -127,15 +127,13 @@ pub(crate) async fn run(
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Ran> {
     let (mut types, _) = describe(&plan)?;
-    // A parameter DataFusion could not type that the client sent as an
-    // array (`id = ANY($1)` with a Python list) is that array.
+    // A parameter the client typed as an array (`id = ANY($1)` with a
+    // Python list of ints: int8[]) is read as that array, as PostgreSQL
+    // reads it, whatever element type the statement suggests.
     for (t, c) in types.iter_mut().zip(client_types) {
-        if t.is_none() {
-            *t = crate::wirevals::array_element_arrow(c).map(|e| {
-                DataType::List(Arc::new(
-                    datafusion::arrow::datatypes::Field::new_list_field(e, true),
-                ))
-            });
+        if let Some(e) = crate::wirevals::array_element_arrow(c) {
+            let field = datafusion::arrow::datatypes::Field::new_list_field(e, true);
+            *t = Some(DataType::List(Arc::new(field)));
         }
     }
     let plan = if types.is_empty() {

@@ -217,6 +217,7 @@ pub fn describe(plan: &LogicalPlan) -> Result<Description> {
         out[i] = t;
     }
     cast_parameter_types(plan, &mut out);
+    any_parameter_types(plan, &mut out);
     let fields = match plan {
         LogicalPlan::Explain(_) | LogicalPlan::Analyze(_) => {
             vec![("QUERY PLAN".to_string(), Type::TEXT)]
@@ -252,6 +253,44 @@ fn cast_parameter_types(plan: &LogicalPlan, out: &mut [Option<DataType>]) {
                         if slot.is_none() {
                             *slot = Some(ty.clone());
                         }
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+}
+
+/// `x = ANY($1)`: the parameter is an array of `x`'s type, as PostgreSQL
+/// types it (DataFusion plans `array_has($1, x)` and types `$1` as an
+/// element, so a client's list, `{1,2,3}`, would be read as one value).
+fn any_parameter_types(plan: &LogicalPlan, out: &mut [Option<DataType>]) {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{Expr, ExprSchemable};
+    let _ = plan.apply_with_subqueries(|node| {
+        let inputs = node.inputs();
+        let Some(input) = inputs.first() else {
+            return Ok(TreeNodeRecursion::Continue);
+        };
+        let schema = input.schema().clone();
+        node.apply_expressions(|e| {
+            e.apply(|x| {
+                let Expr::ScalarFunction(f) = x else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
+                if f.func.name() != "array_has" || f.args.len() != 2 {
+                    return Ok(TreeNodeRecursion::Continue);
+                }
+                let (Expr::Placeholder(p), Ok(elem)) = (&f.args[0], f.args[1].get_type(&schema))
+                else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
+                if let Some(slot) =
+                    shard_router::sql::placeholder_index(&p.id).and_then(|i| out.get_mut(i))
+                {
+                    if !matches!(slot, Some(DataType::List(_))) {
+                        let field = datafusion::arrow::datatypes::Field::new_list_field(elem, true);
+                        *slot = Some(DataType::List(Arc::new(field)));
                     }
                 }
                 Ok(TreeNodeRecursion::Continue)
