@@ -293,24 +293,6 @@ pub fn array_of(t: &Type) -> Type {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numerics_keep_their_scale_in_binary() {
-        let n = PgNumeric::parse("0.00").unwrap();
-        assert_eq!(n.binary(), [0, 0, 0, 0, 0, 0, 0, 2]);
-        let n = PgNumeric::parse("2548.81").unwrap();
-        assert_eq!(n.binary(), [0, 2, 0, 0, 0, 0, 0, 2, 0x09, 0xF4, 0x1F, 0xA4]);
-        let n = PgNumeric::parse("-0.05").unwrap();
-        assert_eq!(n.binary(), [0, 1, 0xFF, 0xFF, 0x40, 0, 0, 2, 0x01, 0xF4]);
-        let n = PgNumeric::parse("10000").unwrap();
-        assert_eq!(n.binary(), [0, 1, 0, 1, 0, 0, 0, 0, 0, 1]);
-        assert_eq!(PgNumeric::parse("x1"), None);
-    }
-}
-
 /// The Arrow type of the elements of an array parameter, by the array's
 /// wire type (the client's: psycopg sends a list as `int2[]`, `int8[]`,
 /// `text[]`, ...).
@@ -328,4 +310,22 @@ pub fn array_element_arrow(t: &Type) -> Option<datafusion::arrow::datatypes::Dat
         Type::TIMESTAMP_ARRAY => DataType::Timestamp(TimeUnit::Microsecond, None),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numerics_keep_their_scale_in_binary() {
+        let n = PgNumeric::parse("0.00").unwrap();
+        assert_eq!(n.binary(), [0, 0, 0, 0, 0, 0, 0, 2]);
+        let n = PgNumeric::parse("2548.81").unwrap();
+        assert_eq!(n.binary(), [0, 2, 0, 0, 0, 0, 0, 2, 0x09, 0xF4, 0x1F, 0xA4]);
+        let n = PgNumeric::parse("-0.05").unwrap();
+        assert_eq!(n.binary(), [0, 1, 0xFF, 0xFF, 0x40, 0, 0, 2, 0x01, 0xF4]);
+        let n = PgNumeric::parse("10000").unwrap();
+        assert_eq!(n.binary(), [0, 1, 0, 1, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(PgNumeric::parse("x1"), None);
+    }
 }

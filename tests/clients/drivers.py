@@ -75,6 +75,25 @@ def psycopg3_checks():
         with conn.cursor(name="drv_hold", withhold=True) as h:
             h.execute("SELECT v FROM drv_p3 ORDER BY id")
             check("psycopg cursor WITH HOLD", len(h.fetchall()), 10)
+        # A Python list is an array parameter (int2[] / text[] by OID).
+        got = conn.execute("SELECT id FROM drv_p3 WHERE id = ANY(%s) ORDER BY id", ([2, 5, 40],)).fetchall()
+        check("psycopg ANY(list of int)", got, [(2,), (5,)])
+        got = conn.execute("SELECT id FROM drv_p3 WHERE id = ANY(%s) ORDER BY id", ([2**40, 3],)).fetchall()
+        check("psycopg ANY(list of bigint) over an int column", got, [(3,)])
+        check("psycopg ANY(empty list)", conn.execute("SELECT id FROM drv_p3 WHERE id = ANY(%s)", ([],)).fetchall(), [])
+        got = conn.execute("SELECT id FROM drv_p3 WHERE v = ANY(%s) ORDER BY id", (["v1", "v 9", None],)).fetchall()
+        check("psycopg ANY(list of str)", got, [(1,)])
+        check("psycopg array parameter cast", conn.execute("SELECT %s::int[]", ([1, 2],)).fetchone(), ([1, 2],))
+        # COPY TO with HEADER writes the header line (a copy out and back
+        # in with HEADER must not lose a row).
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT id, v FROM drv_p3 WHERE id < 2 ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER true)") as cp:
+                out = b"".join(bytes(b) for b in cp)
+        check("COPY TO CSV HEADER", out, b"id,v\n0,v0\n1,v1\n")
+        with conn.cursor() as cur:
+            with cur.copy("COPY drv_p3 (id, v) TO STDOUT WITH (FORMAT csv, FORCE_QUOTE *, DELIMITER ';')") as cp:
+                out = b"".join(bytes(b) for b in cp)
+        check("COPY TO CSV FORCE_QUOTE *", sorted(out.splitlines())[:2], [b'"0";"v0"', b'"1";"v1"'])
         conn.execute("DROP TABLE drv_p3")
 
 
