@@ -249,6 +249,9 @@ pub fn encode_arrow(
             NaiveDate::from_num_days_from_ce_opt(v + 719_163).unwrap_or_default()
         }),
         DataType::Decimal128(_, s) => encode_decimal(enc, col, row, *s, f),
+        DataType::List(_) if fmt == FieldFormat::Text && is_vector(ty) => {
+            encode_vector(enc, col, row, f)
+        }
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
             encode_list(enc, col, row, f)
         }
@@ -259,6 +262,31 @@ pub fn encode_arrow(
         }
         _ => encode_formatted(enc, col, row, f),
     }
+}
+
+fn is_vector(t: &Type) -> bool {
+    *t == Type::INT2_VECTOR || *t == Type::OID_VECTOR
+}
+
+/// An `int2vector` / `oidvector` as PostgreSQL writes it: the elements
+/// separated by spaces (`1 2`), no braces.
+fn encode_vector(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let Some(list) = col
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::ListArray>()
+    else {
+        return put(enc, &None::<String>, f);
+    };
+    let items = list.value(row);
+    let text: Vec<String> = (0..items.len())
+        .filter_map(|i| arrow_text(&items, i))
+        .collect();
+    put(enc, &text.join(" "), f)
 }
 
 /// Encodes `v` as field `f` says: its type, format and format options.

@@ -98,7 +98,7 @@ def psycopg3_checks():
 
 
 def sqlalchemy_checks():
-    from sqlalchemy import Column, Integer, Numeric, String, create_engine, inspect, select
+    from sqlalchemy import Column, Index, Integer, Numeric, String, create_engine, inspect, select
     from sqlalchemy.orm import DeclarativeBase, Session
 
     engine = create_engine(f"postgresql+psycopg2://{USER}:{PASSWORD}@{HOST}:{PORT}/tessera")
@@ -111,6 +111,7 @@ def sqlalchemy_checks():
         id = Column(Integer, primary_key=True)
         name = Column(String(30), nullable=False)
         price = Column(Numeric(8, 2))
+        __table_args__ = (Index("drv_sa_name", "name", "price"),)
 
     Base.metadata.drop_all(engine)
     Base.metadata.create_all(engine)
@@ -123,6 +124,13 @@ def sqlalchemy_checks():
         [("id", "INTEGER", False), ("name", "VARCHAR(30)", False), ("price", "NUMERIC(8, 2)", True)],
     )
     check("sqlalchemy primary key", insp.get_pk_constraint("drv_sa_item")["constrained_columns"], ["id"])
+    # Index reflection reads pg_index's int2vector / oidvector columns.
+    idx = insp.get_indexes("drv_sa_item")
+    check(
+        "sqlalchemy reflected indexes",
+        [(i["name"], i["column_names"], i["unique"]) for i in idx],
+        [("drv_sa_name", ["name", "price"], False)],
+    )
     with Session(engine) as s:
         s.add_all([Item(name="x", price=1), Item(name="y", price=2)])
         s.commit()

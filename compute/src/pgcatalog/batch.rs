@@ -25,6 +25,10 @@ pub enum Col {
     TextArr,
     I16Arr,
     OidArr,
+    /// `int2vector` and `oidvector` (`pg_index.indkey`, `indclass`): lists
+    /// whose text is `1 2`, marked by [`VECTOR_TYPE`] for the wire.
+    I16Vec,
+    OidVec,
     /// timestamptz (microseconds since the epoch, [`V::I`]).
     Ts,
 }
@@ -40,8 +44,8 @@ impl Col {
             Col::I32 => DataType::Int32,
             Col::F32 => DataType::Float32,
             Col::TextArr => item(DataType::Utf8),
-            Col::I16Arr => item(DataType::Int16),
-            Col::OidArr => item(DataType::Int64),
+            Col::I16Arr | Col::I16Vec => item(DataType::Int16),
+            Col::OidArr | Col::OidVec => item(DataType::Int64),
             Col::Ts => DataType::Timestamp(
                 datafusion::arrow::datatypes::TimeUnit::Microsecond,
                 Some("+00:00".into()),
@@ -104,11 +108,23 @@ impl<T: Into<V>> From<Option<T>> for V {
     }
 }
 
+/// The field metadata key naming a vector type (`int2vector`,
+/// `oidvector`): the column's wire type, whose text is space-separated.
+pub const VECTOR_TYPE: &str = "tessera.vector";
+
 /// The Arrow schema of a column list.
 pub fn schema(cols: &[(&str, Col)]) -> SchemaRef {
     Arc::new(Schema::new(
         cols.iter()
-            .map(|(n, c)| Field::new(*n, c.data_type(), true))
+            .map(|(n, c)| {
+                let f = Field::new(*n, c.data_type(), true);
+                let vector = match c {
+                    Col::I16Vec => "int2vector",
+                    Col::OidVec => "oidvector",
+                    _ => return f,
+                };
+                f.with_metadata([(VECTOR_TYPE.to_string(), vector.to_string())].into())
+            })
             .collect::<Vec<_>>(),
     ))
 }
@@ -187,7 +203,7 @@ pub fn batch(cols: &[(&str, Col)], rows: &[Vec<V>]) -> datafusion::error::Result
                 }
                 Arc::new(b.finish())
             }
-            Col::I16Arr => {
+            Col::I16Arr | Col::I16Vec => {
                 let mut b = ListBuilder::new(Int16Builder::new());
                 for v in vals {
                     match v {
@@ -202,7 +218,7 @@ pub fn batch(cols: &[(&str, Col)], rows: &[Vec<V>]) -> datafusion::error::Result
                 }
                 Arc::new(b.finish())
             }
-            Col::OidArr => {
+            Col::OidArr | Col::OidVec => {
                 let mut b = ListBuilder::new(Int64Builder::new());
                 for v in vals {
                     match v {

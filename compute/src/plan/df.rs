@@ -175,6 +175,12 @@ pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
 fn wire_type(f: &datafusion::arrow::datatypes::Field) -> Type {
     if f.metadata().contains_key(shard_router::sql::BPCHAR_WIDTH) {
         Type::BPCHAR
+    } else if let Some(v) = f.metadata().get(crate::pgcatalog::batch::VECTOR_TYPE) {
+        if v == "oidvector" {
+            Type::OID_VECTOR
+        } else {
+            Type::INT2_VECTOR
+        }
     } else {
         arrow_to_pg(f.data_type())
     }
