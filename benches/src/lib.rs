@@ -10,7 +10,9 @@
 //! * `tpcc`: TPC-C over the PostgreSQL wire (schema and loader in
 //!   [`tpcc`]), tpmC, latencies and the consistency conditions per target.
 
+pub mod answer;
 pub mod pgbinary;
+pub mod pgregress;
 pub mod servers;
 pub mod svg;
 pub mod tpcc;
