@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use benches::pgregress::cascade::Broken;
-use benches::pgregress::report::{known_lines, parse_known, Difference, FileReport, Report};
+use benches::pgregress::report::{FileReport, Known, Report};
 use benches::pgregress::run::Runner;
 use benches::pgregress::script::{one_line, split, Env, Item};
 use benches::servers::{Durability, Endpoint, Postgres, Tessera};
@@ -152,7 +152,7 @@ async fn real_main(a: Args) -> Result<(), String> {
     }
     let known_path = dir.join("known-differences.txt");
     let known_text = std::fs::read_to_string(&known_path).unwrap_or_default();
-    let known = parse_known(&known_text);
+    let known = Known::parse(&known_text);
 
     let _ = std::fs::remove_dir_all(&a.work);
     let (_cluster, ep) = Tessera::start(
@@ -200,46 +200,15 @@ async fn real_main(a: Args) -> Result<(), String> {
         std::mem::take(&mut runner.cascades).into_iter().collect();
     causes.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     report.cascade_causes = causes;
-    let differing: std::collections::HashSet<(String, String)> = report
-        .differences
-        .iter()
-        .map(|d| (d.file.clone(), d.statement.clone()))
-        .collect();
-    let mut stale: Vec<String> = known
-        .iter()
-        .filter(|k| ran.contains(&k.0) && !differing.contains(*k))
-        .map(|(f, s)| format!("{f}: {s}"))
-        .collect();
-    stale.sort();
-    report.stale = stale;
+    report.stale = known.stale(&ran, &report.differences);
     println!("\n{}", report.table());
     if let Some(out) = &a.out {
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(out, json).map_err(|e| format!("{}: {e}", out.display()))?;
     }
     if a.write_known {
-        let header: String = known_text
-            .lines()
-            .take_while(|l| l.starts_with('#') || l.trim().is_empty())
-            .map(|l| format!("{l}\n"))
-            .collect();
-        // Entries of files this run did not cover are kept.
-        let mut entries = report.differences.clone();
-        entries.extend(
-            known
-                .iter()
-                .filter(|k| !ran.contains(&k.0))
-                .map(|(f, s)| Difference {
-                    file: f.clone(),
-                    line: 0,
-                    statement: s.clone(),
-                    postgres: String::new(),
-                    tessera: String::new(),
-                    first_difference: None,
-                    listed: true,
-                }),
-        );
-        std::fs::write(&known_path, header + &known_lines(&entries)).map_err(|e| e.to_string())?;
+        std::fs::write(&known_path, known.rewritten(&ran, &report.differences))
+            .map_err(|e| e.to_string())?;
         println!("wrote {}", known_path.display());
         return Ok(());
     }

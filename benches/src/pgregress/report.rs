@@ -87,27 +87,87 @@ pub struct Report {
     pub cascade_causes: Vec<(String, usize)>,
 }
 
-/// `known-differences.txt`: `file: statement` per line, `#` comments.
-pub fn parse_known(text: &str) -> HashSet<(String, String)> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| l.split_once(": "))
-        .map(|(f, s)| (f.trim().to_string(), s.trim().to_string()))
-        .collect()
+type Key = (String, String);
+
+/// `known-differences.txt`: `file: statement` per line for a statement
+/// that differs (it must keep differing until fixed, then be removed);
+/// `unstable file: statement` for one whose answer varies from run to run
+/// on Tessera (it may differ or agree); `#` comments.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    header: String,
+    listed: BTreeSet<Key>,
+    unstable: BTreeSet<Key>,
 }
 
-/// The known list's entries, written back as `file: statement` lines.
-pub fn known_lines(diffs: &[Difference]) -> String {
-    let set: BTreeSet<(String, String)> = diffs
-        .iter()
-        .map(|d| (d.file.clone(), d.statement.clone()))
-        .collect();
-    let mut out = String::new();
-    for (f, s) in set {
-        out.push_str(&format!("{f}: {s}\n"));
+impl Known {
+    pub fn parse(text: &str) -> Known {
+        let mut k = Known {
+            header: text
+                .lines()
+                .take_while(|l| l.starts_with('#') || l.trim().is_empty())
+                .map(|l| format!("{l}\n"))
+                .collect(),
+            ..Known::default()
+        };
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (set, entry) = match line.strip_prefix("unstable ") {
+                Some(rest) => (&mut k.unstable, rest),
+                None => (&mut k.listed, line),
+            };
+            if let Some((f, s)) = entry.split_once(": ") {
+                set.insert((f.trim().to_string(), s.trim().to_string()));
+            }
+        }
+        k
     }
-    out
+
+    /// Whether a difference on this statement is expected.
+    pub fn contains(&self, key: &Key) -> bool {
+        self.listed.contains(key) || self.unstable.contains(key)
+    }
+
+    /// Listed statements of the files that ran which no longer differ.
+    pub fn stale(&self, ran: &[String], diffs: &[Difference]) -> Vec<String> {
+        let differing: HashSet<Key> = diffs
+            .iter()
+            .map(|d| (d.file.clone(), d.statement.clone()))
+            .collect();
+        self.listed
+            .iter()
+            .filter(|k| ran.contains(&k.0) && !differing.contains(*k))
+            .map(|(f, s)| format!("{f}: {s}"))
+            .collect()
+    }
+
+    /// The list after a run: for the files that ran, this run's
+    /// differences (unstable ones stay marked so); other files' entries
+    /// as they were.
+    pub fn rewritten(&self, ran: &[String], diffs: &[Difference]) -> String {
+        let mut listed: BTreeSet<Key> = self
+            .listed
+            .iter()
+            .filter(|k| !ran.contains(&k.0))
+            .cloned()
+            .collect();
+        listed.extend(
+            diffs
+                .iter()
+                .map(|d| (d.file.clone(), d.statement.clone()))
+                .filter(|k| !self.unstable.contains(k)),
+        );
+        let mut out = self.header.clone();
+        for (f, s) in &listed {
+            out.push_str(&format!("{f}: {s}\n"));
+        }
+        for (f, s) in &self.unstable {
+            out.push_str(&format!("unstable {f}: {s}\n"));
+        }
+        out
+    }
 }
 
 impl Report {
@@ -163,5 +223,38 @@ impl Report {
             out.push_str(&format!("  {n:>5}  {cause}\n"));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(file: &str, statement: &str) -> Difference {
+        Difference {
+            file: file.into(),
+            line: 1,
+            statement: statement.into(),
+            postgres: String::new(),
+            tessera: String::new(),
+            first_difference: None,
+            listed: true,
+        }
+    }
+
+    #[test]
+    fn the_list_only_shrinks_and_unstable_entries_may_go_either_way() {
+        let k = Known::parse(
+            "# head\nint4: SELECT 1\nint4: SELECT 2\nunstable int4: SELECT 3\ndate: SELECT 4\n",
+        );
+        let key = |s: &str| ("int4".to_string(), s.to_string());
+        assert!(k.contains(&key("SELECT 3")));
+        let ran = vec!["int4".to_string()];
+        let diffs = vec![diff("int4", "SELECT 1"), diff("int4", "SELECT 3")];
+        assert_eq!(k.stale(&ran, &diffs), vec!["int4: SELECT 2".to_string()]);
+        assert_eq!(
+            k.rewritten(&ran, &diffs),
+            "# head\ndate: SELECT 4\nint4: SELECT 1\nunstable int4: SELECT 3\n"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! to file; each statement is sent to both servers at once over the simple
 //! protocol, with a time limit on each side.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,7 @@ use futures::SinkExt;
 use tokio_postgres::Client;
 
 use super::cascade::Broken;
-use super::report::{Counts, Difference};
+use super::report::{Counts, Difference, Known};
 use super::script::{one_line, split, Env, Item};
 use super::verdict::{compare, first_difference, shape, Verdict};
 use crate::answer::{answer, connect, error_answer, Answer};
@@ -147,7 +147,7 @@ pub struct Runner {
     pub postgres_url: String,
     pub tessera_url: String,
     pub limit: Duration,
-    pub known: HashSet<(String, String)>,
+    pub known: Known,
     pub verbose: bool,
     pub broken: Broken,
     /// Cascaded statements by their cause.
