@@ -9,10 +9,12 @@
 //!   quotes, COPY data, `\set` variables, meta-commands).
 //! * [`run`]: one session per side per file, each statement on both.
 //! * [`verdict`]: same, same error, refused, plan or differ.
+//! * [`order`]: ORDER BY answers compared with ties in any order.
 //! * [`cascade`]: which differences follow from an earlier one.
 //! * [`report`]: the per-file table, JSON and the known-differences check.
 
 pub mod cascade;
+pub mod order;
 pub mod report;
 pub mod run;
 pub mod script;

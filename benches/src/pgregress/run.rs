@@ -184,7 +184,8 @@ impl Runner {
             if timed_out(&pa) || timed_out(&ta) {
                 counts.timeouts += 1;
             }
-            let mut v = compare(&pa, &ta, shape(sql));
+            let shape = shape(sql);
+            let mut v = compare(&pa, &ta, &shape);
             if v == Verdict::Differ {
                 if let Some(cause) = self.broken.explains(sql, &pa, &ta) {
                     v = Verdict::Cascade;
@@ -214,7 +215,7 @@ impl Runner {
                 statement,
                 postgres: pa.short(),
                 tessera: ta.short(),
-                first_difference: first_difference(&pa, &ta, shape(sql)),
+                first_difference: first_difference(&pa, &ta, &shape),
                 listed,
             };
             println!(

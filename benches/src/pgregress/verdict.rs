@@ -21,10 +21,11 @@ pub enum Verdict {
 }
 
 /// What the statement's top level says about comparing its rows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Shape {
-    /// A top-level ORDER BY: rows compare in order.
-    pub ordered: bool,
+    /// The items of a top-level ORDER BY: rows compare in their order
+    /// (`super::order`).
+    pub order_by: Option<Vec<String>>,
     /// LIMIT, OFFSET or FETCH without ORDER BY: which rows come back is up
     /// to the plan, so only the columns and the row count compare.
     pub limited: bool,
@@ -103,20 +104,20 @@ pub fn shape(sql: &str) -> Shape {
         .filter(|(_, depth)| *depth == 0)
         .map(|(w, _)| w)
         .collect();
-    let ordered = words.windows(2).any(|w| w[0] == "order" && w[1] == "by");
-    let limited = !ordered
+    let order_by = super::order::order_by_items(sql);
+    let limited = order_by.is_none()
         && words
             .iter()
             .any(|w| matches!(w.as_str(), "limit" | "offset" | "fetch"));
     Shape {
-        ordered,
+        order_by,
         limited,
         explain: words.first().is_some_and(|w| w == "explain"),
     }
 }
 
 /// The verdict from the answers alone (no cascade).
-pub fn compare(pg: &Answer, ts: &Answer, shape: Shape) -> Verdict {
+pub fn compare(pg: &Answer, ts: &Answer, shape: &Shape) -> Verdict {
     if shape.explain {
         return Verdict::Plan;
     }
@@ -143,16 +144,38 @@ pub fn compare(pg: &Answer, ts: &Answer, shape: Shape) -> Verdict {
                 Verdict::Differ
             }
         }
-        _ if shape.ordered && pg == ts => Verdict::Same,
-        _ if !shape.ordered && pg.sorted() == ts.sorted() => Verdict::Same,
+        (
+            Answer::Rows {
+                columns: pc,
+                rows: pr,
+                affected: pa,
+            },
+            Answer::Rows {
+                columns: tc,
+                rows: tr,
+                affected: ta,
+            },
+        ) if shape.order_by.is_some() => {
+            let items = shape.order_by.as_deref().unwrap_or_default();
+            let rows_agree = match super::order::key_columns(items, pc) {
+                Some(keys) => super::order::same_order(pr, tr, &keys),
+                None => pr == tr,
+            };
+            if pc == tc && pa == ta && rows_agree {
+                Verdict::Same
+            } else {
+                Verdict::Differ
+            }
+        }
+        _ if pg.sorted() == ts.sorted() => Verdict::Same,
         _ => Verdict::Differ,
     }
 }
 
 /// Where two row answers part: the columns, the command count or the
 /// first differing row (in the order compared); None for errors.
-pub fn first_difference(pg: &Answer, ts: &Answer, shape: Shape) -> Option<String> {
-    let (pg, ts) = if shape.ordered {
+pub fn first_difference(pg: &Answer, ts: &Answer, shape: &Shape) -> Option<String> {
+    let (pg, ts) = if shape.order_by.is_some() {
         (pg.clone(), ts.clone())
     } else {
         (pg.sorted(), ts.sorted())
@@ -208,40 +231,44 @@ mod tests {
 
     #[test]
     fn only_a_top_level_order_by_orders() {
-        assert!(shape("SELECT a FROM t ORDER BY a").ordered);
-        assert!(!shape("SELECT * FROM (SELECT a FROM t ORDER BY a) s").ordered);
-        assert!(!shape("SELECT sum(a) OVER (ORDER BY a), 'order by' FROM t").ordered);
+        assert!(shape("SELECT a FROM t ORDER BY a").order_by.is_some());
+        assert!(shape("SELECT * FROM (SELECT a FROM t ORDER BY a) s")
+            .order_by
+            .is_none());
+        assert!(shape("SELECT sum(a) OVER (ORDER BY a), 'order by' FROM t")
+            .order_by
+            .is_none());
         assert!(shape("SELECT a FROM t LIMIT 3").limited);
         assert!(!shape("SELECT a FROM t ORDER BY a LIMIT 3").limited);
         assert!(shape("explain (costs off) select 1").explain);
-        assert!(!shape("SELECT $$ ORDER BY $$").ordered);
+        assert!(shape("SELECT $$ ORDER BY $$").order_by.is_none());
     }
 
     #[test]
     fn answers_compare_as_multisets_unless_ordered() {
         let unordered = Shape::default();
         let ordered = Shape {
-            ordered: true,
+            order_by: Some(vec!["x".into()]),
             ..Shape::default()
         };
         assert_eq!(
-            compare(&rows(&["1", "2"]), &rows(&["2", "1"]), unordered),
+            compare(&rows(&["1", "2"]), &rows(&["2", "1"]), &unordered),
             Verdict::Same
         );
         assert_eq!(
-            compare(&rows(&["1", "2"]), &rows(&["2", "1"]), ordered),
+            compare(&rows(&["1", "2"]), &rows(&["2", "1"]), &ordered),
             Verdict::Differ
         );
         assert_eq!(
-            compare(&Answer::error("22003"), &Answer::error("22003"), ordered),
+            compare(&Answer::error("22003"), &Answer::error("22003"), &ordered),
             Verdict::ErrorBoth
         );
         assert_eq!(
-            compare(&rows(&["1"]), &Answer::error("0A000"), ordered),
+            compare(&rows(&["1"]), &Answer::error("0A000"), &ordered),
             Verdict::Refused
         );
         assert_eq!(
-            compare(&Answer::error("22012"), &rows(&["1"]), ordered),
+            compare(&Answer::error("22012"), &rows(&["1"]), &ordered),
             Verdict::Differ
         );
     }
