@@ -9,6 +9,9 @@
 //!   ratios, writing JSON/TSV and an SVG chart.
 //! * `tpcc`: TPC-C over the PostgreSQL wire (schema and loader in
 //!   [`tpcc`]), tpmC, latencies and the consistency conditions per target.
+//! * `pgdiff` and `pgregress`: answers compared with PostgreSQL 15's
+//!   ([`answer`]); `pgregress` runs PostgreSQL's own regression files
+//!   ([`pgregress`]).
 
 pub mod answer;
 pub mod pgbinary;
