@@ -120,19 +120,35 @@ pub fn created_name(sql: &str) -> Option<(String, bool)> {
     (name != "on" && name != "as").then_some((name, temp))
 }
 
-/// The table an INSERT, UPDATE, DELETE, COPY ... FROM, TRUNCATE, ALTER
-/// TABLE or MERGE writes.
-pub fn written_table(sql: &str) -> Option<String> {
+/// The tables a statement writes: the target of a leading COPY,
+/// TRUNCATE or ALTER TABLE, and of every INSERT INTO, UPDATE, DELETE FROM
+/// and MERGE INTO in it (in a WITH, a rule, ...).
+pub fn written_tables(sql: &str) -> Vec<String> {
     let w = words(sql);
-    let lower: Vec<String> = w.iter().take(2).map(|x| x.to_ascii_lowercase()).collect();
-    let at = match lower.first()?.as_str() {
-        "insert" | "merge" if lower.get(1)? == "into" => 2,
-        "delete" if lower.get(1)? == "from" => 2,
-        "update" | "truncate" | "alter" | "copy" => 1,
-        _ => return None,
-    };
-    let i = skip(&w, at, &["table", "only", "if", "exists"]);
-    object_name(w.get(i)?)
+    let lower: Vec<String> = w.iter().map(|x| x.to_ascii_lowercase()).collect();
+    let is = |i: usize, s: &str| lower.get(i).is_some_and(|x| x == s);
+    let mut starts = vec![];
+    if matches!(
+        lower.first().map(String::as_str),
+        Some("copy" | "truncate" | "alter")
+    ) {
+        starts.push(1);
+    }
+    for i in 0..lower.len() {
+        let after_keyword = i > 0 && matches!(lower[i - 1].as_str(), "for" | "on" | "key");
+        match lower[i].as_str() {
+            "insert" | "merge" if is(i + 1, "into") => starts.push(i + 2),
+            "delete" if is(i + 1, "from") => starts.push(i + 2),
+            "update" if !after_keyword && !is(i + 1, "of") => starts.push(i + 1),
+            _ => {}
+        }
+    }
+    starts
+        .into_iter()
+        .filter_map(|at| w.get(skip(&w, at, &["table", "only", "if", "exists"])))
+        .filter_map(|x| object_name(x))
+        .filter(|n| !matches!(n.as_str(), "set" | "of" | "nowait" | "skip"))
+        .collect()
 }
 
 /// The names a DROP statement removes.
@@ -196,16 +212,15 @@ impl Broken {
                 }
             }
         }
-        let Some(name) = written_table(sql) else {
-            return;
-        };
-        if ts_ok && self.shadowed.contains(&name) {
-            // Tessera wrote into the permanent table.
-            self.temp.remove(&name);
-        }
         let one_side_wrote = pg.code().is_none() || ts_ok;
-        if !alike && one_side_wrote {
-            self.names.entry(name).or_insert_with(|| at.to_string());
+        for name in written_tables(sql) {
+            if ts_ok && self.shadowed.contains(&name) {
+                // Tessera wrote into the permanent table.
+                self.temp.remove(&name);
+            }
+            if !alike && one_side_wrote {
+                self.names.entry(name).or_insert_with(|| at.to_string());
+            }
         }
     }
 
@@ -247,10 +262,15 @@ mod tests {
         );
         assert_eq!(created_name("CREATE OPERATOR CLASS c FOR TYPE int4"), None);
         assert_eq!(
-            written_table("INSERT INTO public.t(a) VALUES (1)"),
-            Some("t".into())
+            written_tables("INSERT INTO public.t(a) VALUES (1)"),
+            vec!["t".to_string()]
         );
-        assert_eq!(written_table("DELETE FROM ONLY t"), Some("t".into()));
+        assert_eq!(written_tables("DELETE FROM ONLY t"), vec!["t".to_string()]);
+        assert_eq!(
+            written_tables("WITH d AS (DELETE FROM a RETURNING *) INSERT INTO b SELECT * FROM d"),
+            vec!["a".to_string(), "b".to_string()]
+        );
+        assert!(written_tables("SELECT * FROM t FOR UPDATE OF t").is_empty());
         assert_eq!(
             dropped_names("DROP TABLE IF EXISTS a, b CASCADE"),
             vec!["a".to_string(), "b".to_string()]

@@ -218,16 +218,22 @@ impl Runner {
                 first_difference: first_difference(&pa, &ta, &shape),
                 listed,
             };
-            println!(
-                "{} [{file}:{}] {}\n    postgres: {}\n    tessera:  {}",
-                if listed { "known" } else { "DIFFER" },
-                d.line,
-                clip(&d.statement),
-                clip(&d.postgres),
-                clip(&d.tessera)
-            );
-            if let Some(f) = &d.first_difference {
-                println!("    first difference: {}", clip(f));
+            // A listed difference takes one line (all of it with
+            // --verbose); a new one is shown in full.
+            if listed && !self.verbose {
+                println!("known [{file}:{}] {}", d.line, clip_to(&d.statement, 120));
+            } else {
+                println!(
+                    "{} [{file}:{}] {}\n    postgres: {}\n    tessera:  {}",
+                    if listed { "known" } else { "DIFFER" },
+                    d.line,
+                    clip(&d.statement),
+                    clip(&d.postgres),
+                    clip(&d.tessera)
+                );
+                if let Some(f) = &d.first_difference {
+                    println!("    first difference: {}", clip(f));
+                }
             }
             diffs.push(d);
         }
