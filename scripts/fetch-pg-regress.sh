@@ -4,10 +4,10 @@
 # Nothing of PostgreSQL's is copied into the repository. Prints the
 # regress folder. Idempotent: skips the download when the cache has it.
 #
-#   scripts/fetch-pg-regress.sh            # cache: ${TESSERA_CACHE:-$HOME/.cache/tessera}/postgresql-15
-#   PG_REGRESS_CACHE=/some/dir scripts/fetch-pg-regress.sh
+#   scripts/fetch-pg-regress.sh    # cache: ${TESSERA_CACHE:-$HOME/.cache/tessera}/postgresql-15
+#                                  # (where pgregress looks without --regress-dir)
 set -euo pipefail
-cache="${PG_REGRESS_CACHE:-${TESSERA_CACHE:-$HOME/.cache/tessera}/postgresql-15}"
+cache="${TESSERA_CACHE:-$HOME/.cache/tessera}/postgresql-15"
 find_regress() {
   find "$cache" -maxdepth 5 -type d -path '*/src/test/regress' 2>/dev/null | sort | tail -n 1 || true
 }
