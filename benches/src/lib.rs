@@ -9,8 +9,13 @@
 //!   ratios, writing JSON/TSV and an SVG chart.
 //! * `tpcc`: TPC-C over the PostgreSQL wire (schema and loader in
 //!   [`tpcc`]), tpmC, latencies and the consistency conditions per target.
+//! * `pgdiff` and `pgregress`: answers compared with PostgreSQL 15's
+//!   ([`answer`]); `pgregress` runs PostgreSQL's own regression files
+//!   ([`pgregress`]).
 
+pub mod answer;
 pub mod pgbinary;
+pub mod pgregress;
 pub mod servers;
 pub mod svg;
 pub mod tpcc;

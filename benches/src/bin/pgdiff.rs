@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use benches::answer::{answer, answer_extended, connect};
 use benches::servers::{Durability, Postgres, Tessera};
 use clap::Parser;
-use tokio_postgres::SimpleQueryMessage;
 
 #[derive(Parser)]
 #[command(about = "Tessera against PostgreSQL 15 on the same rows: answers must agree")]
@@ -31,121 +31,6 @@ struct Args {
     /// Print every differing answer in full.
     #[arg(long)]
     verbose: bool,
-}
-
-/// A statement's answer, reduced to what is compared.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Answer {
-    Rows {
-        columns: Vec<String>,
-        rows: Vec<Vec<Option<String>>>,
-    },
-    Error(String),
-}
-
-impl Answer {
-    fn sorted(&self) -> Answer {
-        match self {
-            Answer::Rows { columns, rows } => {
-                let mut rows = rows.clone();
-                rows.sort();
-                Answer::Rows {
-                    columns: columns.clone(),
-                    rows,
-                }
-            }
-            e => e.clone(),
-        }
-    }
-
-    fn short(&self) -> String {
-        match self {
-            Answer::Rows { columns, rows } => {
-                let first: Vec<String> = rows
-                    .iter()
-                    .take(3)
-                    .map(|r| {
-                        let v: Vec<&str> =
-                            r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect();
-                        format!("({})", v.join(", "))
-                    })
-                    .collect();
-                format!("{} rows {:?} {}", rows.len(), columns, first.join(" "))
-            }
-            Answer::Error(s) => format!("error {s}"),
-        }
-    }
-}
-
-async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
-    let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(c)
-}
-
-/// The answer over the extended protocol: Parse, Describe, Bind (binary
-/// results), Execute; values decoded by their described types
-/// (`benches::pgbinary`).
-async fn answer_extended(c: &tokio_postgres::Client, sql: &str) -> Answer {
-    let code = |e: tokio_postgres::Error| {
-        Answer::Error(
-            e.code()
-                .map(|s| s.code().to_string())
-                .unwrap_or_else(|| format!("client: {e}")),
-        )
-    };
-    let st = match c.prepare(sql).await {
-        Ok(st) => st,
-        Err(e) => return code(e),
-    };
-    let columns = st.columns().iter().map(|c| c.name().to_string()).collect();
-    match c.query(&st, &[]).await {
-        Ok(rows) => {
-            let mut out = vec![];
-            for r in rows {
-                let mut vals = vec![];
-                for i in 0..r.len() {
-                    match r.try_get::<_, benches::pgbinary::Raw>(i) {
-                        Ok(v) => vals.push(v.0),
-                        Err(e) => return Answer::Error(format!("client: {e}")),
-                    }
-                }
-                out.push(vals);
-            }
-            Answer::Rows { columns, rows: out }
-        }
-        Err(e) => code(e),
-    }
-}
-
-async fn answer(c: &tokio_postgres::Client, sql: &str) -> Answer {
-    match c.simple_query(sql).await {
-        Ok(msgs) => {
-            let mut columns = vec![];
-            let mut rows = vec![];
-            for m in msgs {
-                match m {
-                    SimpleQueryMessage::RowDescription(cols) => {
-                        columns = cols.iter().map(|c| c.name().to_string()).collect();
-                    }
-                    SimpleQueryMessage::Row(r) => {
-                        rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
-                    }
-                    _ => {}
-                }
-            }
-            Answer::Rows { columns, rows }
-        }
-        Err(e) => Answer::Error(
-            e.code()
-                .map(|s| s.code().to_string())
-                .unwrap_or_else(|| "connection".into()),
-        ),
-    }
 }
 
 /// Statements of a file: `;`-terminated, `--` comments dropped; a query
@@ -273,7 +158,8 @@ async fn real_main(a: Args) -> Result<(), String> {
         let text = std::fs::read_to_string(f).map_err(|e| e.to_string())?;
         let counts = by_file.entry(name.clone()).or_default();
         for (sql, ordered) in statements(&text) {
-            let want = answer(&p, &sql).await;
+            // pgdiff compares rows and errors, not command counts.
+            let want = answer(&p, &sql).await.without_count();
             let want_extended = answer_extended(&p, &sql).await;
             let mut verdict = "same";
             let mut got_shown = String::new();
@@ -286,7 +172,7 @@ async fn real_main(a: Args) -> Result<(), String> {
                 let (got, want) = if extended {
                     (answer_extended(&t, &sql).await, &want_extended)
                 } else {
-                    (answer(&t, &sql).await, &want)
+                    (answer(&t, &sql).await.without_count(), &want)
                 };
                 let want = want.clone();
                 let agrees = if ordered {
@@ -297,7 +183,7 @@ async fn real_main(a: Args) -> Result<(), String> {
                 if agrees {
                     continue;
                 }
-                if got == Answer::Error("0A000".into()) {
+                if got.code() == Some("0A000") {
                     if verdict == "same" {
                         verdict = "refused";
                     }
