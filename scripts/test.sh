@@ -25,6 +25,13 @@ cargo test --workspace -- --nocapture
 # PostgreSQL 15; fails on any answer that differs (benches/pgdiff/).
 "$CARGO_TARGET_DIR/debug/pgdiff" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
   --work "${TMPDIR:-/tmp}/tessera-ci-pgdiff"
+# PostgreSQL 15's own regression files (src/test/regress/sql, from Debian's
+# source package, cached outside the repository) on Tessera and on one
+# PostgreSQL 15, statement by statement: fails on a statement that differs
+# and is not in benches/pgregress/known-differences.txt (benches/README.md).
+"$CARGO_TARGET_DIR/debug/pgregress" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --regress-dir "$(./scripts/fetch-pg-regress.sh)" --stale-ok \
+  --work "${TMPDIR:-/tmp}/tessera-ci-pgregress" --out "${TMPDIR:-/tmp}/tessera-ci-results/pgregress.json"
 # sysbench, every workload in both ps modes through haproxy: correctness only
 # (zero errors and reconnects), no timing thresholds.
 "$CARGO_TARGET_DIR/debug/sysbench-compare" --tessera "$CARGO_TARGET_DIR/debug/tessera" \

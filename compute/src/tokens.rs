@@ -193,9 +193,13 @@ pub(crate) fn copy_booleans(tokens: &mut [datafusion::sql::sqlparser::tokenizer:
     }
 }
 
+/// `FORCE_QUOTE *`, as [`copy_force_quote_all`] spells it: a name no
+/// column can have (PostgreSQL names cannot hold NUL).
+pub const ALL_COLUMNS: &str = "\0*";
+
 /// `FORCE_QUOTE *` (and the older `FORCE QUOTE *`) in a COPY quotes every
 /// column; sqlparser reads only a list of names, so the `*` is spelled
-/// `("\0*")` (`"\0*"`), the list naming `crate::plan::copy::ALL_COLUMNS`
+/// `("\0*")` (`"\0*"`), the list naming [`ALL_COLUMNS`]
 /// (no column's name can hold NUL).
 pub(crate) fn copy_force_quote_all(
     tokens: &mut Vec<datafusion::sql::sqlparser::tokenizer::TokenWithSpan>,
@@ -220,7 +224,7 @@ pub(crate) fn copy_force_quote_all(
             let span = tokens[i].span;
             let at = |token| TokenWithSpan { token, span };
             let all = at(Token::Word(Word {
-                value: crate::plan::copy::ALL_COLUMNS.into(),
+                value: ALL_COLUMNS.into(),
                 quote_style: Some('"'),
                 keyword: Keyword::NoKeyword,
             }));

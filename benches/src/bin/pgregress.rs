@@ -47,6 +47,11 @@ struct Args {
     /// fix, to drop what now agrees; review the change).
     #[arg(long)]
     write_known: bool,
+    /// Listed statements that now agree are printed, not failed (CI: a
+    /// run must not fail because another machine's timing let a slow
+    /// statement finish; new differences still fail).
+    #[arg(long)]
+    stale_ok: bool,
     /// Only split the files and print their statements (no servers).
     #[arg(long)]
     split_only: bool,
@@ -212,7 +217,13 @@ async fn real_main(a: Args) -> Result<(), String> {
         println!("wrote {}", known_path.display());
         return Ok(());
     }
-    if !report.stale.is_empty() {
+    if !report.stale.is_empty() && a.stale_ok {
+        println!(
+            "note: {} statements listed in known-differences.txt now agree (remove them with --write-known):\n  {}",
+            report.stale.len(),
+            report.stale.join("\n  ")
+        );
+    } else if !report.stale.is_empty() {
         return Err(format!(
             "listed in known-differences.txt but no longer different (remove them):\n  {}",
             report.stale.join("\n  ")

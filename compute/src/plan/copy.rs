@@ -26,9 +26,7 @@ pub struct CopyFormat {
     pub force_quote: Vec<String>,
 }
 
-/// `FORCE_QUOTE *`, as the tokenizer pass (`crate::tokens`) spells it:
-/// a name no column can have (PostgreSQL names cannot hold NUL).
-pub const ALL_COLUMNS: &str = "\0*";
+pub use crate::tokens::ALL_COLUMNS;
 
 impl CopyFormat {
     pub fn from_options(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<CopyFormat> {
