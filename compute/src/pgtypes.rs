@@ -286,7 +286,14 @@ fn encode_vector(
     let text: Vec<String> = (0..items.len())
         .filter_map(|i| arrow_text(&items, i))
         .collect();
-    put(enc, &text.join(" "), f)
+    // Written as text: pgwire would quote a value of an array-kind type
+    // (int2vector is one to it) that holds a blank.
+    enc.encode_field_with_type_and_format(
+        &text.join(" "),
+        &Type::TEXT,
+        f.format(),
+        f.format_options(),
+    )
 }
 
 /// Encodes `v` as field `f` says: its type, format and format options.
