@@ -133,8 +133,11 @@ impl Zone {
                     *local - chrono::Duration::seconds(ea.min(eb) as i64)
                 }
                 chrono::LocalResult::None => {
-                    // Before the change: the offset an hour earlier.
-                    let before = *local - chrono::Duration::hours(3);
+                    // Before the change: the offset a day earlier (read
+                    // as UTC, `local` less a few hours can already be past
+                    // a change made at night east of Greenwich: Moscow's
+                    // 2011-03-27 02:00 is 23:00 UTC the day before).
+                    let before = *local - chrono::Duration::hours(24);
                     let o = tz.offset_from_utc_datetime(&before).fix().local_minus_utc();
                     *local - chrono::Duration::seconds(o as i64)
                 }
@@ -278,5 +281,12 @@ mod tests {
             at(2024, 10, 27, 1, 30)
         );
         assert_eq!(berlin.to_utc(&at(2024, 7, 1, 12, 0)), at(2024, 7, 1, 10, 0));
+        // Moscow skipped 02:00-03:00 on 2011-03-27 (+03 to +04), at 23:00
+        // UTC the day before: read as +03, as PostgreSQL does.
+        let moscow = Zone::parse("Europe/Moscow").unwrap();
+        assert_eq!(
+            moscow.to_utc(&at(2011, 3, 27, 2, 0)),
+            at(2011, 3, 26, 23, 0)
+        );
     }
 }

@@ -443,7 +443,10 @@ fn fits(v: &V, c: Col) -> bool {
             | (V::B(_), Col::Bool)
             | (V::S(_), Col::Text)
             | (V::A(_), Col::TextArr)
-            | (V::IA(_), Col::I16Arr | Col::OidArr)
+            | (
+                V::IA(_),
+                Col::I16Arr | Col::OidArr | Col::I16Vec | Col::OidVec
+            )
     )
 }
 

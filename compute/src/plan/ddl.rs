@@ -32,6 +32,11 @@ pub fn table_def(
     if ct.query.is_some() || ct.like.is_some() || ct.partition_of.is_some() {
         return Err(Error::unsupported("CREATE TABLE AS / LIKE / PARTITION OF"));
     }
+    // Refused, never dropped: a child table without its parent's columns
+    // would answer other rows than PostgreSQL's.
+    if ct.inherits.as_ref().is_some_and(|i| !i.is_empty()) {
+        return Err(Error::unsupported("table inheritance (INHERITS)"));
+    }
     if name.len() > 56 {
         return Err(Error::InvalidTableDefinition {
             message: "table names are limited to 56 characters".into(),

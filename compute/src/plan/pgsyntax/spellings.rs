@@ -87,7 +87,8 @@ fn substring_as_substr(e: &mut Expr) -> bool {
 
 /// `mod(a, b)` as `a % b`, `date_part()` as double precision (EXTRACT is
 /// numeric), `every()` (the standard's name) as `bool_and()`, `sign()` as
-/// `signum()`; plain calls only (no OVER or FILTER).
+/// `signum()`, `array_remove` / `array_replace` of every match; plain
+/// calls only (no OVER or FILTER).
 fn function_spelling(e: &mut Expr) -> bool {
     let Expr::Function(f) = e else {
         return false;
@@ -121,6 +122,10 @@ fn function_spelling(e: &mut Expr) -> bool {
         }
         ("every", 1) => rename(f, "bool_and"),
         ("sign", 1) => rename(f, "signum"),
+        // PostgreSQL's remove and replace every match; DataFusion's
+        // `array_remove` / `array_replace` only the first.
+        ("array_remove", 2) => rename(f, "array_remove_all"),
+        ("array_replace", 3) => rename(f, "array_replace_all"),
         _ => return false,
     }
     true
