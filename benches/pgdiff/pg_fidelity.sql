@@ -39,3 +39,11 @@ SELECT '2024-07-02 10:00'::timestamp AT TIME ZONE 'America/New_York';
 SELECT '2024-01-02 10:00+00'::timestamptz AT TIME ZONE 'Asia/Kolkata', '2024-01-02 10:00' AT TIME ZONE 'UTC';
 SELECT id, ts AT TIME ZONE 'Europe/Paris' FROM orders WHERE id <= 21;
 SELECT '2024-01-02 10:00'::timestamp AT TIME ZONE 'No/Such_Zone';
+-- Found by PostgreSQL's regression files (pgregress).
+SELECT gcd(-2147483648, 0);
+SELECT gcd(12, 18), lcm(4, 6), gcd(-2147483648::bigint, 0::bigint);
+SELECT lcm(2147483647, 2147483646);
+SELECT array_remove(ARRAY[1, 2, 2, 3], 2), array_replace(ARRAY['A', 'B', 'B'], 'B', 'CC');
+SELECT date '99-01-08', date '08-01-08', '69-12-31'::date, '70-01-01'::date;
+SELECT '2011-03-27 02:00:00'::timestamp AT TIME ZONE 'Europe/Moscow';
+SELECT '2024-03-31 02:30'::timestamp AT TIME ZONE 'Europe/Berlin';

@@ -212,6 +212,19 @@ fn check_era(t: &str, s: &str, ty: &SqlType) -> Result<()> {
     Ok(())
 }
 
+/// A date written with a year of one or two digits (`99-01-08`) is
+/// PostgreSQL's nearest century to 2020: 70..99 are 19xx, 0..69 20xx
+/// (`1999-01-08`, `2008-...`). Other text is returned as it is.
+fn full_year(t: &str) -> std::borrow::Cow<'_, str> {
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=2).contains(&digits) || t.as_bytes().get(digits) != Some(&b'-') {
+        return std::borrow::Cow::Borrowed(t);
+    }
+    let yy: u32 = t[..digits].parse().unwrap_or(0);
+    let year = if yy >= 70 { 1900 + yy } else { 2000 + yy };
+    std::borrow::Cow::Owned(format!("{year}{}", &t[digits..]))
+}
+
 /// Year 0 does not exist in PostgreSQL (22008); the shards hold years
 /// 1..9999.
 fn check_year(year: i32, s: &str) -> Result<()> {
@@ -283,19 +296,20 @@ impl Datum {
             SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
             SqlType::Date => {
                 check_era(t, s, ty)?;
-                let d = NaiveDate::parse_from_str(t, "%Y-%m-%d").map_err(|_| invalid(ty, s))?;
+                let d = NaiveDate::parse_from_str(&full_year(t), "%Y-%m-%d")
+                    .map_err(|_| invalid(ty, s))?;
                 check_year(d.year(), s)?;
                 Datum::Date(d)
             }
             SqlType::Timestamp => {
                 check_era(t, s, ty)?;
-                let v = parse_timestamp(t).ok_or_else(|| invalid(ty, s))?;
+                let v = parse_timestamp(&full_year(t)).ok_or_else(|| invalid(ty, s))?;
                 check_year(v.year(), s)?;
                 Datum::Timestamp(v)
             }
             SqlType::TimestampTz => {
                 check_era(t, s, ty)?;
-                let v = parse_timestamptz(t).ok_or_else(|| invalid(ty, s))?;
+                let v = parse_timestamptz(&full_year(t)).ok_or_else(|| invalid(ty, s))?;
                 check_year(v.year(), s)?;
                 Datum::TimestampTz(v)
             }
@@ -437,6 +451,13 @@ mod timestamptz_tests {
         assert_eq!(frac("2024-01-02 10:11:12.1234565"), 123456);
         assert_eq!(frac("2024-01-02 10:11:12.9999996"), 0);
         assert_eq!(frac("2024-01-02 10:11:12.5"), 500000);
+        let day = |s: &str| match Datum::parse(s, &SqlType::Date) {
+            Ok(Datum::Date(d)) => d.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(day("99-01-08"), "1999-01-08");
+        assert_eq!(day("08-01-08"), "2008-01-08");
+        assert_eq!(day("0099-01-08"), "0099-01-08");
         let e = Datum::parse("0000-06-15", &SqlType::Date).unwrap_err();
         assert!(matches!(e, Error::Sql { .. }), "{e:?}");
     }

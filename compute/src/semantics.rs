@@ -290,6 +290,9 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::ScalarFunction(f) if f.func.name() == "round" && f.args.len() == 1 => {
             Ok(float_round(&f.args[0], schema))
         }
+        Expr::ScalarFunction(f) if matches!(f.func.name(), "gcd" | "lcm") && f.args.len() == 2 => {
+            Ok(narrow_integer_result(e, &f.args, schema))
+        }
         Expr::ScalarFunction(f) if matches!(f.func.name(), "concat" | "concat_ws") => {
             concat_pg_text(f, schema)
         }
@@ -300,6 +303,33 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         }
         _ => Ok(None),
     }
+}
+
+/// `gcd` / `lcm` of `integer` or `smallint` arguments is `integer`
+/// (DataFusion computes and answers bigint): the answer is cast back, so
+/// `gcd(-2147483648, 0)` is 22003 (integer out of range), as in
+/// PostgreSQL.
+fn narrow_integer_result(e: &Expr, args: &[Expr], schema: &DFSchema) -> Option<Expr> {
+    let integer = args
+        .iter()
+        .map(|a| {
+            let inner = match a {
+                Expr::Cast(c) => c.expr.as_ref(),
+                other => other,
+            };
+            // A constant that fits is PostgreSQL's integer.
+            if let Expr::Literal(datafusion::common::ScalarValue::Int64(Some(v)), _) = inner {
+                return i32::try_from(*v).is_ok();
+            }
+            matches!(
+                inner.get_type(schema),
+                Ok(DataType::Int16 | DataType::Int32)
+            )
+        })
+        .all(|narrow| narrow);
+    // PostgreSQL has gcd(int4, int4) and gcd(int8, int8): smallints
+    // promote to integer.
+    integer.then(|| Expr::Cast(Cast::new(Box::new(e.clone()), DataType::Int32)))
 }
 
 /// `round` of a float rounds half to even, as PostgreSQL's `round(float8)`
