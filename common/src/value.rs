@@ -212,17 +212,45 @@ fn check_era(t: &str, s: &str, ty: &SqlType) -> Result<()> {
     Ok(())
 }
 
-/// A date written with a year of one or two digits (`99-01-08`) is
-/// PostgreSQL's nearest century to 2020: 70..99 are 19xx, 0..69 20xx
-/// (`1999-01-08`, `2008-...`). Other text is returned as it is.
-fn full_year(t: &str) -> std::borrow::Cow<'_, str> {
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    if !(1..=2).contains(&digits) || t.as_bytes().get(digits) != Some(&b'-') {
-        return std::borrow::Cow::Borrowed(t);
+/// A date whose first field has one or two digits (`1-8-99`, `12-31-1999`)
+/// is read as PostgreSQL's default DateStyle (`ISO, MDY`) reads it:
+/// month-day-year, a year of one or two digits in the century nearest
+/// 2020 (70..99 are 19xx, 0..69 20xx); a month or day out of range is
+/// 22008 (`99-01-08`). Other text is returned as it is.
+fn month_day_year<'a>(t: &'a str, s: &str) -> Result<std::borrow::Cow<'a, str>> {
+    let field = |from: usize| {
+        let n = t[from..].bytes().take_while(u8::is_ascii_digit).count();
+        (n > 0).then(|| (t[from..from + n].parse::<u32>().unwrap_or(0), from + n, n))
+    };
+    let Some((m, after_m, m_digits)) = field(0) else {
+        return Ok(std::borrow::Cow::Borrowed(t));
+    };
+    if m_digits > 2 || t.as_bytes().get(after_m) != Some(&b'-') {
+        return Ok(std::borrow::Cow::Borrowed(t));
     }
-    let yy: u32 = t[..digits].parse().unwrap_or(0);
-    let year = if yy >= 70 { 1900 + yy } else { 2000 + yy };
-    std::borrow::Cow::Owned(format!("{year}{}", &t[digits..]))
+    let parts = field(after_m + 1).and_then(|(d, after_d, _)| {
+        (t.as_bytes().get(after_d) == Some(&b'-'))
+            .then(|| field(after_d + 1).map(|y| (d, y)))
+            .flatten()
+    });
+    let Some((d, (y, after_y, y_digits))) = parts else {
+        return Ok(std::borrow::Cow::Borrowed(t));
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(Error::Sql {
+            state: crate::SqlState("22008"),
+            message: format!("date/time field value out of range: \"{s}\""),
+        });
+    }
+    let year = match (y_digits, y) {
+        (1 | 2, y) if y >= 70 => 1900 + y,
+        (1 | 2, y) => 2000 + y,
+        (_, y) => y,
+    };
+    Ok(std::borrow::Cow::Owned(format!(
+        "{year:04}-{m:02}-{d:02}{}",
+        &t[after_y..]
+    )))
 }
 
 /// Year 0 does not exist in PostgreSQL (22008); the shards hold years
@@ -296,20 +324,20 @@ impl Datum {
             SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
             SqlType::Date => {
                 check_era(t, s, ty)?;
-                let d = NaiveDate::parse_from_str(&full_year(t), "%Y-%m-%d")
+                let d = NaiveDate::parse_from_str(&month_day_year(t, s)?, "%Y-%m-%d")
                     .map_err(|_| invalid(ty, s))?;
                 check_year(d.year(), s)?;
                 Datum::Date(d)
             }
             SqlType::Timestamp => {
                 check_era(t, s, ty)?;
-                let v = parse_timestamp(&full_year(t)).ok_or_else(|| invalid(ty, s))?;
+                let v = parse_timestamp(&month_day_year(t, s)?).ok_or_else(|| invalid(ty, s))?;
                 check_year(v.year(), s)?;
                 Datum::Timestamp(v)
             }
             SqlType::TimestampTz => {
                 check_era(t, s, ty)?;
-                let v = parse_timestamptz(&full_year(t)).ok_or_else(|| invalid(ty, s))?;
+                let v = parse_timestamptz(&month_day_year(t, s)?).ok_or_else(|| invalid(ty, s))?;
                 check_year(v.year(), s)?;
                 Datum::TimestampTz(v)
             }
@@ -455,9 +483,16 @@ mod timestamptz_tests {
             Ok(Datum::Date(d)) => d.to_string(),
             other => panic!("{other:?}"),
         };
-        assert_eq!(day("99-01-08"), "1999-01-08");
-        assert_eq!(day("08-01-08"), "2008-01-08");
+        // DateStyle ISO, MDY (PostgreSQL's default).
+        assert_eq!(day("01-08-99"), "1999-01-08");
+        assert_eq!(day("1-8-08"), "2008-01-08");
+        assert_eq!(day("12-31-1999"), "1999-12-31");
         assert_eq!(day("0099-01-08"), "0099-01-08");
+        let e = Datum::parse("99-01-08", &SqlType::Date).unwrap_err();
+        assert!(
+            matches!(&e, Error::Sql { state, .. } if state.0 == "22008"),
+            "{e:?}"
+        );
         let e = Datum::parse("0000-06-15", &SqlType::Date).unwrap_err();
         assert!(matches!(e, Error::Sql { .. }), "{e:?}");
     }
