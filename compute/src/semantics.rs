@@ -310,23 +310,20 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
 /// `gcd(-2147483648, 0)` is 22003 (integer out of range), as in
 /// PostgreSQL.
 fn narrow_integer_result(e: &Expr, args: &[Expr], schema: &DFSchema) -> Option<Expr> {
-    let integer = args
-        .iter()
-        .map(|a| {
-            let inner = match a {
-                Expr::Cast(c) => c.expr.as_ref(),
-                other => other,
-            };
-            // A constant that fits is PostgreSQL's integer.
-            if let Expr::Literal(datafusion::common::ScalarValue::Int64(Some(v)), _) = inner {
-                return i32::try_from(*v).is_ok();
-            }
-            matches!(
-                inner.get_type(schema),
-                Ok(DataType::Int16 | DataType::Int32)
-            )
-        })
-        .all(|narrow| narrow);
+    let integer = args.iter().all(|a| {
+        let inner = match a {
+            Expr::Cast(c) => c.expr.as_ref(),
+            other => other,
+        };
+        // A constant that fits is PostgreSQL's integer.
+        if let Expr::Literal(datafusion::common::ScalarValue::Int64(Some(v)), _) = inner {
+            return i32::try_from(*v).is_ok();
+        }
+        matches!(
+            inner.get_type(schema),
+            Ok(DataType::Int16 | DataType::Int32)
+        )
+    });
     // PostgreSQL has gcd(int4, int4) and gcd(int8, int8): smallints
     // promote to integer.
     integer.then(|| Expr::Cast(Cast::new(Box::new(e.clone()), DataType::Int32)))
