@@ -1,0 +1,183 @@
+//! Evaluating one expression on both servers and judging the answers. An
+//! expression runs in up to four forms: as a constant (`SELECT <expr>`
+//! with the row's values as typed literals), over one stored row
+//! (`WHERE id = k`: Tessera's fast path, one partition, rendered for
+//! MariaDB), over all rows (`ORDER BY id`: the DataFusion path), and the
+//! last again with `tessera.pushdown = off`. Values compare as text,
+//! errors by SQLSTATE; column names are not compared.
+
+use std::time::Duration;
+
+use super::table::{constant, Row};
+use crate::answer::Answer;
+use crate::pgregress::run::Side;
+use crate::pgregress::script::Item;
+
+/// One way of evaluating an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Form {
+    Const,
+    Point,
+    Scan,
+    ScanNoPushdown,
+}
+
+impl Form {
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Const => "constant",
+            Form::Point => "point",
+            Form::Scan => "scan",
+            Form::ScanNoPushdown => "scan-no-pushdown",
+        }
+    }
+
+    /// The statement that evaluates `expr` this way.
+    pub fn sql(self, expr: &str, row: &Row) -> String {
+        match self {
+            Form::Const => format!("SELECT {}", constant(expr, row)),
+            Form::Point => format!("SELECT id, {expr} FROM fz WHERE id = {}", row.id),
+            Form::Scan | Form::ScanNoPushdown => {
+                format!("SELECT id, {expr} FROM fz ORDER BY id")
+            }
+        }
+    }
+}
+
+/// How the two answers of one form compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Agree,
+    /// Tessera answered 0A000 (not supported) and PostgreSQL did not.
+    Refused,
+    Differ,
+}
+
+/// One form's answers and verdict.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub form: Form,
+    pub postgres: Answer,
+    pub tessera: Answer,
+    pub verdict: Verdict,
+}
+
+impl Outcome {
+    /// What kind of difference this is: each side's answer class (`rows`
+    /// or the SQLSTATE). The shrinker keeps it while it minimizes.
+    pub fn signature(&self) -> (String, String) {
+        (class(&self.postgres), class(&self.tessera))
+    }
+}
+
+pub fn class(a: &Answer) -> String {
+    a.code().unwrap_or("rows").to_string()
+}
+
+/// A session on each server.
+pub struct Sides {
+    pub postgres: Side,
+    pub tessera: Side,
+}
+
+fn item(sql: String) -> Item {
+    Item::Sql { text: sql, line: 0 }
+}
+
+impl Sides {
+    pub async fn open(postgres: &str, tessera: &str, limit: Duration) -> Result<Sides, String> {
+        Ok(Sides {
+            postgres: Side::open(postgres, limit).await?,
+            tessera: Side::open(tessera, limit).await?,
+        })
+    }
+
+    /// The same statement on both servers, at once.
+    pub async fn both(&mut self, sql: &str) -> (Answer, Answer) {
+        let it = item(sql.to_string());
+        tokio::join!(self.postgres.run(&it), self.tessera.run(&it))
+    }
+
+    /// One form of `expr` on both servers, judged.
+    pub async fn evaluate(&mut self, form: Form, expr: &str, row: &Row) -> Outcome {
+        let sql = form.sql(expr, row);
+        let off = form == Form::ScanNoPushdown;
+        if off {
+            let _ = self
+                .tessera
+                .run(&item("SET tessera.pushdown = off".into()))
+                .await;
+        }
+        let (postgres, tessera) = self.both(&sql).await;
+        if off {
+            let _ = self
+                .tessera
+                .run(&item("SET tessera.pushdown = on".into()))
+                .await;
+        }
+        let verdict = judge(form, &postgres, &tessera);
+        Outcome {
+            form,
+            postgres,
+            tessera,
+            verdict,
+        }
+    }
+}
+
+fn rows(a: &Answer) -> Option<&Vec<Vec<Option<String>>>> {
+    match a {
+        Answer::Rows { rows, .. } => Some(rows),
+        Answer::Error { .. } => None,
+    }
+}
+
+/// Same values, or same SQLSTATE. Over many rows, two errors agree
+/// whatever their codes: which row fails first is up to the order of
+/// evaluation, which SQL leaves open.
+pub fn judge(form: Form, postgres: &Answer, tessera: &Answer) -> Verdict {
+    let same = match (rows(postgres), rows(tessera)) {
+        (Some(p), Some(t)) => p == t,
+        (None, None) => {
+            postgres.code() == tessera.code() || matches!(form, Form::Scan | Form::ScanNoPushdown)
+        }
+        _ => false,
+    };
+    if same {
+        Verdict::Agree
+    } else if tessera.code() == Some("0A000") {
+        Verdict::Refused
+    } else {
+        Verdict::Differ
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn val(v: &str) -> Answer {
+        Answer::Rows {
+            columns: vec!["x".into()],
+            rows: vec![vec![Some(v.into())]],
+            affected: None,
+        }
+    }
+
+    #[test]
+    fn values_and_codes_decide_not_names() {
+        let mut named = val("1");
+        if let Answer::Rows { columns, .. } = &mut named {
+            columns[0] = "other".into();
+        }
+        assert_eq!(judge(Form::Point, &val("1"), &named), Verdict::Agree);
+        assert_eq!(judge(Form::Point, &val("1"), &val("1.0")), Verdict::Differ);
+        let (a, b) = (Answer::error("22012"), Answer::error("22003"));
+        assert_eq!(judge(Form::Point, &a, &b), Verdict::Differ);
+        assert_eq!(judge(Form::Scan, &a, &b), Verdict::Agree);
+        assert_eq!(
+            judge(Form::Const, &val("1"), &Answer::error("0A000")),
+            Verdict::Refused
+        );
+    }
+}
