@@ -68,6 +68,25 @@ impl Outcome {
     pub fn signature(&self) -> (String, String) {
         (class(&self.postgres), class(&self.tessera))
     }
+
+    /// Both answers on one line each: the first row that differs when
+    /// both have rows, else each answer in short.
+    pub fn answers(&self) -> (String, String) {
+        if let (Some(p), Some(t)) = (rows(&self.postgres), rows(&self.tessera)) {
+            let show = |r: Option<&Vec<Option<String>>>| match r {
+                Some(r) => {
+                    let v: Vec<&str> = r.iter().map(|c| c.as_deref().unwrap_or("NULL")).collect();
+                    format!("({})", v.join(", "))
+                }
+                None => "no row".into(),
+            };
+            let i = (0..p.len().max(t.len()))
+                .find(|i| p.get(*i) != t.get(*i))
+                .unwrap_or(0);
+            return (show(p.get(i)), show(t.get(i)));
+        }
+        (self.postgres.short(), self.tessera.short())
+    }
 }
 
 pub fn class(a: &Answer) -> String {

@@ -22,15 +22,20 @@ pub fn one_line(s: &str) -> String {
     s.replace('\n', "\\n")
 }
 
-/// Appends one finding to the corpus file.
+/// Appends one finding to the corpus file, unless its expression is
+/// there already.
 pub fn append(path: &Path, comment: &str, expr: &str) -> Result<(), String> {
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let expr = normalize(expr);
+    if read_corpus(&old).iter().any(|(e, _)| *e == expr) {
+        return Ok(());
+    }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    writeln!(f, "-- {}\n{}", one_line(comment), normalize(expr))
-        .map_err(|e| format!("{}: {e}", path.display()))
+    writeln!(f, "-- {}\n{expr}", one_line(comment)).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The corpus's expressions, each with the row named in its comment

@@ -245,7 +245,7 @@ impl Gen {
         let b = if a == Ty::Bool || b == Ty::Bool { a } else { b };
         let cmp = ["=", "<>", "<", "<=", ">", ">="];
         match self.rng.random_range(0..7) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let op = self.pick(&cmp).unwrap_or("=");
                 let args = vec![self.gen(a, d), self.gen(b, d)];
                 Expr::apply(Ty::Bool, format!("({{}} {op} {{}})"), args)

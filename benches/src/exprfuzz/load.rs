@@ -21,53 +21,53 @@ async fn insert_both(sides: &mut Sides, row: &Row) -> Option<String> {
     if p.code().is_none() && t.code().is_none() {
         return None;
     }
-    for (side, a) in [("postgres", &p), ("tessera", &t)] {
-        if a.code().is_none() {
-            let _ = sides
-                .both(&format!("DELETE FROM fz WHERE id = {}", row.id))
-                .await;
-            return Some(format!("{side} stored it, the other side: {}", a.short()));
-        }
+    if p.code().is_none() || t.code().is_none() {
+        // One side stored it: take it out there, so both hold the same.
+        let _ = sides
+            .both(&format!("DELETE FROM fz WHERE id = {}", row.id))
+            .await;
     }
     Some(format!("postgres: {}; tessera: {}", p.short(), t.short()))
 }
 
-/// Inserts `row`, taking out the edge values that keep it from loading:
-/// first one value alone (the usual case), else one more at a time.
+/// Inserts `row`; if a server refuses it, each edge value is tried alone
+/// in an otherwise ordinary row, and the values refused that way are
+/// taken out (replaced by the column's ordinary value).
 async fn load_row(sides: &mut Sides, mut row: Row, notes: &mut Vec<String>) -> Result<Row, String> {
-    loop {
-        let Some(why) = insert_both(sides, &row).await else {
-            return Ok(row);
+    let Some(why) = insert_both(sides, &row).await else {
+        return Ok(row);
+    };
+    let ordinary = Row {
+        id: row.id,
+        values: COLUMNS.iter().map(|c| Some(c.values[0])).collect(),
+    };
+    for (k, col) in COLUMNS.iter().enumerate() {
+        let Some(v) = row.values[k].filter(|v| *v != col.values[0]) else {
+            continue;
         };
-        let edges: Vec<usize> = (0..COLUMNS.len())
-            .filter(|k| row.values[*k].is_some_and(|v| v != COLUMNS[*k].values[0]))
-            .collect();
-        let Some(first) = edges.first().copied() else {
-            return Err(format!("row {} does not load: {why}", row.id));
-        };
-        let ordinary = |r: &Row, k: usize| {
-            let mut r = r.clone();
-            r.values[k] = Some(COLUMNS[k].values[0]);
-            r
-        };
-        let mut taken = None;
-        for k in &edges {
-            if insert_both(sides, &ordinary(&row, *k)).await.is_none() {
-                taken = Some(*k);
-                break;
+        let mut probe = ordinary.clone();
+        probe.values[k] = Some(v);
+        match insert_both(sides, &probe).await {
+            None => {
+                let _ = sides
+                    .both(&format!("DELETE FROM fz WHERE id = {}", row.id))
+                    .await;
+            }
+            Some(alone) => {
+                notes.push(format!(
+                    "row {}: {} = {v} left out: {alone}",
+                    row.id, col.name
+                ));
+                row.values[k] = Some(col.values[0]);
             }
         }
-        let k = taken.unwrap_or(first);
-        notes.push(format!(
-            "row {}: {} = {} left out ({why})",
-            row.id,
-            COLUMNS[k].name,
-            row.values[k].unwrap_or("NULL")
-        ));
-        row = ordinary(&row, k);
-        if taken.is_some() {
-            return Ok(row);
-        }
+    }
+    match insert_both(sides, &row).await {
+        None => Ok(row),
+        Some(still) => Err(format!(
+            "row {} does not load ({why}); without the values refused alone: {still}",
+            row.id
+        )),
     }
 }
 
@@ -83,34 +83,57 @@ pub async fn load(sides: &mut Sides) -> Result<Loaded, String> {
     for row in rows() {
         loaded.push(load_row(sides, row, &mut notes).await?);
     }
-    notes.extend(read_back(sides).await);
+    // A value read back differently would make every expression over it
+    // differ: it is reported once here and replaced by the ordinary value.
+    let (cells, more) = read_back(sides).await;
+    notes.extend(more);
+    for (id, k) in cells {
+        let col = &COLUMNS[k];
+        let sql = format!(
+            "UPDATE fz SET {} = {} WHERE id = {id}",
+            col.name, col.values[0]
+        );
+        let _ = sides.both(&sql).await;
+        if let Some(r) = loaded.iter_mut().find(|r| r.id == id) {
+            r.values[k] = Some(col.values[0]);
+        }
+    }
+    let (cells, more) = read_back(sides).await;
+    if !cells.is_empty() {
+        return Err(format!("fz still reads back differently: {more:?}"));
+    }
     Ok(Loaded {
         rows: loaded,
         notes,
     })
 }
 
-/// Cells the two servers read back differently.
-async fn read_back(sides: &mut Sides) -> Vec<String> {
+/// Cells (id, column) the two servers read back differently, and notes.
+async fn read_back(sides: &mut Sides) -> (Vec<(usize, usize)>, Vec<String>) {
     let (p, t) = sides.both("SELECT * FROM fz ORDER BY id").await;
     let (Answer::Rows { rows: pr, .. }, Answer::Rows { rows: tr, .. }) = (&p, &t) else {
-        return vec![format!(
+        let note = format!(
             "reading fz back: postgres {}, tessera {}",
             class(&p),
             class(&t)
-        )];
+        );
+        return (vec![], vec![note]);
     };
+    let mut cells = vec![];
     let mut out = vec![];
     for (prow, trow) in pr.iter().zip(tr) {
         let id = prow.first().cloned().flatten().unwrap_or_default();
         for (k, (pv, tv)) in prow.iter().zip(trow).enumerate().skip(1) {
             if pv != tv {
                 out.push(format!(
-                    "row {id}: {} reads back as {:?} on postgres, {:?} on tessera",
+                    "row {id}: {} reads back as {:?} on postgres, {:?} on tessera (replaced)",
                     COLUMNS.get(k - 1).map(|c| c.name).unwrap_or("?"),
                     pv,
                     tv
                 ));
+                if let Ok(id) = id.parse() {
+                    cells.push((id, k - 1));
+                }
             }
         }
     }
@@ -121,5 +144,5 @@ async fn read_back(sides: &mut Sides) -> Vec<String> {
             tr.len()
         ));
     }
-    out
+    (cells, out)
 }

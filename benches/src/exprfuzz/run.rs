@@ -15,11 +15,14 @@ use super::table::Row;
 /// A differing expression.
 pub struct Finding {
     pub expr: String,
+    /// The first differing form's outcome for `expr`.
+    pub found: Outcome,
     pub minimized: String,
     /// The grouping key: the minimized expression's shape and the answers'
     /// classes.
     pub group: String,
     pub row: usize,
+    /// The outcome for `minimized`.
     pub outcome: Outcome,
 }
 
@@ -98,19 +101,20 @@ impl Fuzzer {
         let (v, o) = self.forms(&sql, &row, forms).await;
         self.count(v, &o);
         let Some(o) = o else { return Ok(false) };
-        let min = if self.shrink && !self.known.contains(&sql) {
+        let (min, mo) = if self.shrink && !self.known.contains(&sql) {
             shrink(&mut self.sides, expr, &row, &o).await
         } else {
-            expr.clone()
+            (expr.clone(), o.clone())
         };
         let (pc, tc) = o.signature();
         let group = format!("{}  [postgres {pc}, tessera {tc}]", min.shape());
         let f = Finding {
             expr: sql,
+            found: o,
             minimized: min.sql(),
             group,
             row: row.id,
-            outcome: o,
+            outcome: mo,
         };
         self.report(&f)?;
         self.findings.push(f);
@@ -126,10 +130,11 @@ impl Fuzzer {
         match o {
             Some(o) => {
                 println!("STILL DIFFERS [{} row {}] {sql}", o.form.name(), row.id);
+                let (p, t) = o.answers();
                 println!(
                     "    postgres: {}\n    tessera:  {}",
-                    o.postgres.short(),
-                    o.tessera.short()
+                    one_line(&p),
+                    one_line(&t)
                 );
                 true
             }
@@ -148,23 +153,23 @@ impl Fuzzer {
     }
 
     fn report(&self, f: &Finding) -> Result<(), String> {
-        let o = &f.outcome;
-        let answers = format!(
-            "postgres: {} | tessera: {}",
-            one_line(&o.postgres.short()),
-            one_line(&o.tessera.short())
-        );
+        let line = |o: &Outcome| {
+            let (p, t) = o.answers();
+            format!("postgres: {} | tessera: {}", one_line(&p), one_line(&t))
+        };
+        let o = &f.found;
         println!(
-            "FINDING [{} row {}] {}\n    {answers}",
+            "FINDING [{} row {}] {}\n    {}",
             o.form.name(),
             f.row,
-            f.expr
+            f.expr,
+            line(o)
         );
         if f.minimized != f.expr {
-            println!("    minimized: {}", f.minimized);
+            println!("    minimized: {}\n    {}", f.minimized, line(&f.outcome));
         }
         if let Some(path) = &self.findings_file {
-            let comment = format!("{} row {} | {answers}", o.form.name(), f.row);
+            let comment = format!("{} row {} | {}", o.form.name(), f.row, line(&f.outcome));
             append(path, &comment, &f.minimized)?;
         }
         Ok(())
@@ -196,13 +201,15 @@ impl Fuzzer {
         groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
         for (g, fs) in groups {
             let ex = fs[0];
+            let (p, t) = ex.outcome.answers();
             out.push_str(&format!(
-                "{:>4}  {g}\n      e.g. [{}] {}\n      postgres {} | tessera {}\n",
+                "{:>4}  {g}\n      e.g. [{} row {}] {}\n      postgres {} | tessera {}\n",
                 fs.len(),
                 ex.outcome.form.name(),
+                ex.row,
                 ex.minimized,
-                one_line(&ex.outcome.postgres.short()),
-                one_line(&ex.outcome.tessera.short())
+                one_line(&p),
+                one_line(&t)
             ));
         }
         out

@@ -28,10 +28,12 @@ fn candidates(e: &Expr) -> Vec<Expr> {
     out
 }
 
-/// The smallest expression found that differs as `found` does.
-pub async fn shrink(sides: &mut Sides, expr: &Expr, row: &Row, found: &Outcome) -> Expr {
+/// The smallest expression found that differs as `found` does, with its
+/// outcome.
+pub async fn shrink(sides: &mut Sides, expr: &Expr, row: &Row, found: &Outcome) -> (Expr, Outcome) {
     let want = found.signature();
     let mut best = expr.clone();
+    let mut best_outcome = found.clone();
     let mut spent = 0;
     'outer: while spent < BUDGET {
         for path in best.paths() {
@@ -45,13 +47,14 @@ pub async fn shrink(sides: &mut Sides, expr: &Expr, row: &Row, found: &Outcome) 
                 let o = sides.evaluate(found.form, &trial.sql(), row).await;
                 if o.verdict == Verdict::Differ && o.signature() == want {
                     best = trial;
+                    best_outcome = o;
                     continue 'outer;
                 }
             }
         }
         break;
     }
-    best
+    (best, best_outcome)
 }
 
 #[cfg(test)]
