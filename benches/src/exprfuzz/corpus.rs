@@ -17,9 +17,14 @@ pub fn normalize(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// An answer on one line.
+/// An answer on one line, cut after 200 characters (a numeric can have
+/// thousands of digits).
 pub fn one_line(s: &str) -> String {
-    s.replace('\n', "\\n")
+    let s = s.replace('\n', "\\n");
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}... ({} characters)", &s[..i], s.chars().count()),
+        None => s,
+    }
 }
 
 /// Appends one finding to the corpus file, unless its expression is

@@ -11,6 +11,7 @@ use super::corpus::{append, one_line, Known};
 use super::expr::Expr;
 use super::shrink::shrink;
 use super::table::Row;
+use crate::answer::Answer;
 
 /// A differing expression.
 pub struct Finding {
@@ -32,7 +33,10 @@ pub struct Stats {
     pub agreed: usize,
     pub refused: usize,
     pub differ: usize,
+    /// Differing forms (an expression can differ in several).
     pub by_form: BTreeMap<Form, usize>,
+    /// Tessera's 0A000 messages (cut), by count.
+    pub refusals: BTreeMap<String, usize>,
 }
 
 pub struct Fuzzer {
@@ -57,10 +61,11 @@ impl Fuzzer {
             .unwrap_or(Row { id, values: vec![] })
     }
 
-    /// Evaluates `sql` in `forms` until one differs; the verdict and that
-    /// form's outcome.
+    /// Evaluates `sql` in every form (a difference in one form does not
+    /// hide another's); the verdict and the first differing outcome.
     async fn forms(&mut self, sql: &str, row: &Row, forms: &[Form]) -> (Verdict, Option<Outcome>) {
         let mut verdict = Verdict::Agree;
+        let mut first = None;
         for f in forms {
             let o = self.sides.evaluate(*f, sql, row).await;
             match o.verdict {
@@ -69,23 +74,31 @@ impl Fuzzer {
                     if self.verbose {
                         println!("refused [{}] {sql}: {}", f.name(), o.tessera.short());
                     }
-                    verdict = Verdict::Refused;
+                    let msg = match &o.tessera {
+                        Answer::Error { message, .. } => message.chars().take(70).collect(),
+                        Answer::Rows { .. } => String::new(),
+                    };
+                    *self.stats.refusals.entry(msg).or_default() += 1;
+                    if verdict == Verdict::Agree {
+                        verdict = Verdict::Refused;
+                    }
                 }
-                Verdict::Differ => return (Verdict::Differ, Some(o)),
+                Verdict::Differ => {
+                    *self.stats.by_form.entry(o.form).or_default() += 1;
+                    verdict = Verdict::Differ;
+                    first.get_or_insert(o);
+                }
             }
         }
-        (verdict, None)
+        (verdict, first)
     }
 
-    fn count(&mut self, v: Verdict, o: &Option<Outcome>) {
+    fn count(&mut self, v: Verdict) {
         self.stats.tried += 1;
         match v {
             Verdict::Agree => self.stats.agreed += 1,
             Verdict::Refused => self.stats.refused += 1,
             Verdict::Differ => self.stats.differ += 1,
-        }
-        if let Some(o) = o {
-            *self.stats.by_form.entry(o.form).or_default() += 1;
         }
     }
 
@@ -99,7 +112,7 @@ impl Fuzzer {
         let row = self.row(row_id);
         let sql = expr.sql();
         let (v, o) = self.forms(&sql, &row, forms).await;
-        self.count(v, &o);
+        self.count(v);
         let Some(o) = o else { return Ok(false) };
         let (min, mo) = if self.shrink && !self.known.contains(&sql) {
             shrink(&mut self.sides, expr, &row, &o).await
@@ -126,7 +139,7 @@ impl Fuzzer {
         let row = self.row(row_id);
         let all = [Form::Const, Form::Point, Form::Scan, Form::ScanNoPushdown];
         let (v, o) = self.forms(sql, &row, &all).await;
-        self.count(v, &o);
+        self.count(v);
         match o {
             Some(o) => {
                 println!("STILL DIFFERS [{} row {}] {sql}", o.form.name(), row.id);
@@ -189,9 +202,14 @@ impl Fuzzer {
             .collect();
         if !forms.is_empty() {
             out.push_str(&format!(
-                "findings by first differing form: {}\n",
+                "differing forms: {}\n",
                 forms.join(", ")
             ));
+        }
+        let mut refusals: Vec<_> = s.refusals.iter().collect();
+        refusals.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (m, n) in refusals.iter().take(15) {
+            out.push_str(&format!("{n:>4}  refused: {m}\n"));
         }
         let mut groups: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
         for f in &self.findings {
