@@ -62,6 +62,9 @@ struct Args {
     /// Seconds each side has for one statement.
     #[arg(long, default_value_t = 5)]
     timeout: u64,
+    /// Only print the expressions the seed and count give (no servers).
+    #[arg(long)]
+    print: bool,
     /// Print refusals too.
     #[arg(long)]
     verbose: bool,
@@ -98,6 +101,14 @@ async fn real_main(a: Args) -> Result<(), String> {
     let known_text = std::fs::read_to_string(&known_path).unwrap_or_default();
     let known = Known::parse(&known_text);
 
+    if a.print {
+        let mut gen = Gen::new(seed);
+        for i in 0..a.count.unwrap_or(300) {
+            let case = gen.next_case(benches::exprfuzz::table::ROWS);
+            println!("{i} row {}: {}", case.row, case.expr.sql());
+        }
+        return Ok(());
+    }
     let _ = std::fs::remove_dir_all(&a.work);
     let (_cluster, ep) = Tessera::start(
         &a.tessera,

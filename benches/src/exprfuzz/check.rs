@@ -97,6 +97,7 @@ pub fn class(a: &Answer) -> String {
 pub struct Sides {
     pub postgres: Side,
     pub tessera: Side,
+    limit: Duration,
 }
 
 fn item(sql: String) -> Item {
@@ -108,13 +109,32 @@ impl Sides {
         Ok(Sides {
             postgres: Side::open(postgres, limit).await?,
             tessera: Side::open(tessera, limit).await?,
+            limit,
         })
     }
 
-    /// The same statement on both servers, at once.
+    /// The same statement on both servers, at once. `Side::run` stops a
+    /// statement at its limit; this outer limit also bounds its recovery
+    /// (cancel, reconnect) when a node hangs.
     pub async fn both(&mut self, sql: &str) -> (Answer, Answer) {
         let it = item(sql.to_string());
-        tokio::join!(self.postgres.run(&it), self.tessera.run(&it))
+        let limit = self.limit + Duration::from_secs(15);
+        let bounded = |a: Result<Answer, _>| {
+            a.unwrap_or_else(|_| Answer::Error {
+                code: "timeout".into(),
+                message: format!("no answer in {} s", limit.as_secs()),
+            })
+        };
+        let (p, t) = tokio::join!(
+            tokio::time::timeout(limit, self.postgres.run(&it)),
+            tokio::time::timeout(limit, self.tessera.run(&it))
+        );
+        (bounded(p), bounded(t))
+    }
+
+    async fn set_pushdown(&mut self, value: &str) {
+        let it = item(format!("SET tessera.pushdown = {value}"));
+        let _ = tokio::time::timeout(self.limit, self.tessera.run(&it)).await;
     }
 
     /// One form of `expr` on both servers, judged.
@@ -122,17 +142,11 @@ impl Sides {
         let sql = form.sql(expr, row);
         let off = form == Form::ScanNoPushdown;
         if off {
-            let _ = self
-                .tessera
-                .run(&item("SET tessera.pushdown = off".into()))
-                .await;
+            self.set_pushdown("off").await;
         }
         let (postgres, tessera) = self.both(&sql).await;
         if off {
-            let _ = self
-                .tessera
-                .run(&item("SET tessera.pushdown = on".into()))
-                .await;
+            self.set_pushdown("on").await;
         }
         let verdict = judge(form, &postgres, &tessera);
         Outcome {

@@ -201,10 +201,7 @@ impl Fuzzer {
             .map(|(f, n)| format!("{} {n}", f.name()))
             .collect();
         if !forms.is_empty() {
-            out.push_str(&format!(
-                "differing forms: {}\n",
-                forms.join(", ")
-            ));
+            out.push_str(&format!("differing forms: {}\n", forms.join(", ")));
         }
         let mut refusals: Vec<_> = s.refusals.iter().collect();
         refusals.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

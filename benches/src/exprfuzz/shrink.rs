@@ -5,14 +5,19 @@
 //! evaluations, so a finding costs seconds, not minutes.
 
 use super::check::{Outcome, Sides, Verdict};
-use super::expr::Expr;
+use super::expr::{Expr, Node};
+use super::gen::LEN_GUARD;
 use super::table::Row;
+use super::types::Ty;
 
 /// Evaluations one finding may spend.
 const BUDGET: usize = 60;
 
 /// Replacements for the node `e`, shorter ones first.
 fn candidates(e: &Expr) -> Vec<Expr> {
+    if matches!(&e.node, Node::Apply(t, _) if t == LEN_GUARD) {
+        return vec![Expr::lit(Ty::Int, "1")];
+    }
     let mut out: Vec<Expr> = e.children().to_vec();
     let edges = e.ty.edges();
     for lit in [e.ty.simple()]
@@ -60,7 +65,6 @@ pub async fn shrink(sides: &mut Sides, expr: &Expr, row: &Row, found: &Outcome) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exprfuzz::types::Ty;
 
     #[test]
     fn candidates_are_shorter_children_and_literals() {
@@ -69,5 +73,7 @@ mod tests {
         assert_eq!(c[0], "1".to_string());
         assert!(c.contains(&"c_int".to_string()));
         assert!(c.iter().all(|s| s.len() < "abs(c_int)".len()));
+        let guard = Expr::apply(Ty::Int, LEN_GUARD, vec![Expr::col(Ty::Int, "c_int")]);
+        assert_eq!(candidates(&guard), vec![Expr::lit(Ty::Int, "1")]);
     }
 }
