@@ -718,3 +718,39 @@ make_date(1, c_smallint, 1)
 (INTERVAL '1 day' - INTERVAL '178000000 years')
 -- constant row 5 | postgres: error 22003: value overflows numeric format | tessera: error 22000: date_part requires non-empty constant string
 GREATEST(exp(123456789.125e0), 1.5e0, date_part('', INTERVAL '0'))
+-- point row 10 | postgres: 1 rows ["id", "lpad"] (10, ) | tessera: error client: connection closed
+lpad('', (-1 % 20), c_text)
+-- point row 8 | postgres: 1 rows ["id", "lpad"] (8, NULL) | tessera: error client: connection closed
+lpad('', (-1 % 20), CAST(NULL AS text))
+-- scan row 4 | postgres: 14 rows ["id", "ln"] (1, -2.3025850929940455) (2, 0.8109302162163288) (3, -2.3025850929940455) | tessera: error 2201E: cannot take logarithm of zero
+ln(CASE WHEN c_bool THEN c_double ELSE 0.1e0 END)
+-- point row 13 | postgres: 1 rows ["id", "lpad"] (13, ) | tessera: error client: connection closed
+lpad('', (-1 % 20), c_varchar)
+-- constant row 6 | postgres: error 2201F: cannot take square root of a negative number | tessera: error 42883: function scale(double precision) does not exist
+scale(sqrt(CAST((-9223372036854775807) AS numeric)))
+-- constant row 9 | postgres: error 2201E: cannot take logarithm of zero | tessera: error 22000: Compute error: Cannot cast to Interval(MonthDayNano). Overflowing on 185542587100800
+((c_int + CAST(NULL AS date)) - CAST(log(0.0) AS integer))
+-- constant row 12 | postgres: error 22003: value out of range: underflow | tessera: 1 rows ["?column?"] (0)
+(CAST(2 AS double precision) ^ -702863.2050e0)
+-- constant row 5 | postgres: (    ) | tessera: ()
+LEAST(CAST('' AS char(4)), c_char, c_char)
+-- constant row 6 | postgres: 1 rows ["case"] (NULL) | tessera: error 22P02: invalid input syntax for type double precision: ""
+CASE WHEN false THEN CAST(CAST('' AS char(4)) AS double precision) ELSE CAST(NULL AS double precision) END
+-- constant row 3 | postgres: error 22008: date out of range | tessera: error 22000: Compute error: Cannot cast to Interval(MonthDayNano). Overflowing on 185542587100800
+(DATE '2037-09-15' + c_int)
+-- scan row 10 | postgres: (2, 1.500000000000000000000000000000000000000000) | tessera: (2, 1.5)
+round(1.5, c_int)
+-- constant row 6 | postgres: error 22008: date out of range | tessera: error 22000: Compute error: Cannot cast to Interval(MonthDayNano). Overflowing on 185542587100800
+(2147483647 + c_date)
+-- constant row 14 | postgres: error 22008: date field value out of range: 1-01-377 | tessera: error 22000: Day value '377' is out of range
+make_date(1, 1, 377)
+-- scan row 12 | postgres: 14 rows ["id", "coalesce"] (1, NULL) (2, hello) (3, ) | tessera: error 22011: negative substring length not allowed
+COALESCE(c_text, substring('' from c_int for -606))
+-- constant row 2 | postgres: 1 rows ["coalesce"] (2024-01-15 04:34:56-08) | tessera: error 22008: timestamp out of range: "9999-12-31 23:59:59+00"
+COALESCE(c_tstz, (c_tstz - (TIMESTAMPTZ '9999-12-31 23:59:59+00' - c_tstz)))
+-- constant row 7 | postgres: error 22008: timestamp out of range | tessera: error 22000: Parser error: Invalid input syntax for type interval: "--1 day"
+((c_tstz - INTERVAL '178000000 years') - (- INTERVAL '-1 day'))
+-- constant row 14 | postgres: error 22008: date field value out of range: 1--153-01 | tessera: 1 rows ["?column?"] (NULL)
+(CASE c_date WHEN make_date(1, -153, 1) THEN strpos('abc', 'a%b_c') END >= c_bigint)
+-- point row 11 | postgres: 1 rows ["id", "?column?"] (11, NULL) | tessera: error 22012: division by zero
+(CAST(NULL AS numeric) ^ (2147483648 / mod(9223372036854775807, c_bigint)))

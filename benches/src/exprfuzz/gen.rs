@@ -136,7 +136,7 @@ impl Gen {
                 }
             }
             Ty::Real => format!("CAST({:.3} AS real)", r.random_range(-1000.0..1000.0)),
-            Ty::Double => format!("{:.4}e0", r.random_range(-1e6..1e6)),
+            Ty::Double => format!("CAST({:.4} AS double precision)", r.random_range(-1e6..1e6)),
             Ty::Text | Ty::Char => {
                 let n = r.random_range(0..6);
                 let s: String = (0..n)
