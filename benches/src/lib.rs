@@ -12,8 +12,11 @@
 //! * `pgdiff` and `pgregress`: answers compared with PostgreSQL 15's
 //!   ([`answer`]); `pgregress` runs PostgreSQL's own regression files
 //!   ([`pgregress`]).
+//! * `exprfuzz`: random typed expressions on both, answers compared
+//!   ([`exprfuzz`]).
 
 pub mod answer;
+pub mod exprfuzz;
 pub mod pgbinary;
 pub mod pgregress;
 pub mod servers;
