@@ -32,6 +32,11 @@ cargo test --workspace -- --nocapture
 "$CARGO_TARGET_DIR/debug/pgregress" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
   --regress-dir "$(./scripts/fetch-pg-regress.sh)" --stale-ok \
   --work "${TMPDIR:-/tmp}/tessera-ci-pgregress" --out "${TMPDIR:-/tmp}/tessera-ci-results/pgregress.json"
+# The differential expression fuzzer at its fixed CI seed: random scalar
+# expressions over edge values on Tessera (constant, fast path, DataFusion)
+# and PostgreSQL 15; fails on a finding not in benches/exprfuzz/known-findings.txt.
+"$CARGO_TARGET_DIR/debug/exprfuzz" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --ci --seed 30 --count 1200 --stale-ok --work "${TMPDIR:-/tmp}/tessera-ci-exprfuzz"
 # sysbench, every workload in both ps modes through haproxy: correctness only
 # (zero errors and reconnects), no timing thresholds.
 "$CARGO_TARGET_DIR/debug/sysbench-compare" --tessera "$CARGO_TARGET_DIR/debug/tessera" \

@@ -49,3 +49,9 @@ SELECT date '99-01-08';
 SELECT '01-08-99 10:11:12'::timestamp;
 SELECT '2011-03-27 02:00:00'::timestamp AT TIME ZONE 'Europe/Moscow';
 SELECT '2024-03-31 02:30'::timestamp AT TIME ZONE 'Europe/Berlin';
+-- Found by the expression fuzzer (exprfuzz): a negative pad length is 0
+-- (it dropped the connection), a length past 1 GB is 54000.
+SELECT lpad('ab', -1, 'x'), rpad('ab', -3), repeat('x', -2), lpad('abc', 2);
+SELECT id, lpad(owner, (id % 5) - 2, '*') FROM acct WHERE id <= 8 ORDER BY id;
+SELECT id, rpad(note, qty % 4 - 2, 'ab') FROM orders WHERE id <= 12 ORDER BY id;
+SELECT repeat('x', 2000000000);

@@ -33,6 +33,9 @@ pub fn register(ctx: &SessionContext) {
         (math::log(), Check::Log),
         (string::chr(), Check::Chr),
         (unicode::substr(), Check::SubstrLength),
+        (unicode::lpad(), Check::Length),
+        (unicode::rpad(), Check::Length),
+        (string::repeat(), Check::Length),
     ] {
         ctx.register_udf(ScalarUDF::new_from_impl(Checked { inner, check }));
     }
@@ -66,6 +69,10 @@ enum Check {
     Chr,
     /// A negative length (third argument): 22011.
     SubstrLength,
+    /// `lpad`, `rpad`, `repeat`: a length (second argument) past
+    /// PostgreSQL's 1 GB limit is 54000; a negative one is 0, as in
+    /// PostgreSQL (DataFusion's pad panicked on it).
+    Length,
 }
 
 impl Check {
@@ -87,6 +94,7 @@ impl Check {
                 &format!("requested character too large for encoding: {v}"),
             ),
             Check::SubstrLength if v < 0.0 => e("22011", "negative substring length not allowed"),
+            Check::Length if v > 1_073_741_823.0 => e("54000", "requested length too large"),
             _ => None,
         }
     }
@@ -122,6 +130,7 @@ impl ScalarUDFImpl for Checked {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let checked: &[ColumnarValue] = match self.check {
             Check::SubstrLength => args.args.get(2..).unwrap_or(&[]),
+            Check::Length => args.args.get(1..2).unwrap_or(&[]),
             Check::Log | Check::Sqrt | Check::Chr => &args.args,
         };
         for a in ColumnarValue::values_to_arrays(checked)? {
@@ -136,8 +145,37 @@ impl ScalarUDFImpl for Checked {
                 }
             }
         }
+        let mut args = args;
+        if self.check == Check::Length {
+            if let Some(n) = args.args.get_mut(1) {
+                *n = not_negative(n)?;
+            }
+        }
         self.inner.invoke_with_args(args)
     }
+}
+
+/// An integer argument with negative values as 0.
+fn not_negative(v: &ColumnarValue) -> Result<ColumnarValue> {
+    use datafusion::common::ScalarValue;
+    Ok(match v {
+        ColumnarValue::Scalar(ScalarValue::Int64(Some(n))) if *n < 0 => {
+            ColumnarValue::Scalar(ScalarValue::Int64(Some(0)))
+        }
+        ColumnarValue::Scalar(ScalarValue::Int32(Some(n))) if *n < 0 => {
+            ColumnarValue::Scalar(ScalarValue::Int32(Some(0)))
+        }
+        ColumnarValue::Array(a) if matches!(a.data_type(), DataType::Int64 | DataType::Int32) => {
+            let wide = cast(a, &DataType::Int64)?;
+            let clamped: datafusion::arrow::array::Int64Array = wide
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .iter()
+                .map(|x| x.map(|x| x.max(0)))
+                .collect();
+            ColumnarValue::Array(cast(&clamped, a.data_type())?)
+        }
+        other => other.clone(),
+    })
 }
 
 /// `upper` and `lower` as PostgreSQL's libc locales compute them: one
