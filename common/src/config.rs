@@ -43,9 +43,14 @@ fn pct(s: &str) -> String {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum DefaultDistribution {
-    /// Hash on the primary key (whole-table placement without one).
+    /// Hash on the leading column of the primary key, as YugabyteDB does
+    /// (whole-table placement without one): tables keyed by a common
+    /// leading column (TPC-C's warehouse) are co-located.
     #[default]
     Hash,
+    /// Hash on the whole primary key (the default before 2026-12-03).
+    #[serde(rename = "hash-primary-key")]
+    HashPrimaryKey,
     /// Whole table on one shard.
     Single,
 }

@@ -38,14 +38,29 @@ pub mod tokens;
 pub mod wire;
 pub mod wirevals;
 
-use std::sync::atomic::AtomicBool;
-
 /// What `server_version` and `version()` report; clients parse the number.
 pub const SERVER_VERSION: &str = "15.0";
 
-/// Whether tables without a distribution clause are hash-distributed on
-/// their primary key (config `default_distribution`).
-pub static DEFAULT_HASH: AtomicBool = AtomicBool::new(true);
+/// Placement of tables without a distribution clause (config
+/// `default_distribution`), as `DefaultDistribution as u8`.
+static DEFAULT_DISTRIBUTION: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+pub fn set_default_distribution(d: common::config::DefaultDistribution) {
+    let code = match d {
+        common::config::DefaultDistribution::Hash => 0,
+        common::config::DefaultDistribution::HashPrimaryKey => 1,
+        common::config::DefaultDistribution::Single => 2,
+    };
+    DEFAULT_DISTRIBUTION.store(code, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn default_distribution() -> common::config::DefaultDistribution {
+    match DEFAULT_DISTRIBUTION.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => common::config::DefaultDistribution::Hash,
+        1 => common::config::DefaultDistribution::HashPrimaryKey,
+        _ => common::config::DefaultDistribution::Single,
+    }
+}
 
 /// Client connections this node accepts at once (config `max_connections`).
 pub static MAX_CONNECTIONS: std::sync::atomic::AtomicUsize =

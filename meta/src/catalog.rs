@@ -11,8 +11,7 @@ use crate::placement::Placement;
 pub use crate::table::{ColumnDef, Distribution, Identity, IndexDef, TableDef};
 
 /// A foreign key (ALTER TABLE ... ADD FOREIGN KEY) of table `table`
-/// referencing `ref_table`. `enforced`: InnoDB checks it on each shard (the
-/// tables are co-located); else it is recorded only (see ARCHITECTURE.md,
+/// referencing `ref_table`, and who checks it (see ARCHITECTURE.md,
 /// "Foreign keys").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForeignKeyDef {
@@ -25,7 +24,40 @@ pub struct ForeignKeyDef {
     /// `NO ACTION`, `RESTRICT`, `CASCADE`, `SET NULL`.
     pub on_delete: String,
     pub on_update: String,
-    pub enforced: bool,
+    pub enforcement: Enforcement,
+}
+
+/// Who checks a foreign key. Stored in meta as 0 (recorded), 1 (shards),
+/// 2 (compute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Recorded only (`tessera.unenforced_foreign_keys`): nobody checks it.
+    Recorded,
+    /// InnoDB on each shard: the tables are co-located, so every child
+    /// row's referenced row is on its shard.
+    Shards,
+    /// The compute node, in the writing transaction: a locking read of the
+    /// referenced keys after a child write, of the referencing rows after
+    /// a parent delete (`compute::exec::foreign_keys`).
+    Compute,
+}
+
+impl Enforcement {
+    pub fn code(self) -> u8 {
+        match self {
+            Enforcement::Recorded => 0,
+            Enforcement::Shards => 1,
+            Enforcement::Compute => 2,
+        }
+    }
+
+    pub fn from_code(c: u8) -> Enforcement {
+        match c {
+            1 => Enforcement::Shards,
+            2 => Enforcement::Compute,
+            _ => Enforcement::Recorded,
+        }
+    }
 }
 
 impl ForeignKeyDef {
@@ -219,6 +251,23 @@ impl Catalog {
     }
 
     /// Foreign keys of table `t` (`referencing`), or referencing it.
+    /// The keys of `t` (`referencing`) or to `t` that the compute node
+    /// checks (`Enforcement::Compute`).
+    pub fn checked_foreign_keys(&self, t: TableId, referencing: bool) -> Vec<Arc<ForeignKeyDef>> {
+        self.foreign_keys_of(t, referencing)
+            .into_iter()
+            .filter(|f| f.enforcement == Enforcement::Compute)
+            .collect()
+    }
+
+    /// Whether writes to `t` are checked by the compute node, as the
+    /// referencing or the referenced table.
+    pub fn checks_foreign_keys(&self, t: TableId) -> bool {
+        self.foreign_keys
+            .iter()
+            .any(|f| f.enforcement == Enforcement::Compute && (f.table == t || f.ref_table == t))
+    }
+
     pub fn foreign_keys_of(&self, t: TableId, referencing: bool) -> Vec<Arc<ForeignKeyDef>> {
         self.foreign_keys
             .iter()

@@ -12,8 +12,8 @@ pub mod store;
 pub mod table;
 
 pub use catalog::{
-    Catalog, ColumnDef, Distribution, ForeignKeyDef, Identity, IndexDef, Privilege, Role,
-    ScramVerifier, SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
+    Catalog, ColumnDef, Distribution, Enforcement, ForeignKeyDef, Identity, IndexDef, Privilege,
+    Role, ScramVerifier, SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
 };
 pub use placement::Placement;
 pub use store::{DdlTxn, MetaStore, OrphanClaim};

@@ -150,3 +150,80 @@ impl TableDef {
         format!("{}.{}", self.schema, self.name)
     }
 }
+
+/// The partition key of a table hashed without a named key: the leading
+/// column of its primary key, as YugabyteDB does, so tables whose keys
+/// start alike (TPC-C's warehouse id) are co-located and their joins and
+/// foreign keys stay inside each shard. The whole primary key where a
+/// unique constraint lacks that column (it is enforced per partition) or
+/// it cannot be hashed alike (floating point), or when the cluster's
+/// `default_distribution` is `hash-primary-key`.
+pub fn default_hash_key(
+    primary_key: &[String],
+    uniques: &[Vec<String>],
+    columns: &[ColumnDef],
+    default: common::config::DefaultDistribution,
+) -> Vec<String> {
+    let Some(lead) = primary_key.first() else {
+        return vec![];
+    };
+    let hashable = columns
+        .iter()
+        .find(|c| &c.name == lead)
+        .is_some_and(|c| !matches!(c.ty, SqlType::Real | SqlType::Double));
+    if default == common::config::DefaultDistribution::HashPrimaryKey
+        || !hashable
+        || uniques.iter().any(|u| !u.contains(lead))
+    {
+        return primary_key.to_vec();
+    }
+    vec![lead.clone()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use common::config::DefaultDistribution;
+
+    fn col(name: &str, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            not_null: true,
+            default: None,
+            identity: None,
+            sequence: None,
+        }
+    }
+
+    #[test]
+    fn the_default_key_is_the_leading_primary_key_column_where_it_can_be() {
+        let cols = [
+            col("w", SqlType::Integer),
+            col("d", SqlType::Integer),
+            col("x", SqlType::Double),
+        ];
+        let pk = ["w".to_string(), "d".to_string()];
+        let lead =
+            |pk: &[String], uniques: &[Vec<String>], d| default_hash_key(pk, uniques, &cols, d);
+        assert_eq!(lead(&pk, &[], DefaultDistribution::Hash), ["w"]);
+        assert_eq!(lead(&pk, &[], DefaultDistribution::HashPrimaryKey), pk);
+        // A unique key without the leading column is enforced per partition.
+        assert_eq!(
+            lead(&pk, &[vec!["d".into()]], DefaultDistribution::Hash),
+            pk
+        );
+        assert_eq!(
+            lead(
+                &pk,
+                &[vec!["d".into(), "w".into()]],
+                DefaultDistribution::Hash
+            ),
+            ["w"]
+        );
+        // Floating point is not hashed alike.
+        let fpk = ["x".to_string(), "w".to_string()];
+        assert_eq!(lead(&fpk, &[], DefaultDistribution::Hash), fpk);
+        assert!(lead(&[], &[], DefaultDistribution::Hash).is_empty());
+    }
+}

@@ -52,7 +52,9 @@ enum ClusterCmd {
         compute: u32,
         #[arg(long, default_value_t = 15432)]
         base_port: u16,
-        /// Placement of tables without a distribution clause: hash or single.
+        /// Placement of tables without a distribution clause: hash (on the
+        /// primary key's leading column), hash-primary-key (on the whole
+        /// primary key) or single.
         #[arg(long, default_value = "hash")]
         default_distribution: String,
         /// Also run haproxy (TCP, round robin, health checks) in front of the
@@ -93,10 +95,11 @@ fn main() {
             } => {
                 let dd = match default_distribution.as_str() {
                     "hash" => DefaultDistribution::Hash,
+                    "hash-primary-key" => DefaultDistribution::HashPrimaryKey,
                     "single" => DefaultDistribution::Single,
                     other => {
                         eprintln!(
-                            "error: --default-distribution must be hash or single, not {other}"
+                            "error: --default-distribution must be hash, hash-primary-key or single, not {other}"
                         );
                         std::process::exit(2);
                     }
@@ -144,10 +147,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
         cfg.idle_in_transaction_session_timeout_ms,
         Ordering::Relaxed,
     );
-    compute::DEFAULT_HASH.store(
-        cfg.default_distribution == DefaultDistribution::Hash,
-        Ordering::Relaxed,
-    );
+    compute::set_default_distribution(cfg.default_distribution);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Planning walks statements recursively, up to

@@ -26,16 +26,9 @@ impl Session {
             Err(e) => return Err(e),
         };
         refuse_breaking_a_view(at, &catalog, &table)?;
-        let default_hash = crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed);
+        let default = crate::default_distribution();
         let unenforced = self.settings.typed().unenforced_foreign_keys;
-        let plan = analyze(
-            at,
-            &table,
-            &catalog,
-            default_hash,
-            &self.clock(),
-            unenforced,
-        )?;
+        let plan = analyze(at, &table, &catalog, default, &self.clock(), unenforced)?;
         check_existing_rows(&router, &table, &plan).await?;
         // Each kind orders its shard work and the catalog commit its own
         // way (`commit`, undoing the shards when the commit fails); the
@@ -44,13 +37,16 @@ impl Session {
             AlterPlan::Nothing => return Ok(()),
             AlterPlan::AddForeignKey { mut fk, parent } => {
                 fk.id = txn.add_foreign_key(&fk).await?;
-                if fk.enforced {
+                if fk.enforcement == meta::Enforcement::Compute {
+                    Box::pin(self.validate_foreign_key(&table, &parent, &fk)).await?;
+                }
+                if fk.enforcement == meta::Enforcement::Shards {
                     // Existing rows without a referenced row: 23503.
                     shard_router::placement::foreign_key(&router, &table, &parent, &fk, true)
                         .await?;
                 }
                 if let Err(e) = txn.commit().await {
-                    if fk.enforced {
+                    if fk.enforcement == meta::Enforcement::Shards {
                         let _ = shard_router::placement::foreign_key(
                             &router, &table, &parent, &fk, false,
                         )
@@ -61,7 +57,7 @@ impl Session {
             }
             AlterPlan::DropForeignKey { fk, parent } => {
                 txn.drop_foreign_key(fk.id).await?;
-                if fk.enforced {
+                if fk.enforcement == meta::Enforcement::Shards {
                     shard_router::placement::foreign_key(&router, &table, &parent, &fk, false)
                         .await?;
                 }

@@ -125,12 +125,7 @@ impl Session {
         schema: &str,
     ) -> Result<()> {
         let router = self.router.clone();
-        let (mut def, layout) = table_def(
-            ct,
-            schema,
-            catalog,
-            crate::DEFAULT_HASH.load(std::sync::atomic::Ordering::Relaxed),
-        )?;
+        let (mut def, layout) = table_def(ct, schema, catalog, crate::default_distribution())?;
         if catalog.table(&def.schema, &def.name).is_some()
             || catalog.view(&def.schema, &def.name).is_some()
         {

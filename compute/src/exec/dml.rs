@@ -13,14 +13,25 @@ use crate::plan::{resolve_table, InsertPlan, WritePlan};
 use crate::session::{Output, Session};
 
 impl Session {
+    /// INSERT; with its foreign keys checked here when the compute node
+    /// enforces them (`foreign_keys`), in an implicit transaction outside
+    /// a transaction block.
     pub(crate) async fn execute_insert(
         &mut self,
         p: &InsertPlan,
         params: &[Datum],
     ) -> Result<Output> {
-        if let Some(q) = &p.source {
-            return self.execute_insert_select(p, q, params).await;
-        }
+        crate::exec::foreign_keys::insert_supported(&self.router.catalog(), p)?;
+        let implicit = self.statement_txn(&p.table).await;
+        let r = match &p.source {
+            Some(q) => Box::pin(self.execute_insert_select(p, q, params)).await,
+            None => Box::pin(self.insert_values(p, params)).await,
+        };
+        self.end_statement_txn(implicit, r.is_ok()).await?;
+        r
+    }
+
+    async fn insert_values(&mut self, p: &InsertPlan, params: &[Datum]) -> Result<Output> {
         // `nextval('s')` among the values: each call evaluated now, in row
         // order, into a constant.
         let with_values;
@@ -88,6 +99,7 @@ impl Session {
             Ok((rows, work))
         })?;
         let written = self.run_writes(work).await?;
+        Box::pin(self.check_inserted(p, &rows)).await?;
         if p.returning.is_empty() && p.returning_exprs.is_none() {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
@@ -173,11 +185,7 @@ impl Session {
     /// `compute::cancel`).
     async fn run_writes(&mut self, work: Vec<shard_router::dist::ShardStatement>) -> Result<u64> {
         let (pid, since) = (self.pid, self.statement_generation);
-        let shards = match &self.txn {
-            Some(b) => shard_router::txn::ShardAccess::Txn(b.clone()),
-            None => shard_router::txn::ShardAccess::Autocommit,
-        };
-        let access = shard_router::txn::StatementAccess::new(shards, self.lock_timeout_secs());
+        let access = self.statement_access();
         shard_router::dist::write(&self.router, &access, work, || {
             crate::cancel::Shield::raise(pid, since)
         })

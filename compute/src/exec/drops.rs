@@ -236,7 +236,7 @@ pub(crate) async fn drop_dependent_foreign_keys(
             });
         }
         txn.drop_foreign_key(fk.id).await?;
-        if fk.enforced {
+        if fk.enforcement == meta::Enforcement::Shards {
             if let Some(child) = catalog.table_by_id(fk.table) {
                 shard_router::placement::foreign_key(router, child, t, &fk, false).await?;
             }

@@ -92,7 +92,13 @@ pub(crate) fn catalog() -> Catalog {
             panic!("not a CREATE TABLE: {sql}");
         };
         c.placement = Arc::new(placement.clone());
-        let (mut def, layout) = crate::plan::ddl::table_def(&ct, "public", &c, true).unwrap();
+        let (mut def, layout) = crate::plan::ddl::table_def(
+            &ct,
+            "public",
+            &c,
+            common::config::DefaultDistribution::Hash,
+        )
+        .unwrap();
         def.id = TableId(100 + i as u64);
         if def.name == "sbtest1" {
             def.indexes.push(IndexDef {

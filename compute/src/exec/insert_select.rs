@@ -127,9 +127,9 @@ impl Session {
                 });
             }
         }
-        let (access, implicit) = match &self.txn {
-            Some(b) => (ShardAccess::Txn(b.clone()), None),
-            None => {
+        let (access, implicit) = match self.access() {
+            ShardAccess::Txn(b) => (ShardAccess::Txn(b), None),
+            _ => {
                 let b = std::sync::Arc::new(Branches::new(self.router.node_id, None, false));
                 (ShardAccess::Txn(b.clone()), Some(b))
             }
@@ -180,6 +180,7 @@ impl Session {
                 let placement = self.router.placement();
                 let work = shard_router::route::insert_statements_on(&placement, &t, &rows, &on)?;
                 let written = shard_router::dist::write_in(&self.router, &access, work).await?;
+                Box::pin(self.check_references_in(&t, &rows, &access)).await?;
                 count += crate::plan::conflict::inserted(&placement, p, rows.len(), written);
                 if !p.returning.is_empty() || p.returning_exprs.is_some() {
                     returned.extend(self.returned_rows(p, &rows, &[]).await?);

@@ -14,6 +14,7 @@ pub mod df;
 pub mod dml;
 pub mod drops;
 pub mod fast;
+pub mod foreign_keys;
 #[cfg(test)]
 mod golden;
 pub mod insert_select;

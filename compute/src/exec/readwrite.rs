@@ -108,6 +108,8 @@ impl Session {
                     .ok_or_else(|| Error::internal("key column"))
             })
             .collect::<Result<_>>()?;
+        let (mut olds, mut news) = (vec![], vec![]);
+        let (parent_checks, child_checks) = self.read_write_checks(p)?;
         let mut seen: HashSet<String> = HashSet::new();
         let mut count = 0usize;
         let mut returned = vec![];
@@ -131,6 +133,22 @@ impl Session {
                     let c = cells.next().ok_or_else(|| Error::internal("short row"))?;
                     new_row.push(c.into_datum(&col.ty)?);
                 }
+            }
+            if parent_checks {
+                // The referenced key is the primary key (`write_checks`):
+                // gone when the row is deleted or its key changes.
+                let changed =
+                    !p.has_new_row() || key_cols.iter().zip(&key).any(|(ci, v)| new_row[*ci] != *v);
+                if changed {
+                    let mut old = vec![Datum::Null; t.columns.len()];
+                    for (ci, v) in key_cols.iter().zip(&key) {
+                        old[*ci] = v.clone();
+                    }
+                    olds.push(old);
+                }
+            }
+            if child_checks && p.has_new_row() {
+                news.push(new_row.clone());
             }
             match &p.action {
                 Action::Delete(w) => work.extend(self.write_work(w, &key)?),
@@ -168,7 +186,48 @@ impl Session {
         }
         self.flush_read_write(&t, &access, &mut work, &mut inserts)
             .await?;
+        if !olds.is_empty() {
+            Box::pin(shard_router::dist::check_unreferenced(
+                &self.router,
+                &t,
+                &olds,
+                &access,
+            ))
+            .await?;
+        }
+        if !news.is_empty() {
+            Box::pin(shard_router::dist::check_references(
+                &self.router,
+                &t,
+                &news,
+                &access,
+            ))
+            .await?;
+        }
         Ok((count, returned))
+    }
+
+    /// Whether the keys of a two-step write's table are checked here: as
+    /// the referenced table (rows deleted or keys changed), as the
+    /// referencing one (new rows).
+    fn read_write_checks(&self, p: &ReadWritePlan) -> Result<(bool, bool)> {
+        let catalog = self.router.catalog();
+        let t = &p.table;
+        let assigned: Option<Vec<String>> = match &p.action {
+            Action::Delete(_) => None,
+            Action::Update { assigned, .. } => Some(
+                assigned
+                    .iter()
+                    .map(|i| t.columns[*i].name.clone())
+                    .collect(),
+            ),
+            Action::Move(_) => Some(t.columns.iter().map(|c| c.name.clone()).collect()),
+        };
+        crate::plan::foreign_key::write_checks(&catalog, t, assigned.as_deref())?;
+        Ok((
+            !catalog.checked_foreign_keys(t.id, false).is_empty(),
+            !catalog.checked_foreign_keys(t.id, true).is_empty(),
+        ))
     }
 
     /// Writes a batch: deletes of moved rows before their inserts (a row

@@ -168,7 +168,7 @@ fn sample() -> Snapshot {
         ref_columns: vec!["id".into()],
         on_delete: "cascade".into(),
         on_update: "".into(),
-        enforced: true,
+        enforcement: meta::Enforcement::Shards,
     }));
     c.foreign_keys.push(Arc::new(ForeignKeyDef {
         id: 2,
@@ -179,7 +179,7 @@ fn sample() -> Snapshot {
         ref_columns: vec!["v".into()],
         on_delete: "SET NULL".into(),
         on_update: "restrict".into(),
-        enforced: false,
+        enforcement: meta::Enforcement::Recorded,
     }));
     for v in [
         ViewDef {

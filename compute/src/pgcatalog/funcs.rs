@@ -138,7 +138,7 @@ impl Snapshot {
                 def.push_str(&format!(" ON {what} {a}"));
             }
         }
-        if !fk.enforced {
+        if fk.enforcement == meta::Enforcement::Recorded {
             def.push_str(" NOT VALID");
         }
         Some(def)

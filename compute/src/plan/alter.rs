@@ -93,7 +93,7 @@ pub fn analyze(
     at: &AlterTable,
     table: &TableDef,
     catalog: &Catalog,
-    default_hash: bool,
+    default: common::config::DefaultDistribution,
     clock: &Clock,
     unenforced_foreign_keys: bool,
 ) -> Result<AlterPlan> {
@@ -115,7 +115,7 @@ pub fn analyze(
             return Ok(plan);
         }
     }
-    alter.hash_by_new_key(default_hash)?;
+    alter.hash_by_new_key(default)?;
     alter.finish()
 }
 

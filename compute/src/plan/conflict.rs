@@ -145,7 +145,7 @@ pub fn on_conflict(
             if catalog
                 .foreign_keys_of(table.id, true)
                 .iter()
-                .any(|f| f.enforced)
+                .any(|f| f.enforcement != meta::Enforcement::Recorded)
             {
                 return Err(Error::unsupported(
                     "ON CONFLICT DO NOTHING on a table with foreign keys",

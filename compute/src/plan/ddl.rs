@@ -3,6 +3,7 @@
 //! passwords and GRANT/REVOKE into privilege rows. Pure functions of the
 //! statement and the catalog; `exec::ddl` applies them.
 
+use common::config::DefaultDistribution;
 use common::{Error, Result, ShardId, SqlState, SqlType};
 use datafusion::sql::sqlparser::ast::{
     ColumnOption, CreateTable, Expr, GeneratedAs, TableConstraint,
@@ -18,7 +19,7 @@ pub fn table_def(
     ct: &CreateTable,
     default_schema: &str,
     catalog: &meta::Catalog,
-    default_hash: bool,
+    default: DefaultDistribution,
 ) -> Result<(TableDef, Vec<ShardId>)> {
     let parts = object_parts(&ct.name);
     let (schema, name) = match parts.as_slice() {
@@ -116,21 +117,14 @@ pub fn table_def(
             }
         }
     }
-    let distribution = match (dist_kind.as_deref(), hash_cols) {
-        (Some("mirror"), None) => Distribution::Mirror,
-        (Some("single"), None) => Distribution::Single,
-        (Some("hash") | None, Some(cols)) => Distribution::Hash { columns: cols, partitions: 0 },
-        (Some("hash"), None) if !primary_key.is_empty() => Distribution::Hash { columns: primary_key.clone(), partitions: 0 },
-        (None, None) if default_hash && !primary_key.is_empty() => {
-            Distribution::Hash { columns: primary_key.clone(), partitions: 0 }
-        }
-        (None, None) => Distribution::Single,
-        (Some(k), _) => {
-            return Err(Error::InvalidParameter {
-                message: format!("distribution '{k}' is not one of hash, mirror, single (and cannot be combined with PARTITION BY)"),
-            })
-        }
-    };
+    let distribution = chosen_distribution(
+        dist_kind.as_deref(),
+        hash_cols,
+        &primary_key,
+        &uniques,
+        &columns,
+        default,
+    )?;
     check_partition_key(&columns, &distribution)?;
     let layout = catalog
         .placement
@@ -163,6 +157,38 @@ pub fn table_def(
         });
     }
     Ok((def, layout))
+}
+
+/// The distribution a CREATE TABLE asks for (`kind` from `WITH
+/// (distribution = ...)`, `hash_cols` from `PARTITION BY HASH`), or the
+/// cluster's default.
+fn chosen_distribution(
+    kind: Option<&str>,
+    hash_cols: Option<Vec<String>>,
+    primary_key: &[String],
+    uniques: &[Vec<String>],
+    columns: &[ColumnDef],
+    default: DefaultDistribution,
+) -> Result<Distribution> {
+    Ok(match (kind, hash_cols) {
+        (Some("mirror"), None) => Distribution::Mirror,
+        (Some("single"), None) => Distribution::Single,
+        (Some("hash") | None, Some(cols)) => Distribution::Hash { columns: cols, partitions: 0 },
+        (Some("hash"), None) | (None, None)
+            if !primary_key.is_empty() && (kind.is_some() || default != DefaultDistribution::Single) =>
+        {
+            Distribution::Hash {
+                columns: meta::table::default_hash_key(primary_key, uniques, columns, default),
+                partitions: 0,
+            }
+        }
+        (None, None) => Distribution::Single,
+        (Some(k), _) => {
+            return Err(Error::InvalidParameter {
+                message: format!("distribution '{k}' is not one of hash, mirror, single (and cannot be combined with PARTITION BY)"),
+            })
+        }
+    })
 }
 
 /// A hash distribution's key columns exist and can be hashed alike

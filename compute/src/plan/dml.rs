@@ -98,7 +98,45 @@ impl Planner<'_> {
         plan
     }
 
+    /// PostgreSQL's checks of an UPDATE's assignments; then 0A000 (so the
+    /// statement takes the two steps of `plan::readwrite`) when the
+    /// compute node checks foreign keys this write touches, unless it is
+    /// such a step (`keyed`): the rows must be read first for their keys.
+    fn check_target(&self, stmt: &Statement, table: &TableDef, keyed: bool) -> Result<()> {
+        if let Statement::Update(u) = stmt {
+            check_identity_assignments(table, &u.assignments)?;
+        }
+        if keyed {
+            return Ok(());
+        }
+        let assigned: Option<Vec<String>> = match stmt {
+            Statement::Update(u) => Some(
+                u.assignments
+                    .iter()
+                    .filter_map(|a| match &a.target {
+                        datafusion::sql::sqlparser::ast::AssignmentTarget::ColumnName(n) => {
+                            object_parts(n).last().cloned()
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        match crate::plan::foreign_key::write_checks(self.catalog, table, assigned.as_deref())? {
+            Some(why) => Err(Error::unsupported(why)),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn plan_write(&self, stmt: Statement) -> Result<Plan> {
+        self.plan_write_as(stmt, false)
+    }
+
+    /// An UPDATE or DELETE as one rendered statement per partition.
+    /// `keyed`: step 2 of a two-step write (`plan::readwrite`), whose
+    /// foreign keys that write checks.
+    pub(crate) fn plan_write_as(&self, stmt: Statement, keyed: bool) -> Result<Plan> {
         let (name, selection, is_delete) = match &stmt {
             Statement::Update(u) => {
                 if u.from.is_some() || !u.table.joins.is_empty() {
@@ -137,9 +175,7 @@ impl Planner<'_> {
             _ => return Err(Error::internal("not a write")),
         };
         let table = resolve_table(self.catalog, &name, self.schema)?;
-        if let Statement::Update(u) = &stmt {
-            check_identity_assignments(&table, &u.assignments)?;
-        }
+        self.check_target(&stmt, &table, keyed)?;
         // A subquery would reach the shard naming logical tables.
         if datafusion::sql::sqlparser::ast::visit_expressions(&stmt, |e| match e {
             Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {

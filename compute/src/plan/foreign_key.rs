@@ -3,7 +3,7 @@
 //! "Foreign keys"). Pure; `exec::alter` applies the plan.
 
 use common::{Error, Result, SqlState, SqlType};
-use meta::{Catalog, Distribution, ForeignKeyDef, TableDef};
+use meta::{Catalog, Distribution, Enforcement, ForeignKeyDef, TableDef};
 use shard_router::sql::normalize_ident;
 
 use crate::plan::ddl::missing_column;
@@ -145,15 +145,25 @@ pub fn foreign_key(
             Some(A::SetDefault) => return Err(Error::unsupported("ON DELETE/UPDATE SET DEFAULT")),
         })
     };
-    let why = not_co_located(&catalog.placement, table, &parent, &cols, &ref_cols);
-    if let Some(why) = &why {
-        if !unenforced_allowed {
-            return Err(Error::unsupported(format!(
-                "foreign key \"{name}\" between tables the shards cannot check it on: {why} (co-locate them, make \"{}\" a mirror table, or SET tessera.unenforced_foreign_keys = on to record it without enforcing it)",
-                parent.name
-            )));
+    // Co-located: InnoDB checks it on each shard. Else the compute node
+    // does (`exec::foreign_keys`), for the actions that only check; or,
+    // when the session asks, it is recorded only.
+    let enforcement = match not_co_located(&catalog.placement, table, &parent, &cols, &ref_cols) {
+        None => Enforcement::Shards,
+        Some(_) if unenforced_allowed => Enforcement::Recorded,
+        Some(why) => {
+            for (what, a) in [("DELETE", &f.on_delete), ("UPDATE", &f.on_update)] {
+                if !matches!(a, None | Some(A::NoAction) | Some(A::Restrict)) {
+                    return Err(Error::unsupported(format!(
+                        "ON {what} {} in foreign key \"{name}\" between tables on different shards ({why}; co-locate them, or make \"{}\" a mirror table)",
+                        action(a)?,
+                        parent.name
+                    )));
+                }
+            }
+            Enforcement::Compute
         }
-    }
+    };
     Ok((
         ForeignKeyDef {
             id: 0,
@@ -164,8 +174,49 @@ pub fn foreign_key(
             ref_columns: ref_cols,
             on_delete: action(&f.on_delete)?,
             on_update: action(&f.on_update)?,
-            enforced: why.is_none(),
+            enforcement,
         },
         parent,
     ))
+}
+
+/// Why an UPDATE or DELETE of `t` must take the two steps of
+/// `plan::readwrite` (the rows read first, so the compute node knows the
+/// keys it checks), if it must; an error when it cannot be checked.
+pub fn write_checks(
+    catalog: &Catalog,
+    t: &TableDef,
+    assigned: Option<&[String]>,
+) -> Result<Option<&'static str>> {
+    let mut two_steps = None;
+    for fk in catalog.checked_foreign_keys(t.id, false) {
+        let touched = assigned.is_none_or(|a| a.iter().any(|c| fk.ref_columns.contains(c)));
+        if !touched {
+            continue;
+        }
+        let by_key = fk.ref_columns.len() == t.primary_key.len()
+            && fk.ref_columns.iter().all(|c| t.primary_key.contains(c));
+        if !by_key {
+            return Err(Error::Sql {
+                state: SqlState::FEATURE_NOT_SUPPORTED,
+                message: format!(
+                    "{} of a unique key other than the primary key of \"{}\" referenced by foreign key \"{}\" from another shard is not supported yet",
+                    if assigned.is_some() { "UPDATE" } else { "DELETE" },
+                    t.name,
+                    fk.name
+                ),
+            });
+        }
+        two_steps = Some("a write of keys referenced from other shards");
+    }
+    if let Some(a) = assigned {
+        if catalog
+            .checked_foreign_keys(t.id, true)
+            .iter()
+            .any(|fk| fk.columns.iter().any(|c| a.contains(c)))
+        {
+            two_steps = Some("an UPDATE of a foreign key to a table on other shards");
+        }
+    }
+    Ok(two_steps)
 }

@@ -325,7 +325,7 @@ impl Planner<'_> {
             .map_err(Error::internal)?
             .pop()
             .ok_or_else(|| Error::internal("no statement"))?;
-        match self.plan_write(stmt)?.kind {
+        match self.plan_write_as(stmt, true)?.kind {
             PlanKind::Write(w) => Ok(w),
             _ => Err(Error::internal("a keyed write planned otherwise")),
         }

@@ -213,6 +213,7 @@ impl CopyIn {
         let work =
             shard_router::route::insert_statements(&router.placement(), &self.plan.table, &rows)?;
         shard_router::dist::write_in(router, &self.access, work).await?;
+        shard_router::dist::check_references(router, &self.plan.table, &rows, &self.access).await?;
         self.count += rows.len() as u64;
         Ok(())
     }

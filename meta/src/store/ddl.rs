@@ -273,7 +273,7 @@ impl DdlTxn {
         let conn = self.c()?;
         conn.exec_drop(
             "INSERT INTO cat_foreign_keys (table_id, fk_name, columns, ref_table_id, ref_columns, on_delete, on_update, enforced) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (fk.table.0, &fk.name, list(&fk.columns), fk.ref_table.0, list(&fk.ref_columns), &fk.on_delete, &fk.on_update, fk.enforced),
+            (fk.table.0, &fk.name, list(&fk.columns), fk.ref_table.0, list(&fk.ref_columns), &fk.on_delete, &fk.on_update, fk.enforcement.code()),
         )
         .await
         .map_err(me)?;

@@ -27,7 +27,7 @@ type ColumnRow = (
 );
 type IndexRow = (u64, String, String, bool);
 type ViewRow = (u64, String, String, String, String, String, String);
-type FkRow = (u64, u64, String, String, u64, String, String, String, bool);
+type FkRow = (u64, u64, String, String, u64, String, String, String, u8);
 
 /// The rows read in the consistent snapshot: what tables and placement are
 /// built from.
@@ -366,7 +366,7 @@ async fn read_foreign_keys(
             ref_columns: parse_list(&ref_cols)?,
             on_delete,
             on_update,
-            enforced,
+            enforcement: crate::catalog::Enforcement::from_code(enforced),
         }));
     }
     Ok(())

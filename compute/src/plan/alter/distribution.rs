@@ -62,9 +62,12 @@ impl Alter<'_> {
 
     /// A keyless single table keyed now is hashed by its key when that is
     /// the cluster's default for keyed tables (as if created with it).
-    pub(super) fn hash_by_new_key(&mut self, default_hash: bool) -> Result<()> {
+    pub(super) fn hash_by_new_key(
+        &mut self,
+        default: common::config::DefaultDistribution,
+    ) -> Result<()> {
         if self.redistribute.is_none()
-            && default_hash
+            && default != common::config::DefaultDistribution::Single
             && matches!(self.table.distribution, Distribution::Single)
             && self.table.primary_key.is_empty()
             && !self.new.primary_key.is_empty()
@@ -74,8 +77,20 @@ impl Alter<'_> {
                     "ADD PRIMARY KEY on a table that is distributed by it, combined with other actions",
                 ));
             }
+            let uniques: Vec<Vec<String>> = self
+                .new
+                .indexes
+                .iter()
+                .filter(|i| i.unique)
+                .map(|i| i.columns.clone())
+                .collect();
             self.redistribute = Some(Distribution::Hash {
-                columns: self.new.primary_key.clone(),
+                columns: meta::table::default_hash_key(
+                    &self.new.primary_key,
+                    &uniques,
+                    &self.new.columns,
+                    default,
+                ),
                 partitions: 0,
             });
         }
@@ -91,7 +106,7 @@ impl Alter<'_> {
             catalog
                 .foreign_keys_of(table.id, referencing)
                 .iter()
-                .any(|f| f.enforced)
+                .any(|f| f.enforcement == meta::Enforcement::Shards)
         };
         if enforced(true) || enforced(false) {
             return Err(Error::unsupported(format!(
