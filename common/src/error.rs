@@ -54,6 +54,7 @@ impl SqlState {
     pub const RESERVED_NAME: SqlState = SqlState("42939");
     pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
     pub const IDLE_IN_TRANSACTION_TIMEOUT: SqlState = SqlState("25P03");
+    pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
 
     pub fn code(&self) -> &'static str {
         self.0

@@ -26,6 +26,19 @@ pub struct Activity {
     pub state: &'static str,
     /// The last statement's text (the running one's when active).
     pub query: Arc<str>,
+    /// The session's settings, for its `pg_settings`.
+    pub settings: Arc<BTreeMap<String, SettingRow>>,
+}
+
+/// One setting of a session as `pg_settings` shows it.
+#[derive(Debug, Clone)]
+pub struct SettingRow {
+    /// As SHOW prints it.
+    pub value: String,
+    /// `pg_settings.source`.
+    pub source: &'static str,
+    /// What RESET goes back to (`None`: the default).
+    pub reset: Option<String>,
 }
 
 /// One session's entry: the session holds it and updates it at each
@@ -58,6 +71,7 @@ pub fn begin(
         state_change: now,
         state: "idle",
         query: Arc::from(""),
+        settings: Default::default(),
     })));
     SESSIONS.lock().insert(pid, slot.clone());
     slot
@@ -96,9 +110,21 @@ impl Slot {
         a.state_change = now;
     }
 
+    pub fn set_settings(&self, settings: Arc<BTreeMap<String, SettingRow>>) {
+        self.0.lock().settings = settings;
+    }
+
     pub fn set_application_name(&self, name: &str) {
         self.0.lock().application_name = name.to_string();
     }
+}
+
+/// The settings session `pid` published (none for a session of no
+/// connection).
+pub fn settings_of(pid: i32) -> Option<Arc<BTreeMap<String, SettingRow>>> {
+    let slot = SESSIONS.lock().get(&pid).cloned()?;
+    let settings = slot.0.lock().settings.clone();
+    Some(settings)
 }
 
 /// Every session of this node.

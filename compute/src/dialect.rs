@@ -99,6 +99,9 @@ impl Dialect for TesseraDialect {
                 )])),
             })));
         }
+        if parser.parse_keywords(&[Keyword::ALTER, Keyword::SYSTEM]) {
+            return Some(crate::alter_system::parse(parser));
+        }
         // PostgreSQL statements sqlparser has no statement for: refused by
         // name (0A000) rather than as a syntax error.
         if parser.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {

@@ -9,12 +9,14 @@
 //! `ARCHITECTURE.md`.
 
 pub mod activity;
+pub mod alter_system;
 pub mod cancel;
 pub mod decorrelation;
 pub mod dialect;
 pub mod dscale;
 pub mod errors;
 pub mod exec;
+pub mod guc;
 pub mod limits;
 pub mod literals;
 pub mod numeric;
@@ -72,6 +74,13 @@ pub static DEFAULT_STATEMENT_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(0);
 pub static DEFAULT_IDLE_TXN_TIMEOUT_MS: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(0);
+
+/// ALTER SYSTEM's values of the parameters read only when a node starts
+/// (PostgreSQL's `postmaster` context) as they were when this node
+/// started: its sessions use these, and `pg_settings` shows
+/// `pending_restart` where the catalog's differ.
+pub static NODE_START_SETTINGS: std::sync::OnceLock<std::collections::BTreeMap<String, String>> =
+    std::sync::OnceLock::new();
 
 /// DataFusion memory pool size of this node, MiB (config `query_memory_mb`).
 pub static QUERY_MEMORY_MB: std::sync::atomic::AtomicUsize =

@@ -1,6 +1,6 @@
 //! In-memory catalog snapshot, immutable once loaded.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use common::config::MysqlEndpoint;
@@ -160,6 +160,11 @@ pub struct Catalog {
     pub comments: HashMap<(String, u64, String), String>,
     /// Views by (schema, name).
     pub views: HashMap<(String, String), Arc<ViewDef>>,
+    /// ALTER SYSTEM's values by parameter (lower case), as SHOW prints
+    /// them: every compute node's new sessions start with them (meta's
+    /// `settings` table, read in the catalog's snapshot so a node sees
+    /// them with the catalog version that changed them).
+    pub system_settings: BTreeMap<String, String>,
 }
 
 /// The SCRAM-SHA-256 verifier of a password, what PostgreSQL stores

@@ -14,7 +14,9 @@ fn me(e: mysql_async::Error) -> Error {
 
 pub const SCHEMA_VERSION: i64 = 10;
 
-/// Statements creating version 1 of the metadata schema.
+/// Statements creating version 1 of the metadata schema. `settings` holds
+/// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
+/// under the DDL lock and read with the catalog.
 pub const V1: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS schema_version (id INT PRIMARY KEY, version INT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS cluster (id INT PRIMARY KEY, cluster_id VARCHAR(64) NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)",

@@ -22,6 +22,7 @@ pub mod readwrite;
 pub mod roles;
 pub mod runner;
 pub mod sequence;
+pub mod system;
 pub mod views;
 
 use common::{Datum, Error, Result};
@@ -83,6 +84,7 @@ impl Session {
             PlanKind::Set { name, value } => self.set(name, value),
             PlanKind::Reset(name) => self.reset(name.as_deref(), plan.tag),
             PlanKind::Show { name } => self.show(name),
+            PlanKind::AlterSystem(a) => self.alter_system(a).await,
             PlanKind::Ddl(stmt) if matches!(**stmt, Statement::Truncate(_)) => {
                 let Statement::Truncate(t) = &**stmt else {
                     return Err(Error::internal("not a TRUNCATE"));

@@ -61,23 +61,6 @@ pub const SUBSCRIPTS: &str = "tessera_subscripts";
 pub const REGNAMESPACE_OUT: &str = "tessera_regnamespace_out";
 pub const REGROLE_OUT: &str = "tessera_regrole_out";
 
-/// Server-wide settings `pg_settings` lists (session settings are read
-/// with SHOW).
-pub const SERVER_SETTINGS: &[(&str, &str)] = &[
-    ("server_version", crate::SERVER_VERSION),
-    ("server_version_num", "150000"),
-    ("server_encoding", "UTF8"),
-    ("client_encoding", "UTF8"),
-    ("lc_collate", "C.UTF-8"),
-    ("lc_ctype", "C.UTF-8"),
-    ("standard_conforming_strings", "on"),
-    ("integer_datetimes", "on"),
-    ("max_identifier_length", "63"),
-    ("block_size", "8192"),
-    ("default_transaction_isolation", "read committed"),
-    ("max_index_keys", "32"),
-];
-
 /// The catalog as one statement sees it.
 pub struct Snapshot {
     pub catalog: Arc<Catalog>,
@@ -216,8 +199,13 @@ impl SchemaProvider for SystemSchema {
         names.iter().map(|s| s.to_string()).collect()
     }
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
-        // Sessions change between a statement's planning and its run.
-        if self.which == System::PgCatalog && name == "pg_stat_activity" {
+        // Sessions and their settings change between a statement's
+        // planning and its run.
+        let live = ["pg_stat_activity", "pg_settings"];
+        if let Some(live) = live
+            .into_iter()
+            .find(|l| *l == name && self.which == System::PgCatalog)
+        {
             let schema = self
                 .snapshot
                 .table(name)
@@ -226,7 +214,7 @@ impl SchemaProvider for SystemSchema {
                 Arc::new(LiveTable {
                     schema,
                     snapshot: self.snapshot.clone(),
-                    name: "pg_stat_activity",
+                    name: live,
                 }) as Arc<dyn TableProvider>
             }));
         }

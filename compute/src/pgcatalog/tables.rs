@@ -241,28 +241,48 @@ impl Snapshot {
             .collect()
     }
 
+    /// Every parameter of PostgreSQL 15 and Tessera (`crate::guc`) with
+    /// the session's value where it has one (published by the session,
+    /// see `crate::activity`), else the node's.
     fn pg_settings(&self) -> Vec<Vec<V>> {
-        super::SERVER_SETTINGS
-            .iter()
-            .map(|(name, value)| {
+        let session = crate::activity::settings_of(self.pid).unwrap_or_default();
+        let started = crate::NODE_START_SETTINGS.get();
+        let text = |s: &str| if s.is_empty() { V::N } else { s.into() };
+        crate::guc::all()
+            .map(|p| {
+                let key = p.key();
+                let row = session.get(&key);
+                let default = crate::guc::node_default(p).setting;
+                // Session values are kept as SHOW prints them.
+                let setting = |show: &str| p.parse(show).map_or(show.to_string(), |v| v.setting);
+                let value = row.map_or_else(|| default.clone(), |r| setting(&r.value));
+                let reset = row
+                    .and_then(|r| r.reset.as_deref())
+                    .map_or_else(|| default.clone(), setting);
+                let pending = p.needs_restart()
+                    && self.catalog.system_settings.get(&key) != started.and_then(|m| m.get(&key));
                 vec![
-                    (*name).into(),
-                    (*value).into(),
+                    p.name.into(),
+                    value.into(),
+                    text(p.unit),
+                    p.category.into(),
+                    p.short_desc.into(),
                     V::N,
-                    "Tessera".into(),
+                    p.context.into(),
+                    p.vartype.name().into(),
+                    row.map_or("default", |r| r.source).into(),
+                    text(p.min),
+                    text(p.max),
+                    if p.enumvals.is_empty() {
+                        V::N
+                    } else {
+                        V::A(p.enumvals.iter().map(|v| v.to_string()).collect())
+                    },
+                    p.boot.into(),
+                    reset.into(),
                     V::N,
                     V::N,
-                    "user".into(),
-                    "string".into(),
-                    "session".into(),
-                    V::N,
-                    V::N,
-                    V::N,
-                    (*value).into(),
-                    (*value).into(),
-                    V::N,
-                    V::N,
-                    false.into(),
+                    pending.into(),
                 ]
             })
             .collect()

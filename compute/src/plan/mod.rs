@@ -66,6 +66,8 @@ pub enum PlanKind {
     },
     /// `RESET name`, `SET name TO DEFAULT`; `RESET ALL` without a name.
     Reset(Option<String>),
+    /// `ALTER SYSTEM SET/RESET` (see `exec::system`).
+    AlterSystem(crate::alter_system::AlterSystem),
     Show {
         name: String,
     },
@@ -267,6 +269,10 @@ impl Planner<'_> {
             }
             Statement::Set(set) => self.plan_set(set.clone())?,
             Statement::Reset(r) => self.plan_reset(r),
+            s @ Statement::AlterSession { .. } => match crate::alter_system::of(s) {
+                Some(a) => self.plan_of(PlanKind::AlterSystem(a), "ALTER SYSTEM"),
+                None => return Err(Error::unsupported("ALTER SESSION")),
+            },
             Statement::ShowVariable { variable } => self.plan_show(variable),
             Statement::Discard { object_type } => {
                 self.plan_of(PlanKind::Noop, discard_tag(object_type))
@@ -407,7 +413,7 @@ impl Planner<'_> {
             "intervalstyle" => "IntervalStyle".to_string(),
             "transaction isolation level" => "transaction_isolation".to_string(),
             "session authorization" => "session_authorization".to_string(),
-            _ => name.clone(),
+            _ => crate::guc::find(&name).map_or_else(|| name.clone(), |p| p.name.to_string()),
         };
         let mut p = self.plan_of(PlanKind::Show { name }, "SHOW");
         p.fields = vec![(column, Type::TEXT)];

@@ -86,6 +86,9 @@ pub struct Session {
     pub last_sequence_value: Option<(u64, i64)>,
     /// DDL of the open transaction block (see `exec::block_ddl`).
     pub block_ddl: Vec<BlockDdl>,
+    /// NOTICEs the running statement raised, sent before its answer
+    /// (`wire` drains them).
+    pub notices: Vec<String>,
 }
 
 /// One entry of a transaction block's DDL record.
@@ -166,6 +169,7 @@ impl Session {
             sequence_values: std::collections::HashMap::new(),
             last_sequence_value: None,
             block_ddl: vec![],
+            notices: vec![],
         }
     }
 

@@ -16,6 +16,8 @@ use super::Session;
 #[derive(Default)]
 pub struct Settings {
     values: BTreeMap<String, String>,
+    /// Where each value came from (absent: the default).
+    pub(crate) sources: BTreeMap<String, Source>,
     typed: Typed,
     /// The schema `search_path` resolves to, at a catalog version (see
     /// `Session::current_schema`); forgotten when `search_path` is set.
@@ -70,6 +72,7 @@ impl Clone for Settings {
     fn clone(&self) -> Self {
         Settings {
             values: self.values.clone(),
+            sources: self.sources.clone(),
             typed: self.typed.clone(),
             schema: Default::default(),
         }
@@ -96,6 +99,18 @@ impl Settings {
             *self.schema.get_mut() = None;
         }
         self.values.insert(key, value);
+    }
+
+    /// Forgets a parameter set in the session, back to its default
+    /// (none of the typed ones: they are always present).
+    pub fn remove(&mut self, key: &str) {
+        self.values.remove(key);
+        self.sources.remove(key);
+    }
+
+    /// Where `key`'s value came from.
+    pub fn source(&self, key: &str) -> Source {
+        self.sources.get(key).copied().unwrap_or_default()
     }
 
     /// The typed values.
@@ -211,16 +226,71 @@ pub fn format_duration_ms(ms: u64) -> String {
 impl Session {
     /// `SET name = value`.
     pub(crate) fn set(&mut self, name: &str, value: &str) -> Result<crate::session::Output> {
-        let key = name.to_ascii_lowercase();
-        let key = if key == "time zone" {
-            "timezone".to_string()
-        } else {
-            key
+        let key = canonical_key(name);
+        if let Some(p) = crate::guc::find(&key) {
+            self.may_set(p, &key, false)?;
+        }
+        self.assign(&key, value, Source::Session)?;
+        self.publish_settings();
+        Ok(crate::session::Output::Command {
+            tag: "SET".into(),
+            rows: None,
+        })
+    }
+
+    /// A setting of the startup packet (`options`, `TimeZone`).
+    pub(crate) fn set_at_start(&mut self, name: &str, value: &str) -> Result<()> {
+        let key = canonical_key(name);
+        if let Some(p) = crate::guc::find(&key) {
+            self.may_set(p, &key, true)?;
+        }
+        self.assign(&key, value, Source::Client)
+    }
+
+    /// Whether the session may change parameter `p` now, as PostgreSQL's
+    /// `set_config_option` decides from its context (55P02, 42501);
+    /// `at_start`: from the startup packet, where `backend` ones may be.
+    pub(crate) fn may_set(&self, p: &crate::guc::Param, key: &str, at_start: bool) -> Result<()> {
+        let cant = |why: &str| {
+            Err(Error::Sql {
+                state: common::SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                message: format!("parameter \"{key}\" cannot be {why}"),
+            })
+        };
+        match p.context {
+            "internal" => cant("changed"),
+            "postmaster" => cant("changed without restarting the server"),
+            "sighup" => cant("changed now"),
+            "backend" | "superuser-backend" if !at_start => cant("set after connection start"),
+            "superuser" | "superuser-backend"
+                if !crate::privileges::is_superuser(&self.router.catalog(), &self.user) =>
+            {
+                Err(Error::Sql {
+                    state: common::SqlState::INSUFFICIENT_PRIVILEGE,
+                    message: format!("permission denied to set parameter \"{key}\""),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Gives setting `key` (canonical) its value from `source`: a
+    /// parameter PostgreSQL knows is read as PostgreSQL reads it (22023)
+    /// and kept as SHOW prints it; every value that can reach a shard is
+    /// checked against its allowed values.
+    pub(crate) fn assign(&mut self, key: &str, value: &str, source: Source) -> Result<()> {
+        let read;
+        let value = match crate::guc::find(key) {
+            Some(p) => {
+                read = p.parse(value)?.show;
+                read.as_str()
+            }
+            None => value,
         };
         if key == "transaction_isolation" {
             self.set_transaction_isolation(value)?;
         }
-        let value = &match key.as_str() {
+        let value = &match key {
             "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" => {
                 format_duration_ms(parse_duration_ms(value)?)
             }
@@ -242,27 +312,7 @@ impl Session {
         } else {
             value.clone()
         };
-        let value =
-            &if key == "tessera.unenforced_foreign_keys" || key == "tessera.consistent_reads" {
-                match value.to_ascii_lowercase().as_str() {
-                    "on" | "true" | "1" | "yes" => "on".to_string(),
-                    "off" | "false" | "0" | "no" => "off".to_string(),
-                    _ => {
-                        return Err(Error::InvalidParameter {
-                            message: format!("parameter \"{key}\" requires a Boolean value"),
-                        })
-                    }
-                }
-            } else {
-                value.clone()
-            };
         if key == "tessera.pushdown" {
-            if !matches!(value.to_ascii_lowercase().as_str(), "on" | "off") {
-                return Err(Error::InvalidText {
-                    ty: "boolean".into(),
-                    value: value.clone(),
-                });
-            }
             // The DataFusion context carries the rule: rebuild it.
             self.df_ctx = None;
         }
@@ -271,11 +321,9 @@ impl Session {
                 a.set_application_name(value);
             }
         }
-        self.settings.insert(key, value.clone());
-        Ok(crate::session::Output::Command {
-            tag: "SET".into(),
-            rows: None,
-        })
+        self.settings.insert(key.to_string(), value.clone());
+        self.settings.sources.insert(key.to_string(), source);
+        Ok(())
     }
 
     /// `RESET name` (and `SET name TO DEFAULT`): the value the session
@@ -287,14 +335,15 @@ impl Session {
     ) -> Result<crate::session::Output> {
         let names: Vec<String> = match name {
             Some(n) => {
-                let key = match n.to_ascii_lowercase().as_str() {
-                    "time zone" => "timezone".to_string(),
-                    k => k.to_string(),
-                };
-                if !self.settings.contains_key(&key) && !key.contains('.') {
+                let key = canonical_key(n);
+                let known = crate::guc::find(&key);
+                if !self.settings.contains_key(&key) && !key.contains('.') && known.is_none() {
                     return Err(Error::UnknownSetting {
                         name: n.to_string(),
                     });
+                }
+                if let Some(p) = known {
+                    self.may_set(p, &key, false)?;
                 }
                 vec![key]
             }
@@ -310,9 +359,12 @@ impl Session {
             match self.startup_settings.get(&key).cloned() {
                 Some(v) => {
                     if self.settings.get(&key) != Some(&v) {
-                        self.set(&key, &v)?;
+                        let source = self.startup_settings.source(&key);
+                        self.assign(&key, &v, source)?;
                     }
                 }
+                // A parameter PostgreSQL knows goes back to its default.
+                None if crate::guc::find(&key).is_some() => self.settings.remove(&key),
                 // A placeholder (`myapp.name`) set in the session reads
                 // as empty once reset, as in PostgreSQL.
                 None => {
@@ -320,6 +372,7 @@ impl Session {
                 }
             }
         }
+        self.publish_settings();
         Ok(crate::session::Output::Command {
             tag: tag.into(),
             rows: None,
@@ -357,14 +410,89 @@ impl Session {
         if key == "all" {
             return Err(Error::unsupported("SHOW ALL"));
         }
-        let v = self
-            .settings
-            .get(&key)
-            .cloned()
-            .ok_or(Error::UnknownSetting {
-                name: name.to_string(),
-            })?;
+        let v = match (self.settings.get(&key), crate::guc::find(&key)) {
+            (Some(v), _) => v.clone(),
+            (None, Some(p)) => crate::guc::node_default(p).show,
+            (None, None) => {
+                return Err(Error::UnknownSetting {
+                    name: name.to_string(),
+                })
+            }
+        };
         Ok(crate::session::Output::Rows(vec![vec![Datum::Text(v)]]))
+    }
+
+    /// Starts the session's settings from ALTER SYSTEM's values (the
+    /// catalog's, or for a parameter read at node start the values this
+    /// node started with); a value this build cannot take is skipped.
+    pub(crate) fn apply_system_settings(&mut self, catalog: &meta::Catalog) {
+        let at_start = crate::NODE_START_SETTINGS.get();
+        let now = catalog.system_settings.iter();
+        let started = at_start.into_iter().flatten();
+        let values = now
+            .filter(|(k, _)| crate::guc::find(k).is_some_and(|p| !p.needs_restart()))
+            .chain(started.filter(|(k, _)| crate::guc::find(k).is_some_and(|p| p.needs_restart())));
+        let values: Vec<(String, String)> = values.map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (k, v) in values {
+            if let Err(e) = self.assign(&k, &v, Source::File) {
+                tracing::debug!("ALTER SYSTEM value {k}={v} not applied: {e}");
+            }
+        }
+    }
+
+    /// Makes the session's settings what `pg_settings` shows for it
+    /// (`crate::activity`): each value, where it came from and what RESET
+    /// goes back to.
+    pub(crate) fn publish_settings(&self) {
+        let Some(slot) = &self.activity else {
+            return;
+        };
+        let rows = self
+            .settings
+            .values
+            .iter()
+            .map(|(k, v)| {
+                let row = crate::activity::SettingRow {
+                    value: v.clone(),
+                    source: self.settings.source(k).name(),
+                    reset: self.startup_settings.get(k).cloned(),
+                };
+                (k.clone(), row)
+            })
+            .collect();
+        slot.set_settings(std::sync::Arc::new(rows));
+    }
+}
+
+/// A setting's name as the session keeps it: lower case, `time zone` is
+/// `timezone`.
+fn canonical_key(name: &str) -> String {
+    match name.to_ascii_lowercase().as_str() {
+        "time zone" => "timezone".to_string(),
+        k => k.to_string(),
+    }
+}
+
+/// Where a setting's value came from, as `pg_settings.source` names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Source {
+    #[default]
+    Default,
+    /// ALTER SYSTEM (PostgreSQL's `postgresql.auto.conf`).
+    File,
+    /// The startup packet.
+    Client,
+    Session,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::File => "configuration file",
+            Source::Client => "client",
+            Source::Session => "session",
+        }
     }
 }
 

@@ -521,6 +521,7 @@ impl ExtendedQueryHandler for ConnHandlers {
             }
         }
         let mut res = session.run(&prepared, &params).await;
+        super::response::send_notices(client, &mut session.notices).await?;
         // A DECLAREd cursor is a portal of the protocol too (psycopg 3
         // describes its server-side cursors by name): one whose statement
         // is `FETCH ALL` from it.

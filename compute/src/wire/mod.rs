@@ -62,8 +62,14 @@ impl ConnHandlers {
             let (pid, secret) = client.pid_and_secret_key();
             s.pid = pid;
             s.interrupt = crate::cancel::register(pid, secret);
+            // ALTER SYSTEM's values first: the client's come after them.
+            s.apply_system_settings(&self.router.catalog());
             if let Some(app) = md.get("application_name") {
                 s.settings.insert("application_name".into(), app.clone());
+                s.settings.sources.insert(
+                    "application_name".into(),
+                    crate::session::settings::Source::Client,
+                );
             }
             s.activity = Some(crate::activity::begin(
                 pid,
@@ -84,11 +90,12 @@ impl ConnHandlers {
                 startup.extend(startup_options(opts));
             }
             for (k, v) in startup {
-                if let Err(e) = s.set(&k, &v) {
+                if let Err(e) = s.set_at_start(&k, &v) {
                     tracing::debug!("startup setting {k}={v} not applied: {e}");
                 }
             }
             s.startup_settings = s.settings.clone();
+            s.publish_settings();
             *guard = Some(s);
         }
         guard
@@ -162,6 +169,7 @@ impl PgWireServerHandlers for Factory {
 
 /// Accepts connections forever.
 pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
+    let _ = crate::NODE_START_SETTINGS.set(router.catalog().system_settings.clone());
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!("listening on {listen}");
     let parser = Arc::new(TesseraParser {

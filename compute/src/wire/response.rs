@@ -42,6 +42,25 @@ pub fn error_info(e: &Error) -> ErrorInfo {
     info
 }
 
+/// Sends the NOTICEs a statement raised (`Session::notices`), before its
+/// answer.
+pub async fn send_notices<C>(client: &mut C, notices: &mut Vec<String>) -> PgWireResult<()>
+where
+    C: futures::Sink<pgwire::messages::PgWireBackendMessage> + Unpin,
+    PgWireError: From<C::Error>,
+{
+    use futures::SinkExt;
+    for n in notices.drain(..) {
+        let info = ErrorInfo::new("NOTICE".into(), "00000".into(), n);
+        client
+            .feed(pgwire::messages::PgWireBackendMessage::NoticeResponse(
+                info.into(),
+            ))
+            .await?;
+    }
+    Ok(())
+}
+
 /// One batch's rows as DataRows.
 fn encode_batch(fields: &Arc<Vec<FieldInfo>>, b: &RecordBatch) -> Vec<PgWireResult<DataRow>> {
     if b.num_columns() != fields.len() {

@@ -49,6 +49,9 @@ impl SimpleQueryHandler for ConnHandlers {
         let last = stmts.len().saturating_sub(1);
         for (i, stmt) in stmts.into_iter().enumerate() {
             let mut res = session.run_simple(stmt, heavy).await;
+            // Sent at once: before this statement's answer, though after
+            // those of the statements before it in the same string.
+            super::response::send_notices(client, &mut session.notices).await?;
             // The replies are sent after the last statement ran: rows of an
             // earlier one are collected first, so its shard connections are
             // free for the statements after it.

@@ -42,7 +42,7 @@ pub struct DdlTxn {
 }
 
 impl DdlTxn {
-    fn c(&mut self) -> Result<&mut Conn> {
+    pub(super) fn c(&mut self) -> Result<&mut Conn> {
         self.conn
             .as_mut()
             .ok_or_else(|| Error::internal("DDL transaction already finished"))

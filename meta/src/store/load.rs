@@ -80,11 +80,18 @@ async fn read_catalog(conn: &mut Conn) -> Result<Catalog> {
         foreign_keys: vec![],
         comments: HashMap::new(),
         views: HashMap::new(),
+        system_settings: Default::default(),
     };
     read_roles(conn, &mut catalog).await?;
     read_sequences(conn, &mut catalog).await?;
     read_comments(conn, &mut catalog).await?;
     read_views(conn, &mut catalog).await?;
+    catalog.system_settings = conn
+        .query("SELECT name, value FROM settings")
+        .await
+        .map_err(me)?
+        .into_iter()
+        .collect();
     read_foreign_keys(conn, &mut catalog, &rows.tables).await?;
     for row in rows.tables {
         let def = table_def(row, &catalog.placement, &mut cols, &mut idx)?;

@@ -2,13 +2,14 @@
 //! read and change the metadata MariaDB. One file per concern: `load`
 //! reads the catalog, `ddl` holds the DDL lock and the catalog changes,
 //! `queue` the physical tables to drop and orphan recovery, `sequences`
-//! reservations and setval; this file the pool, bootstrap, the node
+//! reservations and setval, `settings` ALTER SYSTEM's values; this file the pool, bootstrap, the node
 //! registry and users.
 
 mod ddl;
 mod load;
 mod queue;
 mod sequences;
+mod settings;
 
 pub use ddl::DdlTxn;
 pub use queue::OrphanClaim;
