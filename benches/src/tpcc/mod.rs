@@ -104,9 +104,10 @@ pub enum Flavor {
     Mariadb,
 }
 
-/// The tables and indexes of `flavor`.
-pub fn schema(flavor: Flavor) -> Vec<String> {
-    let tessera = flavor == Flavor::Tessera;
+/// The tables and indexes of `flavor`. `kit`: as a user's kit writes them
+/// (BenchmarkSQL), without a Tessera clause: the default placement.
+pub fn schema(flavor: Flavor, kit: bool) -> Vec<String> {
+    let tessera = flavor == Flavor::Tessera && !kit;
     let by = |col: &str| {
         if tessera {
             format!(" PARTITION BY HASH ({col})")
@@ -138,6 +139,23 @@ pub fn schema(flavor: Flavor) -> Vec<String> {
         _ => ddl,
     })
     .collect()
+}
+
+/// BenchmarkSQL 5.0's ten foreign keys (foreignKeys.sql) on this schema's
+/// tables, added after the load as the kit does.
+pub fn foreign_keys() -> Vec<&'static str> {
+    vec![
+        "ALTER TABLE district ADD CONSTRAINT d_warehouse_fkey FOREIGN KEY (d_w_id) REFERENCES warehouse (w_id)",
+        "ALTER TABLE customer ADD CONSTRAINT c_district_fkey FOREIGN KEY (c_w_id, c_d_id) REFERENCES district (d_w_id, d_id)",
+        "ALTER TABLE history ADD CONSTRAINT h_customer_fkey FOREIGN KEY (h_c_w_id, h_c_d_id, h_c_id) REFERENCES customer (c_w_id, c_d_id, c_id)",
+        "ALTER TABLE history ADD CONSTRAINT h_district_fkey FOREIGN KEY (h_w_id, h_d_id) REFERENCES district (d_w_id, d_id)",
+        "ALTER TABLE new_order ADD CONSTRAINT no_order_fkey FOREIGN KEY (no_w_id, no_d_id, no_o_id) REFERENCES orders (o_w_id, o_d_id, o_id)",
+        "ALTER TABLE orders ADD CONSTRAINT o_customer_fkey FOREIGN KEY (o_w_id, o_d_id, o_c_id) REFERENCES customer (c_w_id, c_d_id, c_id)",
+        "ALTER TABLE order_line ADD CONSTRAINT ol_order_fkey FOREIGN KEY (ol_w_id, ol_d_id, ol_o_id) REFERENCES orders (o_w_id, o_d_id, o_id)",
+        "ALTER TABLE order_line ADD CONSTRAINT ol_stock_fkey FOREIGN KEY (ol_supply_w_id, ol_i_id) REFERENCES stock (s_w_id, s_i_id)",
+        "ALTER TABLE stock ADD CONSTRAINT s_warehouse_fkey FOREIGN KEY (s_w_id) REFERENCES warehouse (w_id)",
+        "ALTER TABLE stock ADD CONSTRAINT s_item_fkey FOREIGN KEY (s_i_id) REFERENCES item (i_id)",
+    ]
 }
 
 pub const TABLES: [&str; 9] = [
