@@ -55,3 +55,12 @@ SELECT lpad('ab', -1, 'x'), rpad('ab', -3), repeat('x', -2), lpad('abc', 2);
 SELECT id, lpad(owner, (id % 5) - 2, '*') FROM acct WHERE id <= 8 ORDER BY id;
 SELECT id, rpad(note, qty % 4 - 2, 'ab') FROM orders WHERE id <= 12 ORDER BY id;
 SELECT repeat('x', 2000000000);
+-- Upserts as ORMs write them: INSERT ... ON CONFLICT ... RETURNING shows
+-- the row after the insert or the update, DO NOTHING only the rows
+-- inserted. (Each statement runs several times here: only EXCLUDED values
+-- are assigned, so every run answers alike; the rows go at the end.)
+INSERT INTO empty_t VALUES (900, 'a'), (901, 'b') ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v RETURNING *;
+INSERT INTO empty_t AS t VALUES (901, 'c') ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v RETURNING t.id * 2 AS dbl, upper(t.v), v;
+INSERT INTO empty_t VALUES (900, 'x'), (901, 'y') ON CONFLICT DO NOTHING RETURNING *;
+INSERT INTO empty_t VALUES (901, 'y') ON CONFLICT (id) DO NOTHING RETURNING id;
+DELETE FROM empty_t WHERE id >= 900;
