@@ -55,3 +55,27 @@ SELECT lpad('ab', -1, 'x'), rpad('ab', -3), repeat('x', -2), lpad('abc', 2);
 SELECT id, lpad(owner, (id % 5) - 2, '*') FROM acct WHERE id <= 8 ORDER BY id;
 SELECT id, rpad(note, qty % 4 - 2, 'ab') FROM orders WHERE id <= 12 ORDER BY id;
 SELECT repeat('x', 2000000000);
+-- Upserts as ORMs write them: INSERT ... ON CONFLICT ... RETURNING shows
+-- the row after the insert or the update, DO NOTHING only the rows
+-- inserted. (Each statement runs several times here: only EXCLUDED values
+-- are assigned, so every run answers alike; the rows go at the end.)
+INSERT INTO empty_t VALUES (900, 'a'), (901, 'b') ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v RETURNING *;
+INSERT INTO empty_t AS t VALUES (901, 'c') ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v RETURNING t.id * 2 AS dbl, upper(t.v), v;
+INSERT INTO empty_t VALUES (900, 'x'), (901, 'y') ON CONFLICT DO NOTHING RETURNING *;
+INSERT INTO empty_t VALUES (901, 'y') ON CONFLICT (id) DO NOTHING RETURNING id;
+DELETE FROM empty_t WHERE id >= 900;
+-- EXISTS over a set operation: as a select item (how clients compare
+-- tables) and in WHERE.
+SELECT NOT EXISTS (SELECT id FROM acct EXCEPT SELECT acct_id FROM orders);
+SELECT EXISTS (SELECT id FROM acct INTERSECT SELECT acct_id FROM orders), NOT EXISTS (SELECT id FROM acct WHERE id > 1000 UNION SELECT id FROM region WHERE id > 1000);
+SELECT NOT EXISTS (SELECT k FROM colo_a EXCEPT SELECT k FROM colo_b) AS same, EXISTS (SELECT 1) AS one, NOT EXISTS (SELECT id FROM region EXCEPT SELECT id FROM acct) AS covered;
+SELECT id FROM acct WHERE NOT EXISTS (SELECT id FROM region EXCEPT SELECT id FROM acct) AND id <= 3;
+SELECT id FROM acct WHERE EXISTS (SELECT acct_id FROM orders INTERSECT SELECT id FROM acct WHERE id = 62) AND id < 4;
+-- pg_typeof: the type's name as regtype prints it.
+SELECT pg_typeof(id)::text, pg_typeof(owner)::text, pg_typeof(balance)::text, pg_typeof(opened)::text, pg_typeof(flag)::text, pg_typeof(score)::text FROM acct WHERE id = 1;
+SELECT pg_typeof(id)::text, pg_typeof(note)::text, pg_typeof(ts)::text, pg_typeof(qty)::text, pg_typeof(note || '!')::text, pg_typeof(upper(note))::text FROM orders WHERE id = 7;
+SELECT pg_typeof(name)::text, pg_typeof(code)::text, pg_typeof(r.id + 1)::text FROM region r WHERE id = 1;
+SELECT pg_typeof(at)::text, pg_typeof(local_at)::text FROM events WHERE id = 1;
+SELECT pg_typeof(1)::text, pg_typeof(3000000000)::text, pg_typeof(1.5)::text, pg_typeof('a')::text, pg_typeof(NULL)::text, pg_typeof('a'::varchar(3))::text, pg_typeof(2::smallint)::text;
+SELECT pg_typeof(now())::text, pg_typeof(date '2024-01-02')::text, pg_typeof(true)::text, pg_typeof(1.5::float8)::text, pg_typeof(interval '1 day')::text, pg_typeof('x'::char(2))::text;
+SELECT pg_typeof(count(*))::text, pg_typeof(sum(qty))::text, pg_typeof(max(amount))::text, pg_typeof(min(note))::text FROM orders;

@@ -28,6 +28,7 @@ pub mod pgextract;
 pub mod pgfuncs;
 pub mod pgresult;
 pub mod pgtext;
+pub mod pgtypeof;
 pub mod pgtypes;
 pub mod pgzone;
 pub mod plan;

@@ -46,6 +46,9 @@ pub fn register(ctx: &SessionContext) {
         }));
     }
     ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
+    ctx.register_udf(ScalarUDF::new_from_impl(
+        crate::pgtypeof::PgTypeof::default(),
+    ));
     for f in [
         Func::Div,
         Func::WidthBucket,

@@ -94,6 +94,27 @@ def psycopg3_checks():
             with cur.copy("COPY drv_p3 (id, v) TO STDOUT WITH (FORMAT csv, FORCE_QUOTE *, DELIMITER ';')") as cp:
                 out = b"".join(bytes(b) for b in cp)
         check("COPY TO CSV FORCE_QUOTE *", sorted(out.splitlines())[:2], [b'"0";"v0"', b'"1";"v1"'])
+        # Upserts as ORMs write them: ON CONFLICT ... RETURNING with
+        # parameters, prepared (the extended protocol); the row after the
+        # insert or the update, only the rows inserted for DO NOTHING.
+        up = (
+            "INSERT INTO drv_p3 AS t (id, v) VALUES (%s, %s) ON CONFLICT (id) "
+            "DO UPDATE SET v = EXCLUDED.v RETURNING t.id, v AS value, upper(t.v)"
+        )
+        for i, (key, v) in enumerate([(3, "new3"), (42, "v42"), (42, "w42")]):
+            cur = conn.execute(up, (key, v), prepare=True)
+            check(f"psycopg upsert RETURNING {i}", cur.fetchall(), [(key, v, v.upper())])
+            check(f"psycopg upsert RETURNING {i} tag", cur.statusmessage, "INSERT 0 1")
+        check("psycopg upsert RETURNING names", [d.name for d in cur.description], ["id", "value", "upper"])
+        cur = conn.execute(
+            "INSERT INTO drv_p3 VALUES (%s, %s), (%s, %s), (%s, %s) ON CONFLICT DO NOTHING RETURNING *",
+            (42, "x", 43, "v43", 5, "x"),
+            prepare=True,
+        )
+        check("psycopg DO NOTHING RETURNING", (cur.fetchall(), cur.statusmessage), ([(43, "v43")], "INSERT 0 1"))
+        # SHOW's command tag carries no row count.
+        check("SHOW tag", conn.execute("SHOW TimeZone").statusmessage, "SHOW")
+        check("SHOW tag, prepared", conn.execute("SHOW TimeZone", prepare=True).statusmessage, "SHOW")
         conn.execute("DROP TABLE drv_p3")
 
 
@@ -136,6 +157,15 @@ def sqlalchemy_checks():
         s.commit()
         ids = [i.id for i in s.scalars(select(Item).order_by(Item.id))]
         check("sqlalchemy ORM SERIAL ids", ids, [1, 2])
+    # SQLAlchemy's PostgreSQL upsert with RETURNING.
+    from sqlalchemy.dialects.postgresql import insert
+
+    with Session(engine) as s:
+        stmt = insert(Item).values([{"id": 2, "name": "y2", "price": 5}, {"id": 3, "name": "z", "price": 6}])
+        stmt = stmt.on_conflict_do_update(index_elements=[Item.id], set_={"name": stmt.excluded.name})
+        got = s.execute(stmt.returning(Item.id, Item.name, Item.price)).all()
+        s.commit()
+        check("sqlalchemy on_conflict_do_update returning", [(r[0], r[1], str(r[2])) for r in got], [(2, "y2", "2.00"), (3, "z", "6.00")])
     Base.metadata.drop_all(engine)
     check("sqlalchemy drop_all", inspect(engine).has_table("drv_sa_item"), False)
 

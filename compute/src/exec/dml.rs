@@ -5,7 +5,7 @@
 use common::{Datum, Error, Result};
 use datafusion::sql::sqlparser::ast::Expr;
 use meta::Distribution;
-use shard_router::route::Route;
+use shard_router::route::{OnConflict, Route};
 use shard_router::sql::eval_value;
 
 use crate::plan::{resolve_table, InsertPlan, WritePlan};
@@ -91,16 +91,26 @@ impl Session {
         }
         let heavy = p.rows.len() > 1000;
         let placement = self.router.placement();
-        let (rows, work) = crate::cpu_bound(heavy, || -> Result<_> {
+        let returns = !p.returning.is_empty() || p.returning_exprs.is_some();
+        // With ON CONFLICT, what RETURNING shows is what the shards hold
+        // after the statement (the row updated, or only the rows inserted).
+        let from_shards = returns && p.on_conflict != OnConflict::Error;
+        let (rows, batches) = crate::cpu_bound(heavy, || -> Result<_> {
             let clock = self.clock();
             let rows = insert_rows(p, params, sequenced, &clock)?;
             let on = crate::plan::conflict::bind(p, &rows, params)?;
-            let work = shard_router::route::insert_statements_on(&placement, t, &rows, &on)?;
-            Ok((rows, work))
+            let batches =
+                shard_router::route::insert_batches(&placement, t, &rows, &on, from_shards)?;
+            Ok((rows, batches))
         })?;
+        if from_shards {
+            let stored = self.write_returning(t, &rows, batches, None).await?;
+            return Ok(Output::Rows(self.returned_rows(p, &stored, params).await?));
+        }
+        let work = batches.into_iter().map(|b| b.statement).collect();
         let written = self.run_writes(work).await?;
         Box::pin(self.check_inserted(p, &rows)).await?;
-        if p.returning.is_empty() && p.returning_exprs.is_none() {
+        if !returns {
             return Ok(Output::Command {
                 tag: "INSERT 0".into(),
                 rows: Some(crate::plan::conflict::inserted(
@@ -184,12 +194,50 @@ impl Session {
     /// An implicit commit raises the session's cancel shield first (see
     /// `compute::cancel`).
     async fn run_writes(&mut self, work: Vec<shard_router::dist::ShardStatement>) -> Result<u64> {
+        Ok(self.run_writes_returning(work, None).await?.affected)
+    }
+
+    /// [`Session::run_writes`] of statements ending in `RETURNING`, their
+    /// rows decoded as `returning`.
+    async fn run_writes_returning(
+        &mut self,
+        work: Vec<shard_router::dist::ShardStatement>,
+        returning: Option<&[common::SqlType]>,
+    ) -> Result<shard_router::dist::Written> {
         let (pid, since) = (self.pid, self.statement_generation);
         let access = self.statement_access();
-        shard_router::dist::write(&self.router, &access, work, || {
+        shard_router::dist::write_returning(&self.router, &access, work, returning, || {
             crate::cancel::Shield::raise(pid, since)
         })
         .await
+    }
+
+    /// Writes INSERT batches rendered with `RETURNING` (in the session's
+    /// transaction or an implicit one, or through `access`) and gives
+    /// back, in the order of `rows`, the rows the shards hold for them
+    /// afterwards: one per row for DO UPDATE, the rows inserted for DO
+    /// NOTHING.
+    pub(crate) async fn write_returning(
+        &mut self,
+        t: &meta::TableDef,
+        rows: &[Vec<Datum>],
+        batches: Vec<shard_router::route::InsertBatch>,
+        access: Option<&shard_router::txn::StatementAccess>,
+    ) -> Result<Vec<Vec<Datum>>> {
+        let types: Vec<common::SqlType> = t.columns.iter().map(|c| c.ty).collect();
+        let work = batches.iter().map(|b| b.statement.clone()).collect();
+        let written = match access {
+            None => self.run_writes_returning(work, Some(&types)).await?,
+            Some(a) => {
+                shard_router::dist::write_in_returning(&self.router, a, work, Some(&types)).await?
+            }
+        };
+        Ok(shard_router::route::returned_in_order(
+            t,
+            &batches,
+            written.returned,
+            rows,
+        ))
     }
 
     pub(crate) async fn execute_write(&mut self, p: &WritePlan, params: &[Datum]) -> Result<usize> {

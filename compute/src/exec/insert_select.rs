@@ -178,11 +178,24 @@ impl Session {
                 }
                 let on = crate::plan::conflict::bind(p, &rows, &[])?;
                 let placement = self.router.placement();
+                let returns = !p.returning.is_empty() || p.returning_exprs.is_some();
+                // With ON CONFLICT, RETURNING shows the rows as the
+                // shards hold them after the statement (see dml.rs).
+                if returns && p.on_conflict != shard_router::route::OnConflict::Error {
+                    let batches =
+                        shard_router::route::insert_batches(&placement, &t, &rows, &on, true)?;
+                    let stored = self
+                        .write_returning(&t, &rows, batches, Some(&access))
+                        .await?;
+                    count += stored.len();
+                    returned.extend(self.returned_rows(p, &stored, &[]).await?);
+                    continue;
+                }
                 let work = shard_router::route::insert_statements_on(&placement, &t, &rows, &on)?;
                 let written = shard_router::dist::write_in(&self.router, &access, work).await?;
                 Box::pin(self.check_references_in(&t, &rows, &access)).await?;
                 count += crate::plan::conflict::inserted(&placement, p, rows.len(), written);
-                if !p.returning.is_empty() || p.returning_exprs.is_some() {
+                if returns {
                     returned.extend(self.returned_rows(p, &rows, &[]).await?);
                 }
             }

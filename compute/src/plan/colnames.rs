@@ -313,7 +313,8 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::Ceil { .. } => "ceil".into(),
         Expr::Floor { .. } => "floor".into(),
         Expr::Overlay { .. } => "overlay".into(),
-        Expr::Exists { .. } => "exists".into(),
+        // `NOT EXISTS (...)` is an operator over it: "?column?".
+        Expr::Exists { negated: false, .. } => "exists".into(),
         Expr::Subquery(q) => return query_names(q)?.into_iter().next(),
         Expr::Array(_) => "array".into(),
         // `arr[1]` is named after `arr`, `(ARRAY[1, 2])[1]` "array".

@@ -7,6 +7,8 @@
 //! is refused; `ON DUPLICATE KEY UPDATE` assigns left to right (a later
 //! assignment sees an earlier one's value, PostgreSQL's all see the old
 //! row), so an assignment reading a column assigned before it is refused.
+//! With RETURNING the shards give back the rows as they stand afterwards
+//! (`Session::write_returning`).
 
 use common::{Datum, Error, Result, SqlState};
 use datafusion::sql::sqlparser::ast::{

@@ -76,9 +76,6 @@ impl Planner<'_> {
         let Some(on) = &ins.on else {
             return Ok((shard_router::route::OnConflict::Error, vec![]));
         };
-        if ins.returning.is_some() {
-            return Err(Error::unsupported("INSERT ... ON CONFLICT ... RETURNING"));
-        }
         crate::plan::conflict::on_conflict(on, table, self.catalog, &insert_alias(ins, table))
     }
 

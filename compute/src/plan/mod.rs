@@ -23,6 +23,7 @@ pub(crate) mod golden;
 pub mod names;
 pub mod origins;
 pub mod pgsyntax;
+pub mod pgtypeof;
 pub mod prepare;
 pub mod query;
 pub mod readwrite;

@@ -39,10 +39,35 @@ fn origin(
     schema: &str,
     depth: usize,
 ) -> Option<Origin> {
+    let (t, c) = source(plan, i, catalog, schema, depth)?;
+    of_column(t, c)
+}
+
+/// The catalog type of column `c` of `input`'s output when it is a
+/// table's column (followed as [`of_plan`] follows them).
+pub fn column_type(
+    input: &LogicalPlan,
+    c: &datafusion::common::Column,
+    catalog: &Catalog,
+    schema: &str,
+) -> Option<common::SqlType> {
+    let j = input.schema().index_of_column(c).ok()?;
+    let (t, k) = source(input, j, catalog, schema, 0)?;
+    Some(t.columns.get(k)?.ty)
+}
+
+/// The table and column index that column `i` of `plan` is.
+fn source<'c>(
+    plan: &LogicalPlan,
+    i: usize,
+    catalog: &'c Catalog,
+    schema: &str,
+    depth: usize,
+) -> Option<(&'c meta::TableDef, usize)> {
     if depth > 64 {
         return None;
     }
-    let through = |input: &LogicalPlan, e: &Expr| -> Option<Origin> {
+    let through = |input: &LogicalPlan, e: &Expr| -> Option<(&'c meta::TableDef, usize)> {
         let e = match e {
             Expr::Alias(a) => a.expr.as_ref(),
             e => e,
@@ -51,39 +76,39 @@ fn origin(
             return None;
         };
         let j = input.schema().index_of_column(c).ok()?;
-        origin(input, j, catalog, schema, depth + 1)
+        source(input, j, catalog, schema, depth + 1)
     };
     match plan {
         LogicalPlan::Projection(p) => through(&p.input, p.expr.get(i)?),
-        LogicalPlan::Filter(f) => origin(&f.input, i, catalog, schema, depth + 1),
-        LogicalPlan::Sort(s) => origin(&s.input, i, catalog, schema, depth + 1),
-        LogicalPlan::Limit(l) => origin(&l.input, i, catalog, schema, depth + 1),
-        LogicalPlan::SubqueryAlias(a) => origin(&a.input, i, catalog, schema, depth + 1),
+        LogicalPlan::Filter(f) => source(&f.input, i, catalog, schema, depth + 1),
+        LogicalPlan::Sort(s) => source(&s.input, i, catalog, schema, depth + 1),
+        LogicalPlan::Limit(l) => source(&l.input, i, catalog, schema, depth + 1),
+        LogicalPlan::SubqueryAlias(a) => source(&a.input, i, catalog, schema, depth + 1),
         LogicalPlan::Distinct(datafusion::logical_expr::Distinct::All(input)) => {
-            origin(input, i, catalog, schema, depth + 1)
+            source(input, i, catalog, schema, depth + 1)
         }
         LogicalPlan::Join(j) => {
             use datafusion::logical_expr::JoinType as J;
             let left = j.left.schema().fields().len();
             if matches!(j.join_type, J::RightSemi | J::RightAnti) {
-                return origin(&j.right, i, catalog, schema, depth + 1);
+                return source(&j.right, i, catalog, schema, depth + 1);
             }
             if i < left {
-                origin(&j.left, i, catalog, schema, depth + 1)
+                source(&j.left, i, catalog, schema, depth + 1)
             } else {
-                origin(&j.right, i - left, catalog, schema, depth + 1)
+                source(&j.right, i - left, catalog, schema, depth + 1)
             }
         }
         LogicalPlan::TableScan(s) => {
-            let source = s.source.schema();
+            let scanned = s.source.schema();
             let k = match &s.projection {
                 Some(p) => *p.get(i)?,
                 None => i,
             };
-            let name = source.fields().get(k)?.name();
+            let name = scanned.fields().get(k)?.name();
             let table_schema = s.table_name.schema().unwrap_or(schema);
             let t = catalog.table(table_schema, s.table_name.table())?;
-            of_column(t, t.column_index(name)?)
+            Some((t, t.column_index(name)?))
         }
         _ => None,
     }

@@ -327,6 +327,8 @@ async fn with_logical_plan(
         }
         other => other?,
     };
+    let lp = super::pgtypeof::resolve(lp, &router.catalog(), &scope.schema)
+        .map_err(crate::errors::map_df_error)?;
     if describes {
         let (ptypes, fields) = result_columns(&ctx, &lp, &s)?;
         plan.param_types = parameter_types(&ptypes, client_types);

@@ -10,7 +10,7 @@ use futures::{SinkExt, StreamExt};
 use pgwire::api::portal::{Format, Portal, PortalExecutionState};
 use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{
-    DescribePortalResponse, DescribeStatementResponse, FieldInfo, Response, Tag,
+    DescribePortalResponse, DescribeStatementResponse, FieldInfo, Response,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::{Entry, PortalStore};
@@ -395,7 +395,7 @@ impl ExtendedQueryHandler for ConnHandlers {
                 }
                 client
                     .feed(PgWireBackendMessage::CommandComplete(
-                        Tag::new(&tag).with_rows(n).into(),
+                        super::response::rows_tag(&tag, n).into(),
                     ))
                     .await?;
             }

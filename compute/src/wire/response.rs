@@ -82,6 +82,16 @@ fn encode_batch(fields: &Arc<Vec<FieldInfo>>, b: &RecordBatch) -> Vec<PgWireResu
     out
 }
 
+/// The CommandComplete tag of a statement that returned `rows` rows:
+/// PostgreSQL counts the rows of SELECT, FETCH, COPY and a write's
+/// RETURNING; SHOW and EXPLAIN answer with the bare tag.
+pub fn rows_tag(tag: &str, rows: usize) -> Tag {
+    match tag {
+        "SHOW" | "EXPLAIN" => Tag::new(tag),
+        _ => Tag::new(tag).with_rows(rows),
+    }
+}
+
 /// The wire response of a statement's reply, rows in `format`.
 pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
     Ok(match reply {
@@ -149,4 +159,19 @@ pub fn encode(reply: Reply, format: &Format) -> common::Result<Response> {
             ))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use pgwire::messages::response::CommandComplete;
+
+    #[test]
+    fn show_and_explain_tags_carry_no_row_count() {
+        let tag = |t, n| CommandComplete::from(super::rows_tag(t, n)).tag;
+        assert_eq!(tag("SHOW", 1), "SHOW");
+        assert_eq!(tag("EXPLAIN", 6), "EXPLAIN");
+        assert_eq!(tag("SELECT", 2), "SELECT 2");
+        assert_eq!(tag("INSERT 0", 3), "INSERT 0 3");
+        assert_eq!(tag("FETCH", 0), "FETCH 0");
+    }
 }

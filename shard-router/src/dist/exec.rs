@@ -45,6 +45,14 @@ pub fn bind(order: &[usize], params: &[Datum]) -> Result<Vec<mysql_async::Value>
         .collect()
 }
 
+/// What writes gave back: the rows they affected, and, when asked for,
+/// each statement's `RETURNING` rows (in the order of the work).
+#[derive(Debug, Default)]
+pub struct Written {
+    pub affected: u64,
+    pub returned: Vec<Vec<Vec<Datum>>>,
+}
+
 /// Runs writes as one unit: in the session's transaction `txn` if there is
 /// one; a single statement in autocommit on a pooled connection; several
 /// in an implicit transaction (2PC across shards) so they apply together
@@ -58,6 +66,20 @@ pub async fn write<G>(
     work: Vec<ShardStatement>,
     shield: impl FnOnce() -> Result<G>,
 ) -> Result<u64> {
+    Ok(write_returning(router, access, work, None, shield)
+        .await?
+        .affected)
+}
+
+/// [`write`] of statements that end in `RETURNING`, their rows decoded as
+/// `returning` (none: statements without rows).
+pub async fn write_returning<G>(
+    router: &Arc<Router>,
+    access: &StatementAccess,
+    work: Vec<ShardStatement>,
+    returning: Option<&[SqlType]>,
+    shield: impl FnOnce() -> Result<G>,
+) -> Result<Written> {
     let implicit = matches!(access.shards, ShardAccess::Autocommit) && work.len() > 1;
     let access = if implicit {
         access.with_shards(ShardAccess::Txn(Arc::new(Branches::new(
@@ -68,7 +90,7 @@ pub async fn write<G>(
     } else {
         access.clone()
     };
-    let result = write_in(router, &access, work).await;
+    let result = write_in_returning(router, &access, work, returning).await;
     if implicit {
         if let ShardAccess::Txn(b) = &access.shards {
             match shield() {
@@ -97,9 +119,24 @@ pub async fn write_in(
     access: &StatementAccess,
     work: Vec<ShardStatement>,
 ) -> Result<u64> {
-    let mut per_shard: BTreeMap<ShardId, Vec<(String, Vec<mysql_async::Value>)>> = BTreeMap::new();
-    for (shard, sql, vals) in work {
-        per_shard.entry(shard).or_default().push((sql, vals));
+    Ok(write_in_returning(router, access, work, None)
+        .await?
+        .affected)
+}
+
+/// [`write_in`] of statements that end in `RETURNING`, their rows decoded
+/// as `returning` (none: statements without rows).
+pub async fn write_in_returning(
+    router: &Router,
+    access: &StatementAccess,
+    work: Vec<ShardStatement>,
+    returning: Option<&[SqlType]>,
+) -> Result<Written> {
+    let n = work.len();
+    type Stmts = Vec<(usize, String, Vec<mysql_async::Value>)>;
+    let mut per_shard: BTreeMap<ShardId, Stmts> = BTreeMap::new();
+    for (i, (shard, sql, vals)) in work.into_iter().enumerate() {
+        per_shard.entry(shard).or_default().push((i, sql, vals));
     }
     let results =
         futures::future::join_all(per_shard.into_iter().map(|(shard, stmts)| async move {
@@ -107,27 +144,65 @@ pub async fn write_in(
             let r = async {
                 let lease = watched.lease()?;
                 let mut affected = 0;
-                for (sql, vals) in stmts {
+                let mut returned = vec![];
+                for (i, sql, vals) in stmts {
                     let conn = lease.conn()?;
                     let sql = access.under_lock_timeout(&sql);
-                    storage_adapter::exec_drop(conn, &sql, vals)
-                        .await
-                        .map_err(|e| statement_error(shard, e, &sql))?;
+                    match returning {
+                        None => storage_adapter::exec_drop(conn, &sql, vals)
+                            .await
+                            .map_err(|e| statement_error(shard, e, &sql))?,
+                        Some(types) => {
+                            let raw: Vec<mysql_async::Row> = if vals.is_empty() {
+                                conn.query(&*sql).await
+                            } else {
+                                conn.exec(&*sql, vals).await
+                            }
+                            .map_err(|e| statement_error(shard, e, &sql))?;
+                            returned.push((i, decode_rows(raw, types)?));
+                        }
+                    }
                     affected += conn.affected_rows();
                     lease.mark_written();
                 }
-                Ok::<_, Error>(affected)
+                Ok::<_, Error>((affected, returned))
             }
             .await;
             watched.done();
             r
         }))
         .await;
-    let mut affected = 0;
+    let mut written = Written {
+        affected: 0,
+        returned: if returning.is_some() {
+            vec![vec![]; n]
+        } else {
+            vec![]
+        },
+    };
     for r in results {
-        affected += r?;
+        let (affected, returned) = r?;
+        written.affected += affected;
+        for (i, rows) in returned {
+            written.returned[i] = rows;
+        }
     }
-    Ok(affected)
+    Ok(written)
+}
+
+/// Rows read from a shard, decoded as `types`.
+fn decode_rows(raw: Vec<mysql_async::Row>, types: &[SqlType]) -> Result<Vec<Vec<Datum>>> {
+    let mut rows = Vec::with_capacity(raw.len());
+    for r in raw {
+        let vals = r.unwrap_raw();
+        let mut row = Vec::with_capacity(vals.len());
+        for (v, ty) in vals.into_iter().zip(types) {
+            let v = v.unwrap_or(mysql_async::Value::NULL);
+            row.push(convert::from_mysql(v, ty)?);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Runs one SELECT on `shard` through `access` and decodes its rows as
@@ -167,18 +242,7 @@ pub async fn read_partition(
     }
     .await;
     watched.done();
-    let raw = raw?;
-    let mut rows = Vec::with_capacity(raw.len());
-    for r in raw {
-        let vals = r.unwrap_raw();
-        let mut row = Vec::with_capacity(vals.len());
-        for (v, ty) in vals.into_iter().zip(types) {
-            let v = v.unwrap_or(mysql_async::Value::NULL);
-            row.push(convert::from_mysql(v, ty)?);
-        }
-        rows.push(row);
-    }
-    Ok(rows)
+    decode_rows(raw?, types)
 }
 
 /// A lease whose statement is killed on the shard if it is abandoned: a

@@ -16,7 +16,10 @@ mod shard_rows;
 mod shard_scan;
 mod spill;
 
-pub use exec::{bind, kills_settled, read_partition, write, write_in, ShardStatement};
+pub use exec::{
+    bind, kills_settled, read_partition, write, write_in, write_in_returning, write_returning,
+    ShardStatement, Written,
+};
 pub use merge::{merge_rows, LimitValue, Merge, Partial};
 pub use pushdown::ShardPushdown;
 pub use references::{check_references, check_unreferenced};

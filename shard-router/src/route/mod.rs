@@ -8,7 +8,10 @@ mod insert;
 mod partition;
 mod plan;
 
-pub use insert::{insert_statements, insert_statements_on, OnConflict, UpdateValue};
+pub use insert::{
+    insert_batches, insert_statements, insert_statements_on, returned_in_order, InsertBatch,
+    OnConflict, UpdateValue,
+};
 pub use partition::mirror_copy;
 pub use plan::{KeyValue, Route, RoutePlan};
 

@@ -14,6 +14,9 @@
 //! * USING columns in WHERE are qualified (DataFusion finds them ambiguous);
 //! * a scalar subquery that does not aggregate gets `pg_one_row`;
 //! * `generate_series(...)` in a SELECT list returns rows (`unnest`);
+//! * `pg_typeof(x)` of a literal, NULL or a cast is the type's name;
+//! * `EXISTS (q)` in the select list of a statement without tables is a
+//!   count of q's first row ([`exists`]);
 //! * result columns and set-returning functions in FROM get the names
 //!   PostgreSQL gives them (`colnames`);
 //! * correlated scalar subqueries DataFusion cannot decorrelate, in
@@ -26,6 +29,7 @@
 
 mod catalog;
 mod check;
+mod exists;
 mod pieces;
 mod spellings;
 mod subquery;
@@ -50,6 +54,7 @@ pub fn for_datafusion(stmt: &Statement) -> Option<Statement> {
     };
     changed |= colnames::name_table_functions(&mut st);
     changed |= pad_root_chars(&mut st);
+    changed |= exists::exists_items(&mut st);
     let mut r = Rewriter(false, vec![]);
     let _ = VisitMut::visit(&mut st, &mut r);
     (changed || r.0).then_some(st)
@@ -111,6 +116,7 @@ impl VisitorMut for Rewriter {
     }
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        self.0 |= spellings::pg_typeof(e);
         if let Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } = e {
             if let Expr::Subquery(q) = right.as_ref() {
                 self.1.push(q.as_ref() as *const Query);

@@ -288,3 +288,56 @@ fn bitwise_not_as_xor(e: &mut Expr) -> bool {
     *e = binary(x, BinaryOperator::PGBitwiseXor, minus_one);
     true
 }
+
+/// `pg_typeof(x)` where the statement's text says the type (see
+/// `crate::pgtypeof`): an untyped literal or NULL is `unknown`, a cast or
+/// a typed literal names its type. Seen before the argument is rewritten
+/// (a cast to varchar becomes a cut of text). Whether it changed.
+pub(super) fn pg_typeof(e: &mut Expr) -> bool {
+    let Expr::Function(f) = e else {
+        return false;
+    };
+    let name = crate::plan::object_parts(&f.name);
+    if !matches!(name.as_slice(), [n] | [_, n] if n == crate::pgtypeof::NAME)
+        || (name.len() == 2 && name[0] != "pg_catalog")
+    {
+        return false;
+    }
+    let Some(args) = plain_args(&f.args) else {
+        return false;
+    };
+    let Ok([mut arg]) = <[Expr; 1]>::try_from(args) else {
+        return false;
+    };
+    while let Expr::Nested(x) = arg {
+        arg = *x;
+    }
+    let named = match &arg {
+        Expr::Value(v) => match &v.value {
+            Value::Null
+            | Value::SingleQuotedString(_)
+            | Value::EscapedStringLiteral(_)
+            | Value::NationalStringLiteral(_)
+            | Value::DollarQuotedString(_) => Some("unknown".to_string()),
+            _ => None,
+        },
+        Expr::Cast { data_type, .. } => type_named(data_type),
+        Expr::TypedString(t) => type_named(&t.data_type),
+        _ => None,
+    };
+    match named {
+        Some(n) => {
+            *e = Expr::value(Value::SingleQuotedString(n));
+            true
+        }
+        None => false,
+    }
+}
+
+/// The regtype name of a type written in the statement, if it is a catalog
+/// type.
+fn type_named(t: &DataType) -> Option<String> {
+    common::SqlType::parse(&t.to_string().to_lowercase())
+        .ok()
+        .map(|t| crate::pgtypeof::sql_type_name(&t))
+}
