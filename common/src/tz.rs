@@ -51,6 +51,9 @@ impl Zone {
             }
             return Ok(Zone::Fixed(secs as i32));
         }
+        if let Some(z) = Zone::own_fixed_name(v) {
+            return Ok(z);
+        }
         match Zone::named(v) {
             Some(z) => Ok(z),
             None if v.contains(|c: char| c.is_ascii_digit() || c == '+' || c == '-') => {
@@ -60,6 +63,26 @@ impl Zone {
             }
             None => Err(invalid()),
         }
+    }
+
+    /// What [`Zone::name`] prints for a numeric zone (`<-07>+07`), read
+    /// back: the setting is stored in that form and read again.
+    fn own_fixed_name(v: &str) -> Option<Zone> {
+        let (abbrev, posix) = v.strip_prefix('<')?.split_once('>')?;
+        let west = |t: &str| -> Option<i32> {
+            let (sign, rest) = match t.as_bytes().first()? {
+                b'-' => (-1, &t[1..]),
+                b'+' => (1, &t[1..]),
+                _ => return None,
+            };
+            let mut parts = rest.split(':').map(|p| p.parse::<i32>().ok());
+            let h = parts.next()??;
+            let m = parts.next().unwrap_or(Some(0))?;
+            let s = parts.next().unwrap_or(Some(0))?;
+            Some(sign * (h * 3600 + m * 60 + s))
+        };
+        let east = -west(posix)?;
+        (west(abbrev)? == east && east.abs() <= 15 * 3600).then_some(Zone::Fixed(east))
     }
 
     fn named(v: &str) -> Option<Zone> {
@@ -245,6 +268,12 @@ mod tests {
         );
         assert_eq!(Zone::parse("-7").unwrap().name(), "<-07>+07");
         assert_eq!(Zone::parse("5.5").unwrap().name(), "<+05:30>-05:30");
+        // The stored setting is the name, read again.
+        for z in ["-7", "5.5", "-3.25", "0"] {
+            let zone = Zone::parse(z).unwrap();
+            assert_eq!(Zone::parse(&zone.name()).unwrap(), zone, "{z}");
+        }
+        assert!(Zone::parse("<+05>-06").is_err());
         assert_eq!(
             Zone::parse("Mars/Olympus").unwrap_err().sqlstate().code(),
             "22023"

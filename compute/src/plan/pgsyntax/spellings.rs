@@ -290,8 +290,9 @@ fn bitwise_not_as_xor(e: &mut Expr) -> bool {
 }
 
 /// `pg_typeof(x)` where the statement's text says the type (see
-/// `crate::pgtypeof`): an untyped literal or NULL is `unknown`, a cast or
-/// a typed literal names its type. Seen before the argument is rewritten
+/// `crate::pgtypeof`): an untyped literal or NULL is `unknown`, a number
+/// is integer, bigint or numeric as it fits, a cast or a typed literal
+/// names its type. Seen before the argument is rewritten
 /// (a cast to varchar becomes a cut of text). Whether it changed.
 pub(super) fn pg_typeof(e: &mut Expr) -> bool {
     let Expr::Function(f) = e else {
@@ -319,6 +320,22 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
             | Value::EscapedStringLiteral(_)
             | Value::NationalStringLiteral(_)
             | Value::DollarQuotedString(_) => Some("unknown".to_string()),
+            // PostgreSQL's numeric literal: integer if it fits, then
+            // bigint, else numeric.
+            Value::Number(..) => number_type(&arg).and_then(|t| type_named(&t)),
+            _ => None,
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) => match &v.value {
+                Value::Number(n, l) => {
+                    let negative = Expr::value(Value::Number(format!("-{n}"), *l));
+                    number_type(&negative).and_then(|t| type_named(&t))
+                }
+                _ => None,
+            },
             _ => None,
         },
         Expr::Cast { data_type, .. } => type_named(data_type),
