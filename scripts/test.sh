@@ -21,6 +21,12 @@ cargo test --workspace -- --nocapture
 # DataFusion over the same generated data.
 "$CARGO_TARGET_DIR/debug/tpch" --sf 0.01 --tessera "$CARGO_TARGET_DIR/debug/tessera" \
   --work "${TMPDIR:-/tmp}/tessera-ci-tpch" --out "${TMPDIR:-/tmp}/tessera-ci-results"
+# TPC-DS at SF 0.01: the 99 queries (scripts/fetch-tpcds-queries.sh) on
+# Tessera and on one PostgreSQL 15 with the same rows; fails on an answer
+# that differs and is not in benches/tpcds/known-differences.txt.
+"$CARGO_TARGET_DIR/debug/tpcds" --sf 0.01 --tessera "$CARGO_TARGET_DIR/debug/tessera" --timeout 60 \
+  --known benches/tpcds/known-differences.txt \
+  --work "${TMPDIR:-/tmp}/tessera-ci-tpcds" --out "${TMPDIR:-/tmp}/tessera-ci-results"
 # The differential suite: the same rows and queries on Tessera and on one
 # PostgreSQL 15; fails on any answer that differs (benches/pgdiff/).
 "$CARGO_TARGET_DIR/debug/pgdiff" --tessera "$CARGO_TARGET_DIR/debug/tessera" \

@@ -12,16 +12,20 @@
 //! * `pgdiff` and `pgregress`: answers compared with PostgreSQL 15's
 //!   ([`answer`]); `pgregress` runs PostgreSQL's own regression files
 //!   ([`pgregress`]).
+//! * `tpcds`: TPC-DS's 99 queries ([`tpcds`]), every answer judged against
+//!   PostgreSQL 15's on the same rows, timed side by side.
 //! * `exprfuzz`: random typed expressions on both, answers compared
 //!   ([`exprfuzz`]).
 
 pub mod answer;
+pub mod copyload;
 pub mod exprfuzz;
 pub mod pgbinary;
 pub mod pgregress;
 pub mod servers;
 pub mod svg;
 pub mod tpcc;
+pub mod tpcds;
 
 /// One sysbench run's figures.
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -18,7 +18,6 @@ use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
-use futures::SinkExt;
 use tpchgen::generators::*;
 use tpchgen_arrow::*;
 
@@ -93,39 +92,6 @@ fn generate(table: &str, sf: f64) -> Result<Vec<RecordBatch>, String> {
     it.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
 }
 
-/// COPY text-format lines for a batch.
-fn copy_text(batch: &RecordBatch) -> String {
-    let fo = FormatOptions::default();
-    let fmts: Vec<ArrayFormatter> = batch
-        .columns()
-        .iter()
-        .map(|c| ArrayFormatter::try_new(c.as_ref(), &fo).expect("formatter"))
-        .collect();
-    let mut out = String::new();
-    for r in 0..batch.num_rows() {
-        for (i, f) in fmts.iter().enumerate() {
-            if i > 0 {
-                out.push('\t');
-            }
-            if batch.column(i).is_null(r) {
-                out.push_str("\\N");
-            } else {
-                for ch in f.value(r).to_string().chars() {
-                    match ch {
-                        '\\' => out.push_str("\\\\"),
-                        '\t' => out.push_str("\\t"),
-                        '\n' => out.push_str("\\n"),
-                        '\r' => out.push_str("\\r"),
-                        c => out.push(c),
-                    }
-                }
-            }
-        }
-        out.push('\n');
-    }
-    out
-}
-
 async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
     let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
@@ -162,26 +128,8 @@ async fn load(
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         eprint!("  loading {t} ({rows} rows) ...");
         let t0 = Instant::now();
-        let sink = client
-            .copy_in::<_, bytes::Bytes>(&format!("COPY {t} FROM STDIN"))
-            .await
-            .map_err(|e| e.to_string())?;
-        futures::pin_mut!(sink);
-        let mut done = 0;
-        for b in batches {
-            sink.send(bytes::Bytes::from(copy_text(b)))
-                .await
-                .map_err(|e| format!("COPY {t}: {e}"))?;
-            let before = done * 10 / rows.max(1);
-            done += b.num_rows();
-            if rows > 100_000 && done * 10 / rows.max(1) > before {
-                eprint!(" {}%", done * 100 / rows.max(1));
-            }
-        }
-        let n = sink.finish().await.map_err(|e| format!("COPY {t}: {e}"))?;
-        if n as usize != rows {
-            return Err(format!("COPY {t} reported {n} rows, sent {rows}"));
-        }
+        let it = batches.iter().cloned().map(Ok);
+        benches::copyload::copy_batches(client, t, it, rows as u64).await?;
         eprintln!(
             " loaded {t}: {rows} rows in {:.1} s",
             t0.elapsed().as_secs_f64()
