@@ -33,6 +33,7 @@ pub mod pgtypes;
 pub mod pgzone;
 pub mod plan;
 pub mod privileges;
+pub mod regtype;
 pub mod rows;
 pub mod scram;
 pub mod semantics;

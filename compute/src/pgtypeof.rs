@@ -1,6 +1,8 @@
-//! `pg_typeof(x)`: the name PostgreSQL prints for the type of `x` (its
-//! regtype as text: `integer`, `character varying`, `timestamp without
-//! time zone`, ...). Answered where the type is known for certain:
+//! `pg_typeof(x)`: the type of `x` as a `regtype` (its text is the name
+//! PostgreSQL prints, `integer`, `character varying`, `timestamp without
+//! time zone`, ...; its binary form the OID). Answered where the type is
+//! known for certain (the planner passes the name as a second argument;
+//! a third marks an answer cast to text):
 //!
 //! * in the statement's text (`plan::pgsyntax`): an untyped literal or
 //!   NULL is `unknown`, a cast or typed literal names its type;
@@ -15,12 +17,24 @@ use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
 };
 use std::sync::Arc;
 
 /// The function's name.
 pub const NAME: &str = "pg_typeof";
+
+/// Arrow field metadata of a `regtype` result column (the function's):
+/// its text is the name, its binary form the type's OID.
+pub const REGTYPE: &str = "tessera.regtype";
+
+/// Whether a field is a regtype (this function's answer): marked, and of
+/// the Arrow type the function returns, a string type no other value of
+/// Tessera has, so a cast to text is a cast that leaves it text.
+pub fn is_regtype(f: &Field) -> bool {
+    f.data_type() == &DataType::Utf8View && f.metadata().contains_key(REGTYPE)
+}
 
 /// PostgreSQL's name of a catalog type (without its modifier, as regtype
 /// prints it).
@@ -62,7 +76,16 @@ pub struct PgTypeof {
 impl Default for PgTypeof {
     fn default() -> Self {
         PgTypeof {
-            signature: Signature::any(1, Volatility::Immutable),
+            // `pg_typeof(x)`, or `pg_typeof(x, 'name')` where the planner
+            // knew the name (`plan::pgsyntax`, `plan::pgtypeof`).
+            signature: Signature::one_of(
+                vec![
+                    TypeSignature::Any(1),
+                    TypeSignature::Any(2),
+                    TypeSignature::Any(3),
+                ],
+                Volatility::Immutable,
+            ),
         }
     }
 }
@@ -75,19 +98,36 @@ impl ScalarUDFImpl for PgTypeof {
         &self.signature
     }
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
+        Ok(DataType::Utf8View)
     }
-    fn return_field_from_args(&self, _args: ReturnFieldArgs) -> Result<FieldRef> {
-        Ok(Arc::new(Field::new(NAME, DataType::Utf8, false)))
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let f = Field::new(NAME, DataType::Utf8View, false);
+        // A third argument: the answer is cast to a string type (its
+        // text), no longer a regtype (`plan::pgtypeof`).
+        Ok(Arc::new(if args.arg_fields.len() == 3 {
+            f
+        } else {
+            f.with_metadata([(REGTYPE.to_string(), String::new())].into())
+        }))
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if let Some(ColumnarValue::Scalar(ScalarValue::Utf8(Some(name)))) = args.args.get(1) {
+            return Ok(ColumnarValue::Scalar(ScalarValue::Utf8View(Some(
+                name.clone(),
+            ))));
+        }
         let f = args
             .arg_fields
             .first()
             .ok_or_else(|| DataFusionError::Internal("pg_typeof without an argument".into()))?;
         let bpchar = f.metadata().contains_key(shard_router::sql::BPCHAR_WIDTH);
-        match arrow_type_name(f.data_type(), bpchar) {
-            Some(name) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(name)))),
+        let name = if is_regtype(f) {
+            Some("regtype".to_string())
+        } else {
+            arrow_type_name(f.data_type(), bpchar)
+        };
+        match name {
+            Some(name) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8View(Some(name)))),
             None => Err(DataFusionError::External(Box::new(
                 common::Error::unsupported(
                     "pg_typeof of this expression (its type is not tracked here: a character string that is not a table's column, an array, or a value of no declared type)",

@@ -241,6 +241,7 @@ pub fn encode_arrow(
         DataType::Utf8 if *ty == Type::NUMERIC && fmt == FieldFormat::Binary => {
             encode_numeric_text(enc, col, row, f)
         }
+        DataType::Utf8View if *ty == Type::REGTYPE => encode_regtype(enc, col, row, f),
         DataType::Utf8 => prim!(StringArray, |v: &str| v.to_string()),
         DataType::LargeUtf8 => prim!(LargeStringArray, |v: &str| v.to_string()),
         DataType::Utf8View => prim!(StringViewArray, |v: &str| v.to_string()),
@@ -261,6 +262,31 @@ pub fn encode_arrow(
             encode_timestamp(enc, micros, tz.is_some(), f)
         }
         _ => encode_formatted(enc, col, row, f),
+    }
+}
+
+/// A regtype (`pg_typeof`'s answer, a type's name): as text the name, in
+/// binary the type's OID.
+fn encode_regtype(
+    enc: &mut DataRowEncoder,
+    col: &ArrayRef,
+    row: usize,
+    f: &FieldInfo,
+) -> PgWireResult<()> {
+    let name = arrow_text(col, row).unwrap_or_default();
+    match f.format() {
+        FieldFormat::Binary => {
+            let oid = crate::regtype::oid_of(&name).ok_or_else(|| {
+                pgwire::error::PgWireError::ApiError(format!("no OID for type \"{name}\"").into())
+            })?;
+            enc.encode_field_with_type_and_format(&oid, &Type::OID, f.format(), f.format_options())
+        }
+        FieldFormat::Text => enc.encode_field_with_type_and_format(
+            &name,
+            &Type::TEXT,
+            f.format(),
+            f.format_options(),
+        ),
     }
 }
 

@@ -304,6 +304,17 @@ pub fn builtin_types() -> Vec<TypeFacts> {
 
 #[cfg(test)]
 mod tests {
+    /// pg_typeof's regtype OIDs name the types the catalog names.
+    #[test]
+    fn regtype_oids_are_the_catalogs() {
+        for (name, oid) in crate::regtype::OIDS {
+            assert_eq!(
+                super::format_type(i64::from(*oid), None).as_deref(),
+                Some(*name)
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -175,6 +175,8 @@ pub type Description = (Vec<Option<DataType>>, Vec<(String, Type)>);
 fn wire_type(f: &datafusion::arrow::datatypes::Field) -> Type {
     if f.metadata().contains_key(shard_router::sql::BPCHAR_WIDTH) {
         Type::BPCHAR
+    } else if crate::pgtypeof::is_regtype(f) {
+        Type::REGTYPE
     } else if let Some(v) = f.metadata().get(crate::pgcatalog::batch::VECTOR_TYPE) {
         if v == "oidvector" {
             Type::OID_VECTOR

@@ -199,6 +199,14 @@ mod tests {
     }
 
     #[test]
+    fn pg_typeof_of_what_the_text_types_is_its_name() {
+        assert_eq!(
+            rewritten("SELECT pg_typeof(1), pg_typeof(-2147483648), pg_typeof(2147483648), pg_typeof(1.5), pg_typeof('a'), pg_typeof(NULL), pg_typeof(x::varchar(3)), pg_typeof(date '2024-01-02'), pg_typeof(x) FROM t"),
+            "SELECT pg_typeof(1, 'integer') AS \"?column 1?\", pg_typeof(-2147483648, 'integer') AS \"?column 2?\", pg_typeof(2147483648, 'bigint') AS \"?column 3?\", pg_typeof(1.5, 'numeric') AS \"?column 4?\", pg_typeof('a', 'unknown') AS \"?column 5?\", pg_typeof(NULL, 'unknown') AS \"?column 6?\", pg_typeof(substr(CAST(x AS TEXT), 1, 3), 'character varying') AS \"?column 7?\", pg_typeof(DATE '2024-01-02', 'date') AS \"?column 8?\", pg_typeof(x) AS \"?column 9?\" FROM t"
+        );
+    }
+
+    #[test]
     fn similar_to_translates_as_postgres() {
         assert_eq!(similar_to_regex("%(a|o)%"), "^(?:.*(a|o).*)$");
         assert_eq!(similar_to_regex("a_b.c"), "^(?:a.b\\.c)$");

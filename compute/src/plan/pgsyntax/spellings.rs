@@ -290,9 +290,9 @@ fn bitwise_not_as_xor(e: &mut Expr) -> bool {
 }
 
 /// `pg_typeof(x)` where the statement's text says the type (see
-/// `crate::pgtypeof`): an untyped literal or NULL is `unknown`, a number
-/// is integer, bigint or numeric as it fits, a cast or a typed literal
-/// names its type. Seen before the argument is rewritten
+/// `crate::pgtypeof`): an untyped literal or NULL is `unknown`, a cast or
+/// a typed literal names its type; the name is passed as a second
+/// argument. Seen before the argument is rewritten
 /// (a cast to varchar becomes a cut of text). Whether it changed.
 pub(super) fn pg_typeof(e: &mut Expr) -> bool {
     let Expr::Function(f) = e else {
@@ -320,9 +320,7 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
             | Value::EscapedStringLiteral(_)
             | Value::NationalStringLiteral(_)
             | Value::DollarQuotedString(_) => Some("unknown".to_string()),
-            // PostgreSQL's numeric literal: integer if it fits, then
-            // bigint, else numeric.
-            Value::Number(..) => number_type(&arg).and_then(|t| type_named(&t)),
+            Value::Number(n, _) => Some(constant_type(n)),
             _ => None,
         },
         Expr::UnaryOp {
@@ -330,10 +328,7 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
             expr,
         } => match expr.as_ref() {
             Expr::Value(v) => match &v.value {
-                Value::Number(n, l) => {
-                    let negative = Expr::value(Value::Number(format!("-{n}"), *l));
-                    number_type(&negative).and_then(|t| type_named(&t))
-                }
+                Value::Number(n, _) => Some(constant_type(&format!("-{n}"))),
                 _ => None,
             },
             _ => None,
@@ -344,7 +339,10 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
     };
     match named {
         Some(n) => {
-            *e = Expr::value(Value::SingleQuotedString(n));
+            *e = call(
+                crate::pgtypeof::NAME,
+                vec![arg, Expr::value(Value::SingleQuotedString(n))],
+            );
             true
         }
         None => false,
@@ -357,4 +355,16 @@ fn type_named(t: &DataType) -> Option<String> {
     common::SqlType::parse(&t.to_string().to_lowercase())
         .ok()
         .map(|t| crate::pgtypeof::sql_type_name(&t))
+}
+
+/// The type PostgreSQL gives a number constant (a negative one is folded
+/// with its sign): integer, bigint when it does not fit, numeric beyond or
+/// with a point or exponent.
+fn constant_type(n: &str) -> String {
+    match n.parse::<i64>() {
+        Ok(v) if i32::try_from(v).is_ok() => "integer",
+        Ok(_) => "bigint",
+        Err(_) => "numeric",
+    }
+    .to_string()
 }
