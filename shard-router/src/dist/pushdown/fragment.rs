@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use common::{ShardId, SqlType};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::DFSchema;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Aggregate, Expr, ExprSchemable, Join, JoinType, LogicalPlan};
@@ -60,6 +61,7 @@ impl Frag {
     pub(super) fn is_single_table(&self) -> bool {
         self.body.tables.len() == 1
             && self.body.exists.is_empty()
+            && self.body.ins.is_empty()
             && matches!(self.body.tables[0].1, FromItem::Table(_))
     }
 }
@@ -152,6 +154,7 @@ impl Compiler {
                 )],
                 conds: vec![],
                 exists: vec![],
+                ins: vec![],
             },
             dist: Dist::Hash {
                 shards: shards.clone(),
@@ -231,6 +234,7 @@ impl Compiler {
                         tables: vec![(alias, FromItem::Table(t))],
                         conds,
                         exists: vec![],
+                        ins: vec![],
                     },
                     dist,
                     router: p.router.clone(),
@@ -298,8 +302,22 @@ impl Compiler {
         let (ls, rs) = (j.left.schema(), j.right.schema());
         let mut conds = vec![];
         let mut pairs = vec![];
+        // A semi join on equalities of non-string values alone goes out
+        // as `IN (SELECT ...)` (see `Body::ins`); strings keep EXISTS,
+        // where a side may need its collation spelled.
+        let as_in = semi == Some(false)
+            && j.filter.is_none()
+            && !j.on.is_empty()
+            && j.on
+                .iter()
+                .all(|(a, b)| !maybe_string(a, ls) && !maybe_string(b, rs));
+        let (mut lefts, mut rights) = (vec![], vec![]);
         for (a, b) in &j.on {
             let (x, y) = (render(a, ls, &l.cols)?, render(b, rs, &r.cols)?);
+            if as_in {
+                lefts.push(x.clone());
+                rights.push(y.clone());
+            }
             let mut cond = ShardSql::new();
             cond.keyword("(")
                 .append(compared_as_text(x, a, ls, b, rs))
@@ -325,8 +343,14 @@ impl Compiler {
                 body.tables.extend(r.body.tables);
                 body.conds.extend(r.body.conds);
                 body.exists.extend(r.body.exists);
+                body.ins.extend(r.body.ins);
                 body.conds.extend(conds);
             }
+            Some(_) if as_in => body.ins.push(super::sql::SemiIn {
+                left: lefts,
+                right: rights,
+                body: r.body,
+            }),
             Some(negated) => {
                 let mut sub = r.body;
                 sub.conds.extend(conds);
@@ -340,6 +364,18 @@ impl Compiler {
             router: l.router,
         })
     }
+}
+
+/// Whether `e` may be a string (its comparison may need a collation):
+/// anything but numbers, dates, timestamps and booleans.
+fn maybe_string(e: &Expr, schema: &DFSchema) -> bool {
+    !matches!(
+        e.get_type(schema),
+        Ok(t) if t.is_integer() || t.is_floating() || matches!(
+            t,
+            DataType::Date32 | DataType::Date64 | DataType::Decimal128(..) | DataType::Timestamp(..) | DataType::Boolean
+        )
+    )
 }
 
 /// Whether a join of `l` and `r` (on these left/right column position

@@ -6,7 +6,7 @@
 //! * select-project-join fragments: filters and projections, inner joins
 //!   between co-located hash tables (same partition count and placement,
 //!   joined on the whole partition key) and with mirror tables, and
-//!   semi/anti joins (`EXISTS` / `NOT EXISTS`) under the same rule;
+//!   semi/anti joins (`IN (SELECT ...)`, `EXISTS` / `NOT EXISTS`) under the same rule;
 //! * aggregates over such a fragment, split in two: each shard computes
 //!   partial aggregates (SUM, COUNT, MIN, MAX, AVG as SUM + COUNT) per group,
 //!   DataFusion merges them;

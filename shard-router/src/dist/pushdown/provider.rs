@@ -40,7 +40,12 @@ pub(super) fn scan_plan(
             .iter()
             .zip(fields)
             .enumerate()
-            .map(|(i, (t, (_, fl)))| Field::new(format!("c{i}"), arrow_type(t), fl.is_nullable()))
+            .map(|(i, (t, (_, fl)))| {
+                // The replaced subtree's field metadata (a char(n)'s
+                // width) goes on, or the plan's schemas disagree above.
+                Field::new(format!("c{i}"), arrow_type(t), fl.is_nullable())
+                    .with_metadata(fl.metadata().clone())
+            })
             .collect::<Vec<_>>(),
     ));
     let queries: Vec<(ShardId, ShardSql)> = f

@@ -11,12 +11,26 @@ use meta::{Distribution, TableDef};
 
 use crate::sql::ShardSql;
 
-/// FROM items and conditions of a fragment; EXISTS subqueries nest.
+/// FROM items and conditions of a fragment; EXISTS and IN subqueries
+/// nest.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Body {
     pub(super) tables: Vec<(String, FromItem)>,
     pub(super) conds: Vec<ShardSql>,
     pub(super) exists: Vec<(bool, Body)>,
+    /// `(l1, ...) IN (SELECT r1, ... FROM <body>)`: a semi join on
+    /// equalities alone, uncorrelated, so MariaDB can run it as a
+    /// semi-join (materialized once) where a correlated EXISTS is run per
+    /// outer row.
+    pub(super) ins: Vec<SemiIn>,
+}
+
+/// One `IN (SELECT ...)` condition of a [`Body`].
+#[derive(Clone, Debug)]
+pub(super) struct SemiIn {
+    pub(super) left: Vec<ShardSql>,
+    pub(super) right: Vec<ShardSql>,
+    pub(super) body: Body,
 }
 
 /// A FROM item: a table's partition, or a derived table (an aggregate each
@@ -84,6 +98,24 @@ impl Body {
                 .keyword("SELECT 1 FROM ")
                 .append(sub.tables_sql(p))
                 .append(sub.conditions_sql(p))
+                .keyword(")");
+            conds.push(e);
+        }
+        for semi in &self.ins {
+            let mut e = ShardSql::new();
+            let row = semi.left.len() > 1;
+            if row {
+                e.keyword("(");
+            }
+            e.list(&semi.left, ", ");
+            if row {
+                e.keyword(")");
+            }
+            e.keyword(" IN (SELECT ")
+                .list(&semi.right, ", ")
+                .keyword(" FROM ")
+                .append(semi.body.tables_sql(p))
+                .append(semi.body.conditions_sql(p))
                 .keyword(")");
             conds.push(e);
         }
