@@ -29,3 +29,7 @@ SELECT k, count(v) OVER (PARTITION BY region_id ORDER BY k) FROM colo_a WHERE k 
 SELECT id, row_number() OVER w, rank() OVER w FROM acct WHERE id < 6 WINDOW w AS (ORDER BY id);
 SELECT id, avg(qty) OVER (PARTITION BY acct_id) FROM orders WHERE acct_id < 3;
 SELECT id, sum(amount) OVER (ORDER BY id) FROM orders WHERE id < 100;
+-- A window ordered by a numeric quotient (its display scale rewritten
+-- beneath), the rank then sorted by its name (TPC-DS q36 failed so).
+SELECT acct_id, sum(amount) / sum(amount + 100) AS share, rank() OVER (ORDER BY sum(amount) / sum(amount + 100) DESC) AS r FROM orders WHERE acct_id < 12 GROUP BY acct_id ORDER BY r, acct_id;
+SELECT acct_id, rank() OVER (PARTITION BY acct_id % 2 ORDER BY sum(amount) / sum(amount + 100)) AS r FROM orders GROUP BY acct_id ORDER BY acct_id % 2, r, acct_id LIMIT 10;

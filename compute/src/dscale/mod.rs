@@ -381,7 +381,16 @@ impl Pass {
         let mut exprs = vec![];
         let mut splits = vec![];
         for (j, e) in w.window_expr.iter().enumerate() {
-            let e = divisions(e.clone(), &input_schema, &below)?.data;
+            // A rewritten window expression keeps its column's name: the
+            // nodes above (a sort by `rank() OVER (ORDER BY a / b)`)
+            // name it so.
+            let t = divisions(e.clone(), &input_schema, &below)?;
+            let e = if t.transformed && !matches!(t.data, Expr::Alias(_)) {
+                let (q, f) = original.qualified_field(n_input + j);
+                t.data.alias_qualified(q.cloned(), f.name())
+            } else {
+                t.data
+            };
             let inner = match &e {
                 Expr::Alias(al) => al.expr.as_ref(),
                 e => e,

@@ -330,9 +330,15 @@ pub(crate) async fn pushdown_matches_datafusion(cluster: &TestCluster) {
         ("SELECT g, sum(d) FROM a GROUP BY g", "GROUP BY"),
         ("SELECT sum(b.v) FROM a JOIN b ON a.id = b.aid", "\"b_"),
         ("SELECT count(*) FROM a JOIN m ON a.g = m.g", "\"m_"),
+        // A semi join on equalities: an uncorrelated IN, which MariaDB
+        // runs as a semi-join; an anti join stays NOT EXISTS.
         (
             "SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.aid = a.id)",
-            "EXISTS (SELECT 1",
+            "\"id\" IN (SELECT \"t2\".\"aid\"",
+        ),
+        (
+            "SELECT count(*) FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.aid = a.id)",
+            "NOT EXISTS (SELECT 1",
         ),
         ("SELECT id FROM a ORDER BY d LIMIT 3", "LIMIT 3"),
         (
