@@ -80,3 +80,9 @@ SELECT 10 / 4, 10.0 / 4, 10 / 4.0, 1 / 3.0, 2 / 3.00;
 SELECT 100.00 / 7, 123456.789 / 1000, 0.5 / 2, 5 / 0.5;
 SELECT 9223372036854775807::bigint, -9223372036854775808::bigint, 32767::smallint;
 SELECT 1::smallint + 1::smallint, 1::int * 3::bigint, 2::smallint * 3;
+-- round(x, s) answers numeric at scale s: of an integer, and of a numeric
+-- with fewer places (7 -> 7.00), as a constant, over rows and on one row.
+SELECT round(7 / 3, 2), round(7, 1), round(7::bigint, 0), round(-75, -1), round(7::numeric, 2), round(7.0, 2), round(7.123::numeric, 1);
+SELECT id, round(id, 2), round(balance, 3), round(id * 10, -1) FROM acct WHERE id <= 12;
+SELECT round(id, 2), round(balance, 4) FROM acct WHERE id = 3;
+SELECT max(round(balance, 3)), min(round(id, 2)) FROM acct;

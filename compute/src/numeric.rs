@@ -29,8 +29,9 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::functions_aggregate::average::Avg;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDFImpl, Coercion, ColumnarValue, GroupsAccumulator, ScalarFunctionArgs,
-    ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, TypeSignatureClass, Volatility,
+    cast, Accumulator, AggregateUDFImpl, Coercion, ColumnarValue, Expr, GroupsAccumulator,
+    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature, TypeSignatureClass,
+    Volatility,
 };
 
 /// The scale quotients are stored at (values are rounded at their own,
@@ -368,6 +369,34 @@ impl AggregateUDFImpl for PgAvg {
     ) -> Result<Box<dyn GroupsAccumulator>> {
         Avg::new().create_groups_accumulator(args)
     }
+}
+
+/// `round(x, s)` as PostgreSQL types it: an integer `x` is rounded as
+/// numeric, and the answer's scale is `s` (at least 0) whatever `x`'s
+/// was: `round(7, 2)` is `7.00`, `round(7.0::numeric, 2)` `7.00`. The
+/// argument is widened to that scale first (exact: zeros appended), so the
+/// rewrite applies once. `None` where nothing changes; 0A000 past the
+/// 38 digits a stored numeric has here.
+pub fn round_scaled_arg(x: &Expr, s: i64, t: &DataType) -> Result<Option<Expr>> {
+    let (p, q) = match t {
+        DataType::Int8 | DataType::UInt8 => (3, 0),
+        DataType::Int16 | DataType::UInt16 => (5, 0),
+        DataType::Int32 | DataType::UInt32 => (10, 0),
+        DataType::Int64 | DataType::UInt64 => (20, 0),
+        DataType::Decimal128(p, q) if i64::from(*q) < s => (i64::from(*p), i64::from(*q)),
+        _ => return Ok(None),
+    };
+    let scale = s.max(0);
+    let precision = p - q + scale;
+    if precision > 38 || scale > 38 {
+        return Err(unsupported(format!(
+            "round to {s} decimal places of a numeric of {p} digits (at most 38 in all)"
+        )));
+    }
+    Ok(Some(cast(
+        x.clone(),
+        DataType::Decimal128(precision as u8, scale as i8),
+    )))
 }
 
 #[cfg(test)]

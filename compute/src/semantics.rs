@@ -448,6 +448,21 @@ fn round_places(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
             ))));
         }
     }
+    if let Some(s) = literal_i64(&f.args[1]) {
+        let inner = match arg {
+            Expr::Cast(c) if c.expr.get_type(schema).is_ok_and(|t| t.is_integer()) => &c.expr,
+            a => a,
+        };
+        let t = inner.get_type(schema)?;
+        if let Some(widened) = crate::numeric::round_scaled_arg(inner, s, &t)? {
+            let mut args = f.args.clone();
+            args[0] = widened;
+            return Ok(Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+                f.func.clone(),
+                args,
+            ))));
+        }
+    }
     let from_int =
         matches!(arg, Expr::Cast(c) if c.expr.get_type(schema).is_ok_and(|t| t.is_integer()));
     match arg.get_type(schema) {
@@ -460,6 +475,21 @@ fn round_places(f: &ScalarFunction, schema: &DFSchema) -> Result<Option<Expr>> {
             },
         ))),
         _ => Ok(None),
+    }
+}
+
+/// An integer constant (perhaps cast).
+fn literal_i64(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Cast(c) => literal_i64(&c.expr),
+        Expr::Literal(v, _) => match v {
+            datafusion::common::ScalarValue::Int64(Some(x)) => Some(*x),
+            datafusion::common::ScalarValue::Int32(Some(x)) => Some(i64::from(*x)),
+            datafusion::common::ScalarValue::Int16(Some(x)) => Some(i64::from(*x)),
+            datafusion::common::ScalarValue::Int8(Some(x)) => Some(i64::from(*x)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
