@@ -23,6 +23,14 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// The libpq connection string of a PostgreSQL-wire endpoint.
+    pub fn url(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user={} password={} dbname={}",
+            self.port, self.user, self.password, self.db
+        )
+    }
+
     pub fn sysbench_args(&self) -> Vec<String> {
         let d = self.driver;
         let mut args = vec![

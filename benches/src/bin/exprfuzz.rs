@@ -15,7 +15,7 @@ use benches::exprfuzz::corpus::{normalize, read_corpus, Known};
 use benches::exprfuzz::gen::Gen;
 use benches::exprfuzz::load::load;
 use benches::exprfuzz::run::{Fuzzer, Stats};
-use benches::servers::{Durability, Endpoint, Postgres, Tessera};
+use benches::servers::{Durability, Postgres, Tessera};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -81,13 +81,6 @@ async fn main() {
     }
 }
 
-fn url(ep: &Endpoint) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} password={} dbname={}",
-        ep.port, ep.user, ep.password, ep.db
-    )
-}
-
 async fn real_main(a: Args) -> Result<(), String> {
     let started = Instant::now();
     let seed = a.seed.unwrap_or_else(|| {
@@ -122,7 +115,7 @@ async fn real_main(a: Args) -> Result<(), String> {
         a.base_port + 50,
         Durability::Relaxed,
     )?;
-    let mut sides = Sides::open(&url(&pep), &url(&ep), Duration::from_secs(a.timeout)).await?;
+    let mut sides = Sides::open(&pep.url(), &ep.url(), Duration::from_secs(a.timeout)).await?;
     let loaded = load(&mut sides).await?;
     println!(
         "servers up and fz loaded ({} rows) in {:.1} s; seed {seed}",

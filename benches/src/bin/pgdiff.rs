@@ -120,16 +120,8 @@ async fn real_main(a: Args) -> Result<(), String> {
         a.base_port + 50,
         Durability::Relaxed,
     )?;
-    let t = connect(&format!(
-        "host=127.0.0.1 port={} user={} password={} dbname={}",
-        ep.port, ep.user, ep.password, ep.db
-    ))
-    .await?;
-    let p = connect(&format!(
-        "host=127.0.0.1 port={} user={} password={} dbname={}",
-        pep.port, pep.user, pep.password, pep.db
-    ))
-    .await?;
+    let t = connect(&ep.url()).await?;
+    let p = connect(&pep.url()).await?;
     t.batch_execute(&schema_for(&schema, true))
         .await
         .map_err(|e| format!("loading Tessera: {e}"))?;

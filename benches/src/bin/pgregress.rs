@@ -17,7 +17,7 @@ use benches::pgregress::cascade::Broken;
 use benches::pgregress::report::{FileReport, Known, Report};
 use benches::pgregress::run::Runner;
 use benches::pgregress::script::{one_line, split, Env, Item};
-use benches::servers::{Durability, Endpoint, Postgres, Tessera};
+use benches::servers::{Durability, Postgres, Tessera};
 use clap::Parser;
 
 #[derive(Parser)]
@@ -99,13 +99,6 @@ fn list(path: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
-fn url(ep: &Endpoint) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} password={} dbname={}",
-        ep.port, ep.user, ep.password, ep.db
-    )
-}
-
 /// pg_regress's environment, for the files' `\getenv`.
 fn regress_env(regress: &Path) -> Env {
     let dir = regress.to_string_lossy().to_string();
@@ -180,8 +173,8 @@ async fn real_main(a: Args) -> Result<(), String> {
     let mut runner = Runner {
         env: regress_env(&regress),
         regress,
-        postgres_url: url(&pep),
-        tessera_url: url(&ep),
+        postgres_url: pep.url(),
+        tessera_url: ep.url(),
         limit: Duration::from_secs(a.timeout),
         known: known.clone(),
         verbose: a.verbose,

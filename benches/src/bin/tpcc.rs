@@ -391,13 +391,6 @@ async fn run_target<D: Db + 'static>(
     Ok(r)
 }
 
-fn url(ep: &benches::servers::Endpoint) -> String {
-    format!(
-        "host=127.0.0.1 port={} user={} password={} dbname={}",
-        ep.port, ep.user, ep.password, ep.db
-    )
-}
-
 fn flavor_of(name: &str, url: &str) -> Flavor {
     if url.starts_with("mysql://") {
         Flavor::Mariadb
@@ -436,7 +429,7 @@ async fn main() {
             Ok((t, ep)) => {
                 targets.push(Target {
                     name: "tessera".into(),
-                    url: url(&ep),
+                    url: ep.url(),
                     flavor: Flavor::Tessera,
                 });
                 cluster = Some(t);
@@ -456,7 +449,7 @@ async fn main() {
             Ok((p, ep)) => {
                 targets.push(Target {
                     name: "postgres".into(),
-                    url: url(&ep),
+                    url: ep.url(),
                     flavor: Flavor::Postgres,
                 });
                 _postgres = Some(p);

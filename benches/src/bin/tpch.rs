@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use benches::answer::connect;
 use benches::servers::{Durability, Postgres, Tessera};
 use benches::svg;
 use clap::Parser;
@@ -90,16 +91,6 @@ fn generate(table: &str, sf: f64) -> Result<Vec<RecordBatch>, String> {
             other => return Err(format!("unknown table {other}")),
         };
     it.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
-}
-
-async fn connect(url: &str) -> Result<tokio_postgres::Client, String> {
-    let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    Ok(c)
 }
 
 async fn load(
@@ -288,10 +279,7 @@ async fn real_main(a: Args) -> Result<(), String> {
             let _ = std::fs::remove_dir_all(&dir);
             let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability)?;
             _cluster = Some(c);
-            format!(
-                "host=127.0.0.1 port={} user={} password={} dbname=tessera",
-                ep.port, ep.user, ep.password
-            )
+            ep.url()
         }
     };
     let client = connect(&url).await?;
@@ -303,10 +291,7 @@ async fn real_main(a: Args) -> Result<(), String> {
     let mut pg_load = None;
     if a.postgres {
         let (p, ep) = Postgres::start(&a.work.join("postgres"), a.base_port + 50, a.durability)?;
-        let pg_url = format!(
-            "host=127.0.0.1 port={} user={} password={} dbname={}",
-            ep.port, ep.user, ep.password, ep.db
-        );
+        let pg_url = ep.url();
         let pc = connect(&pg_url).await?;
         let plain: String = schema_sql
             .lines()

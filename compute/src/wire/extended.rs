@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use common::Error;
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use pgwire::api::portal::{Format, Portal, PortalExecutionState};
 use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{
@@ -387,17 +387,7 @@ impl ExtendedQueryHandler for ConnHandlers {
         };
         match resp {
             Response::Query(mut q) => {
-                let tag = q.command_tag().to_string();
-                let mut n = 0;
-                while let Some(row) = q.data_rows().next().await {
-                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
-                    n += 1;
-                }
-                client
-                    .feed(PgWireBackendMessage::CommandComplete(
-                        super::response::rows_tag(&tag, n).into(),
-                    ))
-                    .await?;
+                super::response::send_data_rows(client, &mut q).await?;
             }
             Response::Execution(tag) => {
                 client

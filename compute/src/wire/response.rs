@@ -61,6 +61,30 @@ where
     Ok(())
 }
 
+/// A statement's DataRows as they are produced, then CommandComplete with
+/// PostgreSQL's tag ([`rows_tag`]): the simple and the extended protocol
+/// alike.
+pub async fn send_data_rows<C>(client: &mut C, q: &mut QueryResponse) -> PgWireResult<()>
+where
+    C: futures::Sink<pgwire::messages::PgWireBackendMessage> + Unpin,
+    PgWireError: From<C::Error>,
+{
+    use futures::SinkExt;
+    use pgwire::messages::PgWireBackendMessage;
+    let tag = q.command_tag().to_string();
+    let mut n = 0;
+    while let Some(row) = q.data_rows().next().await {
+        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+        n += 1;
+    }
+    client
+        .feed(PgWireBackendMessage::CommandComplete(
+            rows_tag(&tag, n).into(),
+        ))
+        .await?;
+    Ok(())
+}
+
 /// One batch's rows as DataRows.
 fn encode_batch(fields: &Arc<Vec<FieldInfo>>, b: &RecordBatch) -> Vec<PgWireResult<DataRow>> {
     if b.num_columns() != fields.len() {

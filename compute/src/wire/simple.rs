@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use pgwire::api::copy::{send_copy_both_response, send_copy_in_response, send_copy_out_response};
 use pgwire::api::portal::Format;
 use pgwire::api::query::{send_execution_response, send_ready_for_query, SimpleQueryHandler};
@@ -17,7 +17,7 @@ use pgwire::messages::response::{EmptyQueryResponse, TransactionStatus};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::response::{encode, error_info, rows_tag};
+use super::response::{encode, error_info, send_data_rows};
 use super::{ConnHandlers, SCHEMA_METADATA};
 
 #[async_trait]
@@ -26,7 +26,7 @@ impl SimpleQueryHandler for ConnHandlers {
     /// their replies, then ReadyForQuery. Sent here, not by pgwire's
     /// default, for the tags of rows: pgwire appends a row count to every
     /// one, and PostgreSQL's SHOW and EXPLAIN carry none
-    /// ([`rows_tag`]).
+    /// ([`super::response::rows_tag`]).
     async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
     where
         C: ClientInfo
@@ -203,16 +203,5 @@ where
             fields.iter().map(Into::into).collect(),
         )))
         .await?;
-    let tag = q.command_tag().to_string();
-    let mut n = 0;
-    while let Some(row) = q.data_rows().next().await {
-        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
-        n += 1;
-    }
-    client
-        .feed(PgWireBackendMessage::CommandComplete(
-            rows_tag(&tag, n).into(),
-        ))
-        .await?;
-    Ok(())
+    send_data_rows(client, &mut q).await
 }

@@ -8,7 +8,7 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, OrderByKind, Query, SelectItem, SetExpr, Value,
 };
 
-use super::pieces::call;
+use super::pieces::{call, parse_expr};
 use crate::pgcatalog::{REGCLASS, REGNAMESPACE_OUT, REGROLE_OUT, REGTYPE};
 
 /// A type name without `pg_catalog.` and quotes, in lower case.
@@ -72,11 +72,7 @@ fn array_of_subquery(q: &Query) -> Option<Expr> {
     } else {
         format!("array_agg({x} ORDER BY {})", order.join(", "))
     };
-    let agg = datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
-        .try_with_sql(&agg)
-        .ok()?
-        .parse_expr()
-        .ok()?;
+    let agg = parse_expr(&agg)?;
     let mut q = q.clone();
     q.order_by = None;
     if let SetExpr::Select(sel) = q.body.as_mut() {
@@ -438,12 +434,7 @@ fn catalog_cast(expr: &mut Expr, data_type: &DataType) -> Option<Expr> {
 
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        let stmt = crate::parse::parse_sql(sql).unwrap().pop().unwrap();
-        super::super::for_datafusion(&stmt)
-            .map(|s| s.to_string())
-            .unwrap_or_default()
-    }
+    use super::super::tests::rewritten;
 
     #[test]
     fn catalog_spellings_become_functions() {

@@ -13,6 +13,8 @@ use std::ops::ControlFlow;
 use datafusion::sql::sqlparser::ast::{Expr, Query, SelectItem, SetExpr, Statement};
 use datafusion::sql::sqlparser::ast::{VisitMut, VisitorMut};
 
+use super::pieces::parse_expr;
+
 /// Rewrites the EXISTS items of `stmt`'s top query when it reads no
 /// table; whether it changed.
 pub(super) fn exists_items(stmt: &mut Statement) -> bool {
@@ -75,22 +77,9 @@ impl VisitorMut for TopExists {
     }
 }
 
-fn parse_expr(sql: &str) -> Option<Expr> {
-    datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
-        .try_with_sql(sql)
-        .ok()?
-        .parse_expr()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        let stmt = crate::parse::parse_sql(sql).unwrap().pop().unwrap();
-        super::super::for_datafusion(&stmt)
-            .map(|s| s.to_string())
-            .unwrap_or_default()
-    }
+    use super::super::tests::rewritten;
 
     #[test]
     fn exists_items_of_a_statement_without_tables_count_a_row() {

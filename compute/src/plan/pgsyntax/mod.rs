@@ -162,7 +162,7 @@ fn one_row(q: &mut Query) -> bool {
 mod tests {
     use super::*;
 
-    fn rewritten(sql: &str) -> String {
+    pub(super) fn rewritten(sql: &str) -> String {
         let stmt = crate::parse::parse_sql(sql).unwrap().pop().unwrap();
         for_datafusion(&stmt)
             .map(|s| s.to_string())

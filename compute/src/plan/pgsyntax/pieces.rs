@@ -341,6 +341,16 @@ pub(super) fn as_text(expr: &mut Box<Expr>) -> Expr {
     }
 }
 
+/// An expression written as text in Tessera's dialect (a rewrite built
+/// from text); `None` if it does not parse.
+pub(super) fn parse_expr(sql: &str) -> Option<Expr> {
+    datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
+        .try_with_sql(sql)
+        .ok()?
+        .parse_expr()
+        .ok()
+}
+
 pub(super) fn call(name: &str, args: Vec<Expr>) -> Expr {
     use datafusion::sql::sqlparser::ast::{Function, FunctionArgumentList};
     Expr::Function(Function {

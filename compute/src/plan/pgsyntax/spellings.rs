@@ -320,7 +320,7 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
             | Value::EscapedStringLiteral(_)
             | Value::NationalStringLiteral(_)
             | Value::DollarQuotedString(_) => Some("unknown".to_string()),
-            Value::Number(n, _) => Some(constant_type(n)),
+            Value::Number(..) => number_type(&arg).and_then(|t| type_named(&t)),
             _ => None,
         },
         Expr::UnaryOp {
@@ -328,7 +328,10 @@ pub(super) fn pg_typeof(e: &mut Expr) -> bool {
             expr,
         } => match expr.as_ref() {
             Expr::Value(v) => match &v.value {
-                Value::Number(n, _) => Some(constant_type(&format!("-{n}"))),
+                Value::Number(n, l) => {
+                    number_type(&Expr::value(Value::Number(format!("-{n}"), *l)))
+                        .and_then(|t| type_named(&t))
+                }
                 _ => None,
             },
             _ => None,
@@ -355,16 +358,4 @@ fn type_named(t: &DataType) -> Option<String> {
     common::SqlType::parse(&t.to_string().to_lowercase())
         .ok()
         .map(|t| crate::pgtypeof::sql_type_name(&t))
-}
-
-/// The type PostgreSQL gives a number constant (a negative one is folded
-/// with its sign): integer, bigint when it does not fit, numeric beyond or
-/// with a point or exponent.
-fn constant_type(n: &str) -> String {
-    match n.parse::<i64>() {
-        Ok(v) if i32::try_from(v).is_ok() => "integer",
-        Ok(_) => "bigint",
-        Err(_) => "numeric",
-    }
-    .to_string()
 }

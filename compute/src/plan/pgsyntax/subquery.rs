@@ -24,7 +24,7 @@ use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, Ident, ObjectName, Query, Select, SetExpr, TableFactor,
 };
 
-use super::pieces::{call, unaggregated_item};
+use super::pieces::{call, parse_expr, unaggregated_item};
 
 /// The subquery's tables by alias; `None` when it is not plain tables.
 fn inner_tables(q: &Query) -> Option<HashMap<String, ObjectName>> {
@@ -102,14 +102,6 @@ fn and_all(v: Vec<Expr>) -> Option<Expr> {
         op: BinaryOperator::And,
         right: Box::new(b),
     })
-}
-
-fn parse_expr(sql: &str) -> Option<Expr> {
-    datafusion::sql::sqlparser::parser::Parser::new(&crate::dialect::TesseraDialect)
-        .try_with_sql(sql)
-        .ok()?
-        .parse_expr()
-        .ok()
 }
 
 /// `inner.col = outer-expr` (either way round): (alias, column, outer).
@@ -518,12 +510,7 @@ fn over_empty_catalog_in(body: &mut SetExpr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    fn rewritten(sql: &str) -> String {
-        let stmt = crate::parse::parse_sql(sql).unwrap().pop().unwrap();
-        super::super::for_datafusion(&stmt)
-            .map(|s| s.to_string())
-            .unwrap_or_default()
-    }
+    use super::super::tests::rewritten;
 
     #[test]
     fn outer_conditions_leave_the_subquery() {
