@@ -49,6 +49,15 @@ cargo test --workspace -- --nocapture
   --tables 2 --table-size 2000 --threads 4 --time 3 --ps-modes auto,disable \
   --distributions hash --no-baselines \
   --work "${TMPDIR:-/tmp}/tessera-ci-sysbench" --out "${TMPDIR:-/tmp}/tessera-ci-results"
+# Watch for regressions: point-select and read-only ratios against one
+# MariaDB and one PostgreSQL from one short invocation, with the cost ledger
+# (CPU per transaction by process class, shard statements per transaction).
+# Printed, never asserted (a debug build on a shared machine); it fails
+# only on errors.
+"$CARGO_TARGET_DIR/debug/sysbench-compare" --tessera "$CARGO_TARGET_DIR/debug/tessera" \
+  --tables 2 --table-size 2000 --threads 8 --time 5 --ps-modes auto \
+  --distributions hash --workloads oltp_point_select,oltp_read_only --base-port 25600 \
+  --work "${TMPDIR:-/tmp}/tessera-ci-ratios" --out "${TMPDIR:-/tmp}/tessera-ci-results/ratios"
 # TPC-C, the project's driver at 1 warehouse for 30 s: correctness and the
 # consistency conditions 1-4 only (it fails on a failed condition).
 "$CARGO_TARGET_DIR/debug/tpcc" --tessera "$CARGO_TARGET_DIR/debug/tessera" \

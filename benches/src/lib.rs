@@ -20,6 +20,7 @@
 pub mod answer;
 pub mod copyload;
 pub mod exprfuzz;
+pub mod ledger;
 pub mod pgbinary;
 pub mod pgregress;
 pub mod servers;
@@ -41,10 +42,19 @@ pub struct RunResult {
     pub reconnects: u64,
     pub ok: bool,
     pub note: String,
+    /// CPU per transaction by process class and each server's statements
+    /// per transaction, over this run.
+    pub ledger: ledger::Ledger,
 }
 
 /// Parses sysbench 1.0's report.
 pub fn parse_sysbench(out: &str) -> Option<(f64, f64, f64, u64, u64)> {
+    let (tps, qps, p95, errors, reconnects, _) = parse_sysbench_counts(out)?;
+    Some((tps, qps, p95, errors, reconnects))
+}
+
+/// [`parse_sysbench`] and the number of transactions the run made.
+pub fn parse_sysbench_counts(out: &str) -> Option<(f64, f64, f64, u64, u64, u64)> {
     fn per_sec(line: &str) -> Option<f64> {
         let open = line.find('(')?;
         line[open + 1..].split_whitespace().next()?.parse().ok()
@@ -58,6 +68,7 @@ pub fn parse_sysbench(out: &str) -> Option<(f64, f64, f64, u64, u64)> {
             .ok()
     }
     let mut tps = None;
+    let mut transactions = None;
     let mut qps = None;
     let mut p95 = None;
     let mut errors = 0;
@@ -66,6 +77,7 @@ pub fn parse_sysbench(out: &str) -> Option<(f64, f64, f64, u64, u64)> {
         let t = l.trim();
         if t.starts_with("transactions:") {
             tps = per_sec(t);
+            transactions = count(t);
         } else if t.starts_with("queries:") {
             qps = per_sec(t);
         } else if t.starts_with("95th percentile:") {
@@ -76,7 +88,7 @@ pub fn parse_sysbench(out: &str) -> Option<(f64, f64, f64, u64, u64)> {
             reconnects = count(t).unwrap_or(0);
         }
     }
-    Some((tps?, qps?, p95?, errors, reconnects))
+    Some((tps?, qps?, p95?, errors, reconnects, transactions?))
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::ledger::Watch;
+
 /// How sysbench (or psql) reaches a server.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
@@ -119,10 +121,11 @@ impl Tessera {
                 "--durability",
                 durability.name(),
             ]))?;
-        let status = run(Command::new(bin)
-            .args(["cluster", "status", "--json", "--data-dir"])
-            .arg(dir))?;
-        let v: serde_json::Value = serde_json::from_str(&status).map_err(|e| e.to_string())?;
+        let t = Tessera {
+            bin: bin.into(),
+            dir: dir.into(),
+        };
+        let v = t.status()?;
         let hp = v
             .as_array()
             .and_then(|a| a.iter().find(|n| n["role"] == "haproxy"))
@@ -136,13 +139,22 @@ impl Tessera {
             db: "tessera".into(),
             options: None,
         };
-        Ok((
-            Tessera {
-                bin: bin.into(),
-                dir: dir.into(),
-            },
-            ep,
-        ))
+        Ok((t, ep))
+    }
+
+    /// `tessera cluster status --json`: every node's role, pid and address.
+    pub fn status(&self) -> Result<serde_json::Value, String> {
+        let status = run(Command::new(&self.bin)
+            .args(["cluster", "status", "--json", "--data-dir"])
+            .arg(&self.dir))?;
+        serde_json::from_str(&status).map_err(|e| e.to_string())
+    }
+
+    /// The cost ledger's view of the cluster (an empty one if its status
+    /// cannot be read). `client_children`: the client is a child process.
+    pub fn watch(&self, client_children: bool) -> Watch {
+        let status = self.status().unwrap_or_default();
+        Watch::tessera(&status, client_children)
     }
 }
 
@@ -158,6 +170,7 @@ impl Drop for Tessera {
 /// One MariaDB with the shards' settings.
 pub struct Mariadb {
     pid: u32,
+    sock: PathBuf,
 }
 
 impl Mariadb {
@@ -209,7 +222,10 @@ impl Mariadb {
             .stderr(log)
             .spawn()
             .map_err(|e| e.to_string())?;
-        let m = Mariadb { pid: child.id() };
+        let m = Mariadb {
+            pid: child.id(),
+            sock: sock.clone(),
+        };
         wait_port(port, "mariadb")?;
         run(Command::new("mariadb")
             .arg(format!("--socket={}", sock.display()))
@@ -227,6 +243,13 @@ impl Mariadb {
                 options: None,
             },
         ))
+    }
+}
+
+impl Mariadb {
+    /// The cost ledger's view of this server.
+    pub fn watch(&self, client_children: bool) -> Watch {
+        Watch::mariadb(self.pid, &self.sock, client_children)
     }
 }
 
@@ -321,6 +344,18 @@ impl Postgres {
                 options: None,
             },
         ))
+    }
+}
+
+impl Postgres {
+    /// The cost ledger's view of this server: the postmaster named by the
+    /// first line of `postmaster.pid`, and its backends.
+    pub fn watch(&self, client_children: bool) -> Watch {
+        let pid = std::fs::read_to_string(self.dir.join("postmaster.pid"))
+            .ok()
+            .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
+            .unwrap_or(0);
+        Watch::postgres(pid, client_children)
     }
 }
 

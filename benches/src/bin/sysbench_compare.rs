@@ -7,8 +7,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use benches::ledger::{Ledger, Watch};
 use benches::servers::{Durability, Endpoint, Mariadb, Postgres, Tessera};
-use benches::{parse_sysbench, svg, RunResult};
+use benches::{parse_sysbench_counts, svg, RunResult};
 use clap::Parser;
 
 const ALL: &[&str] = &[
@@ -114,8 +115,9 @@ fn run_result(
         ok,
         ..Default::default()
     };
-    match parse_sysbench(out) {
-        Some((tps, qps, p95, errors, reconnects)) if ok => {
+    match parse_sysbench_counts(out) {
+        Some((tps, qps, p95, errors, reconnects, transactions)) if ok => {
+            r.ledger.transactions = transactions as f64;
             r.tps = tps;
             r.qps = qps;
             r.p95_ms = p95;
@@ -156,7 +158,26 @@ fn main() {
     let mut results: Vec<RunResult> = vec![];
     let mut targets: Vec<String> = vec![];
 
-    let run_target = |ep: &Endpoint, results: &mut Vec<RunResult>| {
+    // One sysbench run, measured: the ledger's readings close around it.
+    let measured = |ep: &Endpoint, watch: &Watch, w: &str, ps: &str, t: u32, args: &[String]| {
+        let before = watch.start();
+        let (ok, out) = sysbench(ep, w, "run", args);
+        let after = watch.stop();
+        let mut r = run_result(ep, w, ps, t, ok, &out);
+        r.ledger = Ledger::between(&before, &after, r.ledger.transactions);
+        eprintln!(
+            "[{}] {w} ps={ps} threads={t}: tps {:.1} qps {:.1} p95 {:.2} ms errors {} {}\n    {}",
+            ep.name,
+            r.tps,
+            r.qps,
+            r.p95_ms,
+            r.errors,
+            r.note,
+            r.ledger.line()
+        );
+        r
+    };
+    let run_target = |ep: &Endpoint, watch: &Watch, results: &mut Vec<RunResult>| {
         let common = |t: u32, ps: &str| -> Vec<String> {
             let mut v = vec![
                 format!("--tables={}", a.tables),
@@ -199,13 +220,7 @@ fn main() {
             for ps in &ps_modes {
                 for w in &oltp {
                     for t in &threads {
-                        let (ok, out) = sysbench(ep, w, "run", &common(*t, ps));
-                        let r = run_result(ep, w, ps, *t, ok, &out);
-                        eprintln!(
-                            "[{}] {w} ps={ps} threads={t}: tps {:.1} qps {:.1} p95 {:.2} ms errors {} {}",
-                            ep.name, r.tps, r.qps, r.p95_ms, r.errors, r.note
-                        );
-                        results.push(r);
+                        results.push(measured(ep, watch, w, ps, *t, &common(*t, ps)));
                     }
                 }
             }
@@ -226,13 +241,7 @@ fn main() {
                         .collect();
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                     let _ = sysbench(ep, "bulk_insert", "prepare", &c);
-                    let (ok, out) = sysbench(ep, "bulk_insert", "run", &c);
-                    let r = run_result(ep, "bulk_insert", ps, *t, ok, &out);
-                    eprintln!(
-                        "[{}] bulk_insert ps={ps} threads={t}: tps {:.1}",
-                        ep.name, r.tps
-                    );
-                    results.push(r);
+                    results.push(measured(ep, watch, "bulk_insert", ps, *t, &c));
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                 }
             }
@@ -257,13 +266,14 @@ fn main() {
         ) {
             Ok((cluster, ep)) => {
                 targets.push(ep.name.clone());
-                run_target(&ep, &mut results);
+                let watch = cluster.watch(true);
+                run_target(&ep, &watch, &mut results);
                 if a.per_shard_reads {
                     let mut relaxed = ep.clone();
                     relaxed.name = format!("{}-per-shard-reads", ep.name);
                     relaxed.options = Some("-c tessera.consistent_reads=off".into());
                     targets.push(relaxed.name.clone());
-                    run_target(&relaxed, &mut results);
+                    run_target(&relaxed, &watch, &mut results);
                 }
                 drop(cluster);
             }
@@ -282,7 +292,7 @@ fn main() {
         match Mariadb::start(&a.work.join("mariadb"), a.base_port + 300, a.durability) {
             Ok((m, ep)) => {
                 targets.push(ep.name.clone());
-                run_target(&ep, &mut results);
+                run_target(&ep, &m.watch(true), &mut results);
                 drop(m);
             }
             Err(e) => eprintln!("mariadb baseline did not start: {e}"),
@@ -290,13 +300,47 @@ fn main() {
         match Postgres::start(&a.work.join("postgres"), a.base_port + 301, a.durability) {
             Ok((p, ep)) => {
                 targets.push(ep.name.clone());
-                run_target(&ep, &mut results);
+                run_target(&ep, &p.watch(true), &mut results);
                 drop(p);
             }
             Err(e) => eprintln!("postgres baseline did not start: {e}"),
         }
     }
 
+    let plan = Plan {
+        workloads: &workloads,
+        ps_modes: &ps_modes,
+        threads: &threads,
+        targets: &targets,
+    };
+    report(&a, &plan, &results);
+    // A failed run or a reconnect fails the invocation. Ignored errors are
+    // sysbench's retries of deadlocks and duplicate keys (40P01/23505), which
+    // small tables produce on any server; they are reported, not fatal.
+    let failed = results
+        .iter()
+        .filter(|r| !r.ok || (r.target.starts_with("tessera") && r.reconnects > 0))
+        .count();
+    eprintln!(
+        "results in {}; {} runs, {failed} failed or with Tessera reconnects",
+        a.out.display(),
+        results.len()
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
+
+/// What one invocation ran, in the order its tables list it.
+struct Plan<'a> {
+    workloads: &'a [String],
+    ps_modes: &'a [String],
+    threads: &'a [u32],
+    targets: &'a [String],
+}
+
+/// The TPS table and the cost ledger, printed and written (TSV, JSON, SVG).
+fn report(a: &Args, plan: &Plan, results: &[RunResult]) {
     // The table: one row per workload x ps mode x threads.
     let find = |t: &str, w: &str, ps: &str, th: u32| {
         results
@@ -317,10 +361,10 @@ fn main() {
         "vs maria",
         "vs pg"
     );
-    for w in &workloads {
-        for ps in &ps_modes {
-            for th in &threads {
-                for t in &targets {
+    for w in plan.workloads {
+        for ps in plan.ps_modes {
+            for th in plan.threads {
+                for t in plan.targets {
                     let Some(r) = find(t, w, ps, *th) else {
                         continue;
                     };
@@ -376,12 +420,14 @@ fn main() {
         serde_json::to_string_pretty(&results).unwrap_or_default(),
     );
     // Chart: TPS per workload at the highest thread count, first ps mode.
-    if let (Some(th), Some(ps)) = (threads.iter().max(), ps_modes.first()) {
-        let series: Vec<svg::Series> = targets
+    if let (Some(th), Some(ps)) = (plan.threads.iter().max(), plan.ps_modes.first()) {
+        let series: Vec<svg::Series> = plan
+            .targets
             .iter()
             .map(|t| svg::Series {
                 name: t.clone(),
-                values: workloads
+                values: plan
+                    .workloads
                     .iter()
                     .map(|w| find(t, w, ps, *th).map(|r| r.tps).unwrap_or(0.0))
                     .collect(),
@@ -393,24 +439,45 @@ fn main() {
                 a.tables, a.table_size
             ),
             "transactions per second",
-            &workloads,
+            plan.workloads,
             &series,
         );
         let _ = std::fs::write(a.out.join("sysbench.svg"), chart);
     }
-    // A failed run or a reconnect fails the invocation. Ignored errors are
-    // sysbench's retries of deadlocks and duplicate keys (40P01/23505), which
-    // small tables produce on any server; they are reported, not fatal.
-    let failed = results
-        .iter()
-        .filter(|r| !r.ok || (r.target.starts_with("tessera") && r.reconnects > 0))
-        .count();
-    eprintln!(
-        "results in {}; {} runs, {failed} failed or with Tessera reconnects",
-        a.out.display(),
-        results.len()
-    );
-    if failed > 0 {
-        std::process::exit(1);
+    print_ledger(plan, results);
+}
+
+/// The cost ledger: CPU per transaction of each process class, and the
+/// statements the MariaDB servers received per transaction; for a Tessera
+/// target, its servers' CPU against the MariaDB baseline's.
+fn print_ledger(plan: &Plan, results: &[RunResult]) {
+    println!("\ncost ledger (CPU us per transaction by process; statements per transaction)");
+    for w in plan.workloads {
+        for ps in plan.ps_modes {
+            for th in plan.threads {
+                let find = |t: &str| {
+                    results.iter().find(|r| {
+                        r.target == t && r.workload == *w && r.ps_mode == *ps && r.threads == *th
+                    })
+                };
+                let base = find("mariadb").and_then(|b| b.ledger.cpu_us.get("servers").copied());
+                for t in plan.targets {
+                    let Some(r) = find(t).filter(|r| r.ok) else {
+                        continue;
+                    };
+                    let vs = match (
+                        t.starts_with("tessera"),
+                        base,
+                        r.ledger.cpu_us.get("servers"),
+                    ) {
+                        (true, Some(b), Some(s)) if b > 0.0 => {
+                            format!(" ({:.2}x MariaDB's CPU)", s / b)
+                        }
+                        _ => String::new(),
+                    };
+                    println!("{w:<22} {ps:<7} {th:>7} {t:<28} {}{vs}", r.ledger.line());
+                }
+            }
+        }
     }
 }

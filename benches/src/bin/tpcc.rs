@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use benches::ledger::{Ledger, Watch};
 use benches::tpcc::db::{Db, DbError, My, Pg};
 use benches::tpcc::report::{chart, percentile, print_table, tsv, Report};
 use benches::tpcc::txn::{delivery, new_order, order_status, payment, stock_level, Done};
@@ -307,6 +308,7 @@ async fn run_target<D: Db + 'static>(
     a: &Args,
     t: &Target,
     cluster: Option<&benches::servers::Tessera>,
+    watch: &Watch,
 ) -> Result<Report, String> {
     let (name, url) = (t.name.as_str(), t.url.as_str());
     if !a.no_load {
@@ -329,6 +331,7 @@ async fn run_target<D: Db + 'static>(
         )));
     }
     tokio::time::sleep(Duration::from_secs(a.warmup)).await;
+    let before = watch.start();
     measuring.store(true, Ordering::Relaxed);
     let start = Instant::now();
     let fault_task = match cluster {
@@ -338,6 +341,7 @@ async fn run_target<D: Db + 'static>(
     tokio::time::sleep(Duration::from_secs(a.time)).await;
     measuring.store(false, Ordering::Relaxed);
     let secs = start.elapsed().as_secs_f64();
+    let after = watch.stop();
     stop.store(true, Ordering::Relaxed);
     if let Some(f) = fault_task {
         let _ = f.await;
@@ -382,6 +386,7 @@ async fn run_target<D: Db + 'static>(
         errors: all.errors,
         prepared_left,
         consistency_failures: consistency::<D>(url).await?,
+        ledger: Ledger::between(&before, &after, total),
     };
     for (k, v) in all.latencies.iter_mut() {
         r.p50_ms.insert(k.clone(), percentile(v, 0.50));
@@ -487,9 +492,18 @@ async fn main() {
         } else {
             None
         };
+        // The cost ledger of the servers started here; the client is this
+        // process.
+        let watch = match t.name.as_str() {
+            "tessera" => on_cluster.map(|c| c.watch(false)),
+            "postgres" => _postgres.as_ref().map(|p| p.watch(false)),
+            "mariadb" => _mariadb.as_ref().map(|m| m.watch(false)),
+            _ => None,
+        }
+        .unwrap_or_default();
         let r = match t.flavor {
-            Flavor::Mariadb => run_target::<My>(&a, t, None).await,
-            _ => run_target::<Pg>(&a, t, on_cluster).await,
+            Flavor::Mariadb => run_target::<My>(&a, t, None, &watch).await,
+            _ => run_target::<Pg>(&a, t, on_cluster, &watch).await,
         };
         match r {
             Ok(r) => {

@@ -31,6 +31,9 @@ pub struct Report {
     /// cluster only).
     pub prepared_left: Option<u64>,
     pub consistency_failures: Vec<String>,
+    /// CPU per TPC-C transaction (any kind) by process class, and each
+    /// server class's statements per transaction.
+    pub ledger: crate::ledger::Ledger,
 }
 
 pub fn print_table(reports: &[Report]) {
@@ -75,6 +78,10 @@ pub fn print_table(reports: &[Report]) {
                 r.tpmc / base.tpmc.max(f64::MIN_POSITIVE)
             );
         }
+    }
+    println!("cost ledger (CPU us per TPC-C transaction by process; statements per transaction)");
+    for r in reports.iter().filter(|r| !r.ledger.cpu_us.is_empty()) {
+        println!("{:<12} {}", r.target, r.ledger.line());
     }
 }
 
