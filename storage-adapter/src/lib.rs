@@ -35,6 +35,9 @@ pub const POOL_WAIT: Duration = Duration::from_secs(10);
 pub struct ShardClient {
     pub id: ShardId,
     pool: Pool,
+    /// The server this pool connects to.
+    host: String,
+    port: u16,
 }
 
 impl ShardClient {
@@ -63,7 +66,14 @@ impl ShardClient {
         Ok(ShardClient {
             id,
             pool: Pool::new(opts),
+            host: endpoint.host.clone(),
+            port: endpoint.port,
         })
+    }
+
+    /// The server this pool connects to (host, port).
+    pub fn server(&self) -> (&str, u16) {
+        (&self.host, self.port)
     }
 
     /// Borrows a connection. Waiting is bounded: sessions in transactions

@@ -32,6 +32,11 @@ struct Args {
     /// The tessera binary (a release build for real figures).
     #[arg(long, default_value = "target/release/tessera")]
     tessera: PathBuf,
+    /// A second tessera binary (the build before a change), run as the
+    /// target `tessera-<placement>-before` right after the first in the
+    /// same invocation, for before/after figures.
+    #[arg(long)]
+    before_tessera: Option<PathBuf>,
     /// Work folder for the clusters and servers.
     #[arg(long, default_value = "/tmp/tessera-bench")]
     work: PathBuf,
@@ -248,43 +253,44 @@ fn main() {
         }
     };
 
-    for (i, dist) in a
+    let mut builds = vec![(a.tessera.clone(), "")];
+    if let Some(b) = &a.before_tessera {
+        builds.push((b.clone(), "-before"));
+    }
+    let dists: Vec<&str> = a
         .distributions
         .split(',')
         .map(|s| s.trim())
         .filter(|s| !s.is_empty())
-        .enumerate()
-    {
-        let dir = a.work.join(format!("tessera-{dist}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        match Tessera::start(
-            &a.tessera,
-            &dir,
-            a.base_port + 100 * i as u16,
-            dist,
-            a.durability,
-        ) {
-            Ok((cluster, ep)) => {
-                targets.push(ep.name.clone());
-                let watch = cluster.watch(true);
-                run_target(&ep, &watch, &mut results);
-                if a.per_shard_reads {
-                    let mut relaxed = ep.clone();
-                    relaxed.name = format!("{}-per-shard-reads", ep.name);
-                    relaxed.options = Some("-c tessera.consistent_reads=off".into());
-                    targets.push(relaxed.name.clone());
-                    run_target(&relaxed, &watch, &mut results);
+        .collect();
+    for (i, dist) in dists.iter().enumerate() {
+        for (bin, suffix) in &builds {
+            let dir = a.work.join(format!("tessera-{dist}{suffix}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            match Tessera::start(bin, &dir, a.base_port + 100 * i as u16, dist, a.durability) {
+                Ok((cluster, mut ep)) => {
+                    ep.name.push_str(suffix);
+                    targets.push(ep.name.clone());
+                    let watch = cluster.watch(true);
+                    run_target(&ep, &watch, &mut results);
+                    if a.per_shard_reads {
+                        let mut relaxed = ep.clone();
+                        relaxed.name = format!("{}-per-shard-reads", ep.name);
+                        relaxed.options = Some("-c tessera.consistent_reads=off".into());
+                        targets.push(relaxed.name.clone());
+                        run_target(&relaxed, &watch, &mut results);
+                    }
+                    drop(cluster);
                 }
-                drop(cluster);
-            }
-            Err(e) => {
-                eprintln!("tessera ({dist}) did not start: {e}");
-                results.push(RunResult {
-                    target: format!("tessera-{dist}"),
-                    workload: "start".into(),
-                    note: e,
-                    ..Default::default()
-                });
+                Err(e) => {
+                    eprintln!("tessera ({dist}{suffix}) did not start: {e}");
+                    results.push(RunResult {
+                        target: format!("tessera-{dist}{suffix}"),
+                        workload: "start".into(),
+                        note: e,
+                        ..Default::default()
+                    });
+                }
             }
         }
     }

@@ -7,6 +7,7 @@
 
 mod branches;
 mod recovery;
+mod reserve;
 mod slot;
 mod snapshot;
 mod twopc;

@@ -31,6 +31,7 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_str};
 
+use super::reserve::Reserve;
 use super::twopc::BarrierHold;
 use crate::Router;
 
@@ -128,6 +129,8 @@ struct Epoch {
 /// The readers' side of the barrier on one node.
 pub struct Gate {
     meta: MetaStore,
+    /// Snapshot connections kept between cuts.
+    pub(crate) reserve: Arc<Reserve>,
     current: Arc<parking_lot::Mutex<Option<Epoch>>>,
 }
 
@@ -141,6 +144,7 @@ impl Gate {
     pub fn new(meta: MetaStore) -> Gate {
         Gate {
             meta,
+            reserve: Default::default(),
             current: Default::default(),
         }
     }
@@ -281,23 +285,25 @@ pub async fn ensure_probe(shard: storage_adapter::ShardClient) {
 }
 
 /// One connection of a cut: inside `START TRANSACTION WITH CONSISTENT
-/// SNAPSHOT, READ ONLY`; committed and pooled again when the cut ends.
-pub struct SnapConn(pub Option<Conn>);
+/// SNAPSHOT, READ ONLY`; kept for the next cut on its shard when the cut
+/// ends (`super::reserve`), or committed and pooled again.
+pub struct SnapConn(pub Option<Conn>, Option<(ShardId, Arc<Reserve>)>);
 
 impl Drop for SnapConn {
     fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
+        if let Some(c) = self.0.take() {
             if c.is_disconnected() {
                 // Left midway through a statement (`Lease::conn`): the pool
                 // discards it.
                 return;
             }
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
-                    if c.query_drop("COMMIT").await.is_err() {
-                        let _ = c.disconnect().await;
+            match self.1.take() {
+                Some((shard, reserve)) => reserve.keep(shard, c),
+                None => {
+                    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                        rt.spawn(super::reserve::retire(c));
                     }
-                });
+                }
             }
         }
     }
@@ -483,17 +489,22 @@ where
 }
 
 async fn open_all(router: &Router, shards: &[ShardId]) -> Result<HashMap<ShardId, Slot>> {
+    let reserve = &router.snapshots.reserve;
     let jobs = shards.iter().map(|&shard| async move {
+        let client = router.shard(shard)?;
+        let (host, port) = client.server();
+        let (conn, open) = match reserve.take(shard, host, port) {
+            Some(c) => (c, super::reserve::OPEN_KEPT),
+            None => (client.conn().await?, super::reserve::OPEN_FRESH),
+        };
         // Wrapped first: dropped at any point (the opening timed out), the
-        // connection is committed before it is pooled.
-        let mut sc = SnapConn(Some(router.shard(shard)?.conn().await?));
+        // connection is committed (or kept inside its snapshot, whose
+        // opening a later cut's replaces) before it is pooled.
+        let mut sc = SnapConn(Some(conn), None);
         if let Some(c) = sc.0.as_mut() {
-            // Shard sessions run READ COMMITTED, where a consistent
-            // snapshot would be ignored (a view per statement).
-            c.query_drop("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-                .await
-                .map_err(|e| map_error(shard, e))?;
+            c.query_drop(open).await.map_err(|e| map_error(shard, e))?;
         }
+        sc.1 = Some((shard, reserve.clone()));
         Ok::<_, Error>((shard, Slot::new(sc)))
     });
     futures::future::join_all(jobs).await.into_iter().collect()

@@ -71,6 +71,7 @@ async fn cluster_suite() {
     step!("for_update_locks", for_update_locks(&cluster).await);
     step!("isolation_levels", isolation_levels(&cluster).await);
     step!("abandoned_reads", abandoned_reads(&cluster).await);
+    step!("kept_snapshots", kept_snapshots(&cluster).await);
     step!("consistent_reads", consistent_reads(&cluster).await);
     step!(
         "pushdown_matches_datafusion",
