@@ -104,7 +104,15 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         .arg("--innodb-lock-wait-timeout=20")
         .arg("--character-set-server=utf8mb4")
         .arg("--collation-server=utf8mb4_nopad_bin")
-        .arg("--performance-schema=OFF");
+        .arg("--performance-schema=OFF")
+        // A few threads serve all connections from epoll instead of one
+        // thread per connection: a shard's client is a handful of compute
+        // nodes multiplexing every session over pooled connections, and on
+        // a machine with fewer cores than connections the per-connection
+        // threads spend the statement's time being scheduled (RFC
+        // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
+        // XA waits hand the worker's place to another thread.
+        .arg("--thread-handling=pool-of-threads");
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
     if fresh {
