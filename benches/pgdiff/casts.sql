@@ -30,3 +30,7 @@ SELECT '12:34:56'::time, '23:59:59.5'::time;
 SELECT id, balance::int8, (balance * 100)::int FROM acct WHERE id < 8;
 SELECT '  abc  '::varchar(10), '  abc  '::text;
 SELECT id, score::numeric FROM acct WHERE id < 5;
+-- A float cast to text is float8out's / float4out's text: 3, not 3.0;
+-- exponents from 1e-05 down and from 1e+15 (float4: 1e+06) up.
+SELECT (1.5::float4 * 2)::text, 3::float8::text, 0.00001::float8::text, 1234567.0::float4::text, (-2.5)::float8::varchar, NULL::float8::text;
+SELECT id, (score * 2)::text, (score * 1e16)::text, score::real::text, 'v=' || (id::float8)::text FROM acct WHERE id < 8 ORDER BY id;

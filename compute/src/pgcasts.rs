@@ -10,7 +10,7 @@
 //! * `trunc` of a numeric has scale 0, like `floor` and `ceil`;
 //! * `extract(second | milliseconds ...)` keeps the fraction;
 //! * a timestamp cast to text is PostgreSQL's text (`2024-01-02
-//!   03:04:05`, not ISO's `T`);
+//!   03:04:05`, not ISO's `T`), and so is a float (`3`, not `3.0`);
 //! * as result columns ([`rewrite_output`]): `extract(epoch | second
 //!   ...)` is numeric with 6 places, `date ± interval` a timestamp, and
 //!   `date_trunc` of a date a timestamp with time zone.
@@ -293,6 +293,46 @@ static TIMESTAMP_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
 static TIMESTAMPTZ_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
     std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf(true)));
 
+/// `pg_float8_text` / `pg_float4_text`: a float cast to text as
+/// PostgreSQL's `float8out` / `float4out` print it (`3`, not `3.0`;
+/// `1e+300`), the text the wire encoder gives the same value.
+fn float_text_udf(single: bool) -> ScalarUDF {
+    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(args)?;
+        let a = datafusion::arrow::compute::cast(&arrays[0], &DataType::Float64)?;
+        let a = a.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+        let mut out = StringBuilder::with_capacity(a.len(), a.len() * 12);
+        for i in 0..a.len() {
+            if a.is_null(i) {
+                out.append_null();
+            } else {
+                out.append_value(crate::pgtext::float_text(a.value(i), single));
+            }
+        }
+        Ok(ColumnarValue::Array(Arc::new(out.finish())))
+    });
+    create_udf(
+        if single {
+            "pg_float4_text"
+        } else {
+            "pg_float8_text"
+        },
+        vec![if single {
+            DataType::Float32
+        } else {
+            DataType::Float64
+        }],
+        DataType::Utf8,
+        Volatility::Immutable,
+        f,
+    )
+}
+
+static FLOAT8_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(float_text_udf(false)));
+static FLOAT4_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
+    std::sync::LazyLock::new(|| Arc::new(float_text_udf(true)));
+
 fn literal_text(e: &Expr) -> Option<&str> {
     match e {
         Expr::Literal(
@@ -376,6 +416,26 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                         vec![to_timestamp((**expr).clone())],
                     ))
                 };
+                return Ok(Transformed::yes(if *field.data_type() == DataType::Utf8 {
+                    call
+                } else {
+                    Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+                }));
+            }
+            Expr::Cast(Cast { expr, field })
+                if matches!(field.data_type(), DataType::Utf8 | DataType::Utf8View)
+                    && matches!(
+                        expr.get_type(schema)?,
+                        DataType::Float64 | DataType::Float32
+                    ) =>
+            {
+                let udf = if expr.get_type(schema)? == DataType::Float32 {
+                    FLOAT4_TEXT.clone()
+                } else {
+                    FLOAT8_TEXT.clone()
+                };
+                let call =
+                    Expr::ScalarFunction(ScalarFunction::new_udf(udf, vec![(**expr).clone()]));
                 return Ok(Transformed::yes(if *field.data_type() == DataType::Utf8 {
                     call
                 } else {
