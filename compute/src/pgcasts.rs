@@ -293,46 +293,6 @@ static TIMESTAMP_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
 static TIMESTAMPTZ_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
     std::sync::LazyLock::new(|| Arc::new(timestamp_text_udf(true)));
 
-/// `pg_float8_text` / `pg_float4_text`: a float cast to text as
-/// PostgreSQL's `float8out` / `float4out` print it (`3`, not `3.0`;
-/// `1e+300`), the text the wire encoder gives the same value.
-fn float_text_udf(single: bool) -> ScalarUDF {
-    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let a = datafusion::arrow::compute::cast(&arrays[0], &DataType::Float64)?;
-        let a = a.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
-        let mut out = StringBuilder::with_capacity(a.len(), a.len() * 12);
-        for i in 0..a.len() {
-            if a.is_null(i) {
-                out.append_null();
-            } else {
-                out.append_value(crate::pgtext::float_text(a.value(i), single));
-            }
-        }
-        Ok(ColumnarValue::Array(Arc::new(out.finish())))
-    });
-    create_udf(
-        if single {
-            "pg_float4_text"
-        } else {
-            "pg_float8_text"
-        },
-        vec![if single {
-            DataType::Float32
-        } else {
-            DataType::Float64
-        }],
-        DataType::Utf8,
-        Volatility::Immutable,
-        f,
-    )
-}
-
-static FLOAT8_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
-    std::sync::LazyLock::new(|| Arc::new(float_text_udf(false)));
-static FLOAT4_TEXT: std::sync::LazyLock<Arc<ScalarUDF>> =
-    std::sync::LazyLock::new(|| Arc::new(float_text_udf(true)));
-
 fn literal_text(e: &Expr) -> Option<&str> {
     match e {
         Expr::Literal(
@@ -430,9 +390,9 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     ) =>
             {
                 let udf = if expr.get_type(schema)? == DataType::Float32 {
-                    FLOAT4_TEXT.clone()
+                    crate::pgtext::FLOAT4_TEXT.clone()
                 } else {
-                    FLOAT8_TEXT.clone()
+                    crate::pgtext::FLOAT8_TEXT.clone()
                 };
                 let call =
                     Expr::ScalarFunction(ScalarFunction::new_udf(udf, vec![(**expr).clone()]));
