@@ -34,3 +34,6 @@ SELECT id, score::numeric FROM acct WHERE id < 5;
 -- exponents from 1e-05 down and from 1e+15 (float4: 1e+06) up.
 SELECT (1.5::float4 * 2)::text, 3::float8::text, 0.00001::float8::text, 1234567.0::float4::text, (-2.5)::float8::varchar, NULL::float8::text;
 SELECT id, (score * 2)::text, (score * 1e16)::text, score::real::text, 'v=' || (id::float8)::text FROM acct WHERE id < 8 ORDER BY id;
+SELECT ARRAY[1,2]::text, ARRAY['a','b c']::text, ARRAY[1.5::float8, 2]::text;
+SELECT ARRAY[ARRAY[1,2],ARRAY[3,4]]::text, (ARRAY[NULL, 3])::text;
+SELECT CAST(ARRAY[1, 2, 3] AS varchar);

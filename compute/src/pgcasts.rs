@@ -384,16 +384,10 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             }
             Expr::Cast(Cast { expr, field })
                 if matches!(field.data_type(), DataType::Utf8 | DataType::Utf8View)
-                    && matches!(
-                        expr.get_type(schema)?,
-                        DataType::Float64 | DataType::Float32
-                    ) =>
+                    && crate::textcast::udf_for(&expr.get_type(schema)?).is_some() =>
             {
-                let udf = if expr.get_type(schema)? == DataType::Float32 {
-                    crate::pgtext::FLOAT4_TEXT.clone()
-                } else {
-                    crate::pgtext::FLOAT8_TEXT.clone()
-                };
+                let udf = crate::textcast::udf_for(&expr.get_type(schema)?)
+                    .ok_or_else(|| DataFusionError::Internal("no text cast".into()))?;
                 let call =
                     Expr::ScalarFunction(ScalarFunction::new_udf(udf, vec![(**expr).clone()]));
                 return Ok(Transformed::yes(if *field.data_type() == DataType::Utf8 {

@@ -45,6 +45,7 @@ pub fn register(ctx: &SessionContext) {
             signature: Signature::string(1, Volatility::Immutable),
         }));
     }
+    crate::pgmath::register(ctx);
     ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(
         crate::pgtypeof::PgTypeof::default(),

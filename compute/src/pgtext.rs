@@ -167,48 +167,6 @@ pub fn decimal_text(v: i128, scale: u32) -> String {
     format!("{sign}{int}.{frac}")
 }
 
-/// `pg_float8_text` / `pg_float4_text`: a float cast to text as
-/// PostgreSQL's `float8out` / `float4out` print it (`3`, not `3.0`;
-/// `1e+300`), the text the wire encoder gives the same value.
-fn float_text_udf(single: bool) -> datafusion::logical_expr::ScalarUDF {
-    let f = std::sync::Arc::new(move |args: &[datafusion::logical_expr::ColumnarValue]| -> datafusion::error::Result<datafusion::logical_expr::ColumnarValue> {
-        let arrays = datafusion::logical_expr::ColumnarValue::values_to_arrays(args)?;
-        let a = datafusion::arrow::compute::cast(&arrays[0], &DataType::Float64)?;
-        let a = datafusion::arrow::array::AsArray::as_primitive::<datafusion::arrow::datatypes::Float64Type>(&a);
-        let mut out = datafusion::arrow::array::StringBuilder::with_capacity(a.len(), a.len() * 12);
-        for i in 0..a.len() {
-            if a.is_null(i) {
-                out.append_null();
-            } else {
-                out.append_value(crate::pgtext::float_text(a.value(i), single));
-            }
-        }
-        Ok(datafusion::logical_expr::ColumnarValue::Array(std::sync::Arc::new(out.finish())))
-    });
-    datafusion::logical_expr::create_udf(
-        if single {
-            "pg_float4_text"
-        } else {
-            "pg_float8_text"
-        },
-        vec![if single {
-            DataType::Float32
-        } else {
-            DataType::Float64
-        }],
-        DataType::Utf8,
-        datafusion::logical_expr::Volatility::Immutable,
-        f,
-    )
-}
-
-pub(crate) static FLOAT8_TEXT: std::sync::LazyLock<
-    std::sync::Arc<datafusion::logical_expr::ScalarUDF>,
-> = std::sync::LazyLock::new(|| std::sync::Arc::new(float_text_udf(false)));
-pub(crate) static FLOAT4_TEXT: std::sync::LazyLock<
-    std::sync::Arc<datafusion::logical_expr::ScalarUDF>,
-> = std::sync::LazyLock::new(|| std::sync::Arc::new(float_text_udf(true)));
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -147,7 +147,11 @@ impl Router {
                 }
                 let client = ShardClient::new(id, &endpoint, self.pool_max)?;
                 if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                    rt.spawn(txn::ensure_probe(client.clone()));
+                    let client = client.clone();
+                    rt.spawn(async move {
+                        client.use_local_socket().await;
+                        txn::ensure_probe(client).await
+                    });
                 }
                 shards.insert(id, (endpoint, client));
             }

@@ -7,12 +7,16 @@
 //! SQLSTATEs. See `ARCHITECTURE.md`.
 
 pub mod convert;
+pub mod local_socket;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::config::MysqlEndpoint;
 use common::{Error, Result, ShardId};
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use parking_lot::RwLock;
 
 pub use mysql_async;
 
@@ -30,11 +34,20 @@ pub const SESSION_INIT: &[&str] = &[
 /// Longest wait for a pooled shard connection.
 pub const POOL_WAIT: Duration = Duration::from_secs(10);
 
-/// Handle to one shard: a bounded connection pool.
+/// Handle to one shard: a bounded connection pool. Clones share it.
 #[derive(Clone)]
 pub struct ShardClient {
     pub id: ShardId,
-    pool: Pool,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Over TCP, or over the server's Unix socket once
+    /// [`ShardClient::use_local_socket`] found it.
+    pool: RwLock<Pool>,
+    /// The TCP pool's options, to go back to TCP if the socket fails.
+    tcp_opts: Opts,
+    on_socket: AtomicBool,
     /// The server this pool connects to.
     host: String,
     port: u16,
@@ -47,7 +60,7 @@ impl ShardClient {
             message: e.to_string(),
         })?;
         let constraints = PoolConstraints::new(0, max_conns.max(1)).unwrap_or_default();
-        let opts = OptsBuilder::from_opts(opts)
+        let opts: Opts = OptsBuilder::from_opts(opts)
             .pool_opts(
                 PoolOpts::default()
                     .with_constraints(constraints)
@@ -58,29 +71,103 @@ impl ShardClient {
                     .with_inactive_connection_ttl(Duration::from_secs(60)),
             )
             .stmt_cache_size(256)
+            // The socket is chosen by `use_local_socket`, checked to be
+            // the same server's; mysql_async's own switch does not check.
             .prefer_socket(false)
             .tcp_nodelay(true)
             // UPDATE reports matched rows, as PostgreSQL does.
             .client_found_rows(true)
-            .init(SESSION_INIT.to_vec());
+            .init(SESSION_INIT.to_vec())
+            .into();
         Ok(ShardClient {
             id,
-            pool: Pool::new(opts),
-            host: endpoint.host.clone(),
-            port: endpoint.port,
+            inner: Arc::new(Inner {
+                pool: RwLock::new(Pool::new(opts.clone())),
+                tcp_opts: opts,
+                on_socket: AtomicBool::new(false),
+                host: endpoint.host.clone(),
+                port: endpoint.port,
+            }),
         })
     }
 
     /// The server this pool connects to (host, port).
     pub fn server(&self) -> (&str, u16) {
-        (&self.host, self.port)
+        (&self.inner.host, self.inner.port)
+    }
+
+    /// Whether connections go over the server's Unix socket.
+    pub fn on_local_socket(&self) -> bool {
+        self.inner.on_socket.load(Ordering::Relaxed)
+    }
+
+    /// Moves the pool to the server's Unix socket when the server is on
+    /// this host ([`local_socket::find`]); connections already lent out
+    /// finish on TCP. Answers whether it moved.
+    pub async fn use_local_socket(&self) -> bool {
+        let Some(path) = local_socket::find(&self.inner.tcp_opts).await else {
+            return false;
+        };
+        let opts = OptsBuilder::from_opts(self.inner.tcp_opts.clone()).socket(Some(path.clone()));
+        self.swap_pool(Pool::new(opts), true);
+        tracing::info!("{} is reached over {path}", self.id);
+        true
+    }
+
+    fn swap_pool(&self, pool: Pool, on_socket: bool) {
+        let old = std::mem::replace(&mut *self.inner.pool.write(), pool);
+        self.inner.on_socket.store(on_socket, Ordering::Relaxed);
+        // The old pool closes its connections as they come back.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = old.disconnect().await;
+            });
+        }
     }
 
     /// Borrows a connection. Waiting is bounded: sessions in transactions
     /// hold connections to several shards, so a saturated pool must not
     /// wait forever (that could deadlock two transactions on pool slots).
+    /// A socket that stops answering sends the shard back to TCP.
     pub async fn conn(&self) -> Result<Conn> {
-        match tokio::time::timeout(POOL_WAIT, self.pool.get_conn()).await {
+        match self.get_conn().await {
+            Err(Error::ShardUnavailable { .. }) if self.on_local_socket() => {
+                self.back_to_tcp();
+                self.get_conn().await
+            }
+            r => r,
+        }
+    }
+
+    /// The socket failed (the server restarted, say): TCP from now on, and
+    /// the socket again once a check finds it (one checker at a time).
+    fn back_to_tcp(&self) {
+        if self
+            .inner
+            .on_socket
+            .compare_exchange(true, false, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        tracing::warn!("{}: its Unix socket failed; back to TCP", self.id);
+        self.swap_pool(Pool::new(self.inner.tcp_opts.clone()), false);
+        let client = self.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                for attempt in 1..=20u64 {
+                    tokio::time::sleep(Duration::from_secs(attempt.min(10))).await;
+                    if client.on_local_socket() || client.use_local_socket().await {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    async fn get_conn(&self) -> Result<Conn> {
+        let get = self.inner.pool.read().get_conn();
+        match tokio::time::timeout(POOL_WAIT, get).await {
             Ok(r) => r.map_err(|e| map_error(self.id, e)),
             Err(_) => Err(Error::Sql {
                 state: common::SqlState::SERIALIZATION_FAILURE,
@@ -94,7 +181,8 @@ impl ShardClient {
     }
 
     pub async fn disconnect(self) {
-        let _ = self.pool.disconnect().await;
+        let pool = self.inner.pool.read().clone();
+        let _ = pool.disconnect().await;
     }
 }
 

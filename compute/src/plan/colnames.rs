@@ -339,6 +339,8 @@ fn strong(e: &Expr) -> bool {
         | Expr::Ceil { .. }
         | Expr::Floor { .. }
         | Expr::Overlay { .. }
+        | Expr::Array(_)
+        | Expr::Exists { negated: false, .. }
         | Expr::Subquery(_) => true,
         _ => false,
     }
@@ -425,6 +427,10 @@ mod tests {
         assert_eq!(n("SELECT 1 UNION SELECT 2 AS b"), "?column?");
         assert_eq!(n("(SELECT a FROM t) UNION ALL SELECT NULL::int"), "a");
         assert_eq!(n("SELECT substr(x, 2), '1:00'::time FROM t"), "substr,time");
+        assert_eq!(
+            n("SELECT ARRAY[1, 2]::text, EXISTS (SELECT 1)::int"),
+            "array,exists"
+        );
     }
 
     #[test]

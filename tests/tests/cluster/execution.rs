@@ -237,3 +237,48 @@ pub(crate) async fn statements_compiled_once_per_node(cluster: &TestCluster) {
     assert_eq!(v, "new");
     a.batch_execute("DROP TABLE cache_t").await.unwrap();
 }
+
+/// Shards on the compute node's host are reached over their Unix sockets
+/// (`storage_adapter::local_socket`): after statements that reach every
+/// shard, each shard sees the cluster's account connected from
+/// `localhost` (a socket), not only from `127.0.0.1` (TCP).
+pub(crate) async fn shards_over_local_sockets(cluster: &TestCluster) {
+    use mysql_async::prelude::Queryable;
+    let c = cluster.connect(0).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS sock_t; CREATE TABLE sock_t (id int PRIMARY KEY, v int);
+         INSERT INTO sock_t SELECT g AS id, g AS v FROM generate_series(1, 60) g",
+    )
+    .await
+    .unwrap();
+    // The switch happens in the background at the node's start; give a
+    // slow machine time for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    for shard in 1..=3 {
+        let mut conn = cluster.shard_conn(shard).await;
+        loop {
+            let n: i64 = c
+                .query_one("SELECT count(*) FROM sock_t", &[])
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(n, 60);
+            let local: Option<i64> = conn
+                .query_first(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+                     WHERE USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) AND HOST = 'localhost'",
+                )
+                .await
+                .unwrap();
+            if local.unwrap_or(0) > 0 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "shard {shard} has no connection over its Unix socket"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+    c.batch_execute("DROP TABLE sock_t").await.unwrap();
+}

@@ -72,6 +72,10 @@ async fn cluster_suite() {
     step!("isolation_levels", isolation_levels(&cluster).await);
     step!("abandoned_reads", abandoned_reads(&cluster).await);
     step!("kept_snapshots", kept_snapshots(&cluster).await);
+    step!(
+        "shards_over_local_sockets",
+        shards_over_local_sockets(&cluster).await
+    );
     step!("consistent_reads", consistent_reads(&cluster).await);
     step!(
         "pushdown_matches_datafusion",
