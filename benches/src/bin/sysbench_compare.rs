@@ -37,6 +37,14 @@ struct Args {
     /// same invocation, for before/after figures.
     #[arg(long)]
     before_tessera: Option<PathBuf>,
+    /// With --before-tessera: both builds' clusters run side by side and
+    /// take turns, N rounds in ABBA order (round 1 this build first, round
+    /// 2 the before build first, ...), each run's target named
+    /// `<target>@<round>`. Run one after the other, the first target of an
+    /// invocation did 10-20 % better on a shared machine (BENCHMARKS.md,
+    /// session 22). 0: one target after the other.
+    #[arg(long, default_value_t = 0)]
+    rounds: u32,
     /// Work folder for the clusters and servers.
     #[arg(long, default_value = "/tmp/tessera-bench")]
     work: PathBuf,
@@ -142,29 +150,81 @@ fn run_result(
     r
 }
 
-fn main() {
-    let a = Args::parse();
-    let threads: Vec<u32> = a
-        .threads
-        .split(',')
-        .filter_map(|t| t.trim().parse().ok())
-        .collect();
-    let workloads: Vec<String> = match &a.workloads {
-        Some(w) => w.split(',').map(|s| s.trim().to_string()).collect(),
-        None => ALL.iter().map(|s| s.to_string()).collect(),
-    };
-    let ps_modes: Vec<String> = a
-        .ps_modes
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .collect();
-    let _ = std::fs::create_dir_all(&a.work);
-    let _ = std::fs::create_dir_all(&a.out);
-    let mut results: Vec<RunResult> = vec![];
-    let mut targets: Vec<String> = vec![];
+/// One invocation: its arguments, the lists parsed from them, and what
+/// it has measured so far.
+struct Bench {
+    a: Args,
+    threads: Vec<u32>,
+    workloads: Vec<String>,
+    ps_modes: Vec<String>,
+    results: Vec<RunResult>,
+    targets: Vec<String>,
+}
 
-    // One sysbench run, measured: the ledger's readings close around it.
-    let measured = |ep: &Endpoint, watch: &Watch, w: &str, ps: &str, t: u32, args: &[String]| {
+impl Bench {
+    fn new(a: Args) -> Bench {
+        let threads = a
+            .threads
+            .split(',')
+            .filter_map(|t| t.trim().parse().ok())
+            .collect();
+        let workloads = match &a.workloads {
+            Some(w) => w.split(',').map(|s| s.trim().to_string()).collect(),
+            None => ALL.iter().map(|s| s.to_string()).collect(),
+        };
+        let ps_modes = a
+            .ps_modes
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .collect();
+        Bench {
+            a,
+            threads,
+            workloads,
+            ps_modes,
+            results: vec![],
+            targets: vec![],
+        }
+    }
+
+    /// sysbench's options for one run.
+    fn common(&self, t: u32, ps: &str) -> Vec<String> {
+        let a = &self.a;
+        let mut v = vec![
+            format!("--tables={}", a.tables),
+            format!("--table-size={}", a.table_size),
+            "--rand-type=uniform".into(),
+            format!("--threads={t}"),
+            format!("--time={}", a.time),
+            format!("--db-ps-mode={ps}"),
+            "--report-interval=0".into(),
+        ];
+        // oltp_insert must know the ids are explicit, or it leaves
+        // `id` out of its INSERTs.
+        if a.auto_inc_off {
+            v.push("--auto_inc=off".into());
+        }
+        v
+    }
+
+    fn oltp(&self) -> Vec<String> {
+        self.workloads
+            .iter()
+            .filter(|w| *w != "bulk_insert")
+            .cloned()
+            .collect()
+    }
+
+    /// One sysbench run, measured: the ledger's readings close around it.
+    fn measured(
+        &mut self,
+        ep: &Endpoint,
+        watch: &Watch,
+        w: &str,
+        ps: &str,
+        t: u32,
+        args: &[String],
+    ) {
         let before = watch.start();
         let (ok, out) = sysbench(ep, w, "run", args);
         let after = watch.stop();
@@ -180,157 +240,208 @@ fn main() {
             r.note,
             r.ledger.line()
         );
-        r
-    };
-    let run_target = |ep: &Endpoint, watch: &Watch, results: &mut Vec<RunResult>| {
-        let common = |t: u32, ps: &str| -> Vec<String> {
-            let mut v = vec![
-                format!("--tables={}", a.tables),
-                format!("--table-size={}", a.table_size),
-                "--rand-type=uniform".into(),
-                format!("--threads={t}"),
-                format!("--time={}", a.time),
-                format!("--db-ps-mode={ps}"),
-                "--report-interval=0".into(),
-            ];
-            // oltp_insert must know the ids are explicit, or it leaves
-            // `id` out of its INSERTs.
-            if a.auto_inc_off {
-                v.push("--auto_inc=off".into());
-            }
-            v
-        };
-        let oltp: Vec<&String> = workloads.iter().filter(|w| *w != "bulk_insert").collect();
-        if !oltp.is_empty() {
-            eprintln!(
-                "[{}] prepare {} tables x {} rows",
-                ep.name, a.tables, a.table_size
-            );
-            let prep = common(a.tables.min(8), "disable");
-            let (_, _) = sysbench(ep, "oltp_common", "cleanup", &common(1, "disable"));
-            let (ok, out) = sysbench(ep, "oltp_common", "prepare", &prep);
-            if !ok {
-                // Recorded as a failed run, so the invocation fails.
-                eprintln!("[{}] prepare failed:\n{out}", ep.name);
-                results.push(run_result(
-                    ep,
-                    "prepare",
-                    "disable",
-                    a.tables.min(8),
-                    false,
-                    &out,
-                ));
-                return;
-            }
-            for ps in &ps_modes {
+        self.results.push(r);
+    }
+
+    /// Tables for the OLTP workloads; false (and a failed run recorded, so
+    /// the invocation fails) when sysbench could not make them.
+    fn prepare(&mut self, ep: &Endpoint) -> bool {
+        let tables = self.a.tables.min(8);
+        eprintln!(
+            "[{}] prepare {} tables x {} rows",
+            ep.name, self.a.tables, self.a.table_size
+        );
+        let (_, _) = sysbench(ep, "oltp_common", "cleanup", &self.common(1, "disable"));
+        let (ok, out) = sysbench(
+            ep,
+            "oltp_common",
+            "prepare",
+            &self.common(tables, "disable"),
+        );
+        if !ok {
+            eprintln!("[{}] prepare failed:\n{out}", ep.name);
+            let r = run_result(ep, "prepare", "disable", tables, false, &out);
+            self.results.push(r);
+        }
+        ok
+    }
+
+    fn cleanup(&self, ep: &Endpoint) {
+        let c = self.common(self.a.tables.min(8), "disable");
+        let _ = sysbench(ep, "oltp_common", "cleanup", &c);
+    }
+
+    /// Every workload on one target, one after the other.
+    fn run_target(&mut self, ep: &Endpoint, watch: &Watch) {
+        self.targets.push(ep.name.clone());
+        let oltp = self.oltp();
+        if !oltp.is_empty() && self.prepare(ep) {
+            for ps in self.ps_modes.clone() {
                 for w in &oltp {
-                    for t in &threads {
-                        results.push(measured(ep, watch, w, ps, *t, &common(*t, ps)));
+                    for t in self.threads.clone() {
+                        let c = self.common(t, &ps);
+                        self.measured(ep, watch, w, &ps, t, &c);
                     }
                 }
             }
-            let _ = sysbench(
-                ep,
-                "oltp_common",
-                "cleanup",
-                &common(a.tables.min(8), "disable"),
-            );
+            self.cleanup(ep);
         }
-        if workloads.iter().any(|w| w == "bulk_insert") {
-            for ps in &ps_modes {
-                for t in &threads {
+        if self.workloads.iter().any(|w| w == "bulk_insert") {
+            for ps in self.ps_modes.clone() {
+                for t in self.threads.clone() {
                     // bulk_insert.lua has no --auto_inc option.
-                    let c: Vec<String> = common(*t, ps)
+                    let c: Vec<String> = self
+                        .common(t, &ps)
                         .into_iter()
                         .filter(|o| !o.starts_with("--auto_inc"))
                         .collect();
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                     let _ = sysbench(ep, "bulk_insert", "prepare", &c);
-                    results.push(measured(ep, watch, "bulk_insert", ps, *t, &c));
+                    self.measured(ep, watch, "bulk_insert", &ps, t, &c);
                     let _ = sysbench(ep, "bulk_insert", "cleanup", &c);
                 }
             }
         }
-    };
-
-    let mut builds = vec![(a.tessera.clone(), "")];
-    if let Some(b) = &a.before_tessera {
-        builds.push((b.clone(), "-before"));
     }
-    let dists: Vec<&str> = a
-        .distributions
-        .split(',')
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-        .collect();
-    for (i, dist) in dists.iter().enumerate() {
-        for (bin, suffix) in &builds {
-            let dir = a.work.join(format!("tessera-{dist}{suffix}"));
-            let _ = std::fs::remove_dir_all(&dir);
-            match Tessera::start(bin, &dir, a.base_port + 100 * i as u16, dist, a.durability) {
-                Ok((cluster, mut ep)) => {
-                    ep.name.push_str(suffix);
-                    targets.push(ep.name.clone());
-                    let watch = cluster.watch(true);
-                    run_target(&ep, &watch, &mut results);
-                    if a.per_shard_reads {
-                        let mut relaxed = ep.clone();
-                        relaxed.name = format!("{}-per-shard-reads", ep.name);
-                        relaxed.options = Some("-c tessera.consistent_reads=off".into());
-                        targets.push(relaxed.name.clone());
-                        run_target(&relaxed, &watch, &mut results);
+
+    /// The OLTP workloads on two targets up side by side, taking turns:
+    /// `rounds` rounds in ABBA order, each run named `<target>@<round>`.
+    fn run_rounds(&mut self, pair: &[(Endpoint, Watch); 2]) {
+        if !pair.iter().all(|(ep, _)| self.prepare(ep)) {
+            return;
+        }
+        let rounds = self.a.rounds;
+        for round in 1..=rounds {
+            for (ep, _) in order(pair, round) {
+                self.targets.push(format!("{}@{round}", ep.name));
+            }
+        }
+        for ps in self.ps_modes.clone() {
+            for w in self.oltp() {
+                for t in self.threads.clone() {
+                    let c = self.common(t, &ps);
+                    for round in 1..=rounds {
+                        for (ep, watch) in order(pair, round) {
+                            let mut named = ep.clone();
+                            named.name = format!("{}@{round}", ep.name);
+                            self.measured(&named, watch, &w, &ps, t, &c);
+                        }
                     }
-                    drop(cluster);
-                }
-                Err(e) => {
-                    eprintln!("tessera ({dist}{suffix}) did not start: {e}");
-                    results.push(RunResult {
-                        target: format!("tessera-{dist}{suffix}"),
-                        workload: "start".into(),
-                        note: e,
-                        ..Default::default()
-                    });
                 }
             }
         }
+        for (ep, _) in pair {
+            self.cleanup(ep);
+        }
     }
-    if !a.no_baselines {
-        match Mariadb::start(&a.work.join("mariadb"), a.base_port + 300, a.durability) {
+
+    /// The Tessera targets: each placement, this build and the one before.
+    fn run_tessera(&mut self) {
+        let mut builds = vec![(self.a.tessera.clone(), "")];
+        if let Some(b) = &self.a.before_tessera {
+            builds.push((b.clone(), "-before"));
+        }
+        let dists: Vec<String> = self
+            .a
+            .distributions
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let side_by_side = self.a.rounds > 0 && builds.len() == 2;
+        for (i, dist) in dists.iter().enumerate() {
+            let mut up = vec![];
+            for (j, (bin, suffix)) in builds.iter().enumerate() {
+                let dir = self.a.work.join(format!("tessera-{dist}{suffix}"));
+                let _ = std::fs::remove_dir_all(&dir);
+                // Side by side, the second cluster takes ports 50 higher.
+                let port = self.a.base_port + 100 * i as u16 + 50 * j as u16;
+                match Tessera::start(bin, &dir, port, dist, self.a.durability) {
+                    Ok((cluster, mut ep)) => {
+                        ep.name.push_str(suffix);
+                        let watch = cluster.watch(true);
+                        if side_by_side {
+                            up.push((cluster, ep, watch));
+                            continue;
+                        }
+                        self.run_target(&ep, &watch);
+                        if self.a.per_shard_reads {
+                            let mut relaxed = ep.clone();
+                            relaxed.name = format!("{}-per-shard-reads", ep.name);
+                            relaxed.options = Some("-c tessera.consistent_reads=off".into());
+                            self.run_target(&relaxed, &watch);
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("tessera ({dist}{suffix}) did not start: {e}");
+                        self.results.push(RunResult {
+                            target: format!("tessera-{dist}{suffix}"),
+                            workload: "start".into(),
+                            note: e,
+                            ..Default::default()
+                        });
+                    }
+                }
+            }
+            let mut up = up.into_iter();
+            if let (Some((c1, ep1, w1)), Some((c2, ep2, w2))) = (up.next(), up.next()) {
+                self.run_rounds(&[(ep1, w1), (ep2, w2)]);
+                drop((c1, c2));
+            }
+        }
+    }
+}
+
+/// Round 1, 3, ...: the pair as given; round 2, 4, ...: the other way.
+fn order<T>(pair: &[T; 2], round: u32) -> [&T; 2] {
+    if round % 2 == 1 {
+        [&pair[0], &pair[1]]
+    } else {
+        [&pair[1], &pair[0]]
+    }
+}
+
+fn main() {
+    let mut b = Bench::new(Args::parse());
+    let _ = std::fs::create_dir_all(&b.a.work);
+    let _ = std::fs::create_dir_all(&b.a.out);
+    b.run_tessera();
+    if !b.a.no_baselines {
+        let (work, port, durability) = (b.a.work.clone(), b.a.base_port, b.a.durability);
+        match Mariadb::start(&work.join("mariadb"), port + 300, durability) {
             Ok((m, ep)) => {
-                targets.push(ep.name.clone());
-                run_target(&ep, &m.watch(true), &mut results);
+                b.run_target(&ep, &m.watch(true));
                 drop(m);
             }
             Err(e) => eprintln!("mariadb baseline did not start: {e}"),
         }
-        match Postgres::start(&a.work.join("postgres"), a.base_port + 301, a.durability) {
+        match Postgres::start(&work.join("postgres"), port + 301, durability) {
             Ok((p, ep)) => {
-                targets.push(ep.name.clone());
-                run_target(&ep, &p.watch(true), &mut results);
+                b.run_target(&ep, &p.watch(true));
                 drop(p);
             }
             Err(e) => eprintln!("postgres baseline did not start: {e}"),
         }
     }
-
     let plan = Plan {
-        workloads: &workloads,
-        ps_modes: &ps_modes,
-        threads: &threads,
-        targets: &targets,
+        workloads: &b.workloads,
+        ps_modes: &b.ps_modes,
+        threads: &b.threads,
+        targets: &b.targets,
     };
-    report(&a, &plan, &results);
+    report(&b.a, &plan, &b.results);
     // A failed run or a reconnect fails the invocation. Ignored errors are
     // sysbench's retries of deadlocks and duplicate keys (40P01/23505), which
     // small tables produce on any server; they are reported, not fatal.
-    let failed = results
+    let failed = b
+        .results
         .iter()
         .filter(|r| !r.ok || (r.target.starts_with("tessera") && r.reconnects > 0))
         .count();
     eprintln!(
         "results in {}; {} runs, {failed} failed or with Tessera reconnects",
-        a.out.display(),
-        results.len()
+        b.a.out.display(),
+        b.results.len()
     );
     if failed > 0 {
         std::process::exit(1);
