@@ -128,15 +128,13 @@ impl ScalarUDFImpl for RangeChecked {
             .collect();
         for i in 0..result.len() {
             // All inputs have one length; all scalars have length 1.
-            let at = |a: &&Float64Array| {
+            let finite = |a: &&Float64Array| {
                 let j = if a.len() == 1 { 0 } else { i };
-                a.is_valid(j).then(|| a.value(j))
+                a.is_valid(j) && a.value(j).is_finite()
             };
-            let values: Vec<Option<f64>> = args.iter().map(at).collect();
-            if result.is_null(i) || !values.iter().all(|v| v.is_some_and(f64::is_finite)) {
-                continue;
+            if result.is_valid(i) && args.iter().all(finite) {
+                in_range(result.value(i))?;
             }
-            in_range(result.value(i))?;
         }
         Ok(out)
     }

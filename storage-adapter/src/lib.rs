@@ -9,7 +9,6 @@
 pub mod convert;
 pub mod local_socket;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,13 +43,18 @@ pub struct ShardClient {
 struct Inner {
     /// Over TCP, or over the server's Unix socket once
     /// [`ShardClient::use_local_socket`] found it.
-    pool: RwLock<Pool>,
+    transport: RwLock<Transport>,
     /// The TCP pool's options, to go back to TCP if the socket fails.
     tcp_opts: Opts,
-    on_socket: AtomicBool,
     /// The server this pool connects to.
     host: String,
     port: u16,
+}
+
+struct Transport {
+    pool: Pool,
+    /// Whether `pool` connects over the server's Unix socket.
+    socket: bool,
 }
 
 impl ShardClient {
@@ -82,9 +86,11 @@ impl ShardClient {
         Ok(ShardClient {
             id,
             inner: Arc::new(Inner {
-                pool: RwLock::new(Pool::new(opts.clone())),
+                transport: RwLock::new(Transport {
+                    pool: Pool::new(opts.clone()),
+                    socket: false,
+                }),
                 tcp_opts: opts,
-                on_socket: AtomicBool::new(false),
                 host: endpoint.host.clone(),
                 port: endpoint.port,
             }),
@@ -98,7 +104,7 @@ impl ShardClient {
 
     /// Whether connections go over the server's Unix socket.
     pub fn on_local_socket(&self) -> bool {
-        self.inner.on_socket.load(Ordering::Relaxed)
+        self.inner.transport.read().socket
     }
 
     /// Moves the pool to the server's Unix socket when the server is on
@@ -109,20 +115,17 @@ impl ShardClient {
             return false;
         };
         let opts = OptsBuilder::from_opts(self.inner.tcp_opts.clone()).socket(Some(path.clone()));
-        self.swap_pool(Pool::new(opts), true);
+        self.swap(Transport {
+            pool: Pool::new(opts),
+            socket: true,
+        });
         tracing::info!("{} is reached over {path}", self.id);
         true
     }
 
-    fn swap_pool(&self, pool: Pool, on_socket: bool) {
-        let old = std::mem::replace(&mut *self.inner.pool.write(), pool);
-        self.inner.on_socket.store(on_socket, Ordering::Relaxed);
-        // The old pool closes its connections as they come back.
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let _ = old.disconnect().await;
-            });
-        }
+    fn swap(&self, transport: Transport) {
+        let old = std::mem::replace(&mut *self.inner.transport.write(), transport);
+        close_when_back(old.pool);
     }
 
     /// Borrows a connection. Waiting is bounded: sessions in transactions
@@ -142,16 +145,18 @@ impl ShardClient {
     /// The socket failed (the server restarted, say): TCP from now on, and
     /// the socket again once a check finds it (one checker at a time).
     fn back_to_tcp(&self) {
-        if self
-            .inner
-            .on_socket
-            .compare_exchange(true, false, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
         {
-            return;
+            let mut t = self.inner.transport.write();
+            if !t.socket {
+                return;
+            }
+            let tcp = Transport {
+                pool: Pool::new(self.inner.tcp_opts.clone()),
+                socket: false,
+            };
+            close_when_back(std::mem::replace(&mut *t, tcp).pool);
         }
         tracing::warn!("{}: its Unix socket failed; back to TCP", self.id);
-        self.swap_pool(Pool::new(self.inner.tcp_opts.clone()), false);
         let client = self.clone();
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
@@ -166,7 +171,7 @@ impl ShardClient {
     }
 
     async fn get_conn(&self) -> Result<Conn> {
-        let get = self.inner.pool.read().get_conn();
+        let get = self.inner.transport.read().pool.get_conn();
         match tokio::time::timeout(POOL_WAIT, get).await {
             Ok(r) => r.map_err(|e| map_error(self.id, e)),
             Err(_) => Err(Error::Sql {
@@ -181,8 +186,17 @@ impl ShardClient {
     }
 
     pub async fn disconnect(self) {
-        let pool = self.inner.pool.read().clone();
+        let pool = self.inner.transport.read().pool.clone();
         let _ = pool.disconnect().await;
+    }
+}
+
+/// Closes a pool's connections as they come back to it.
+fn close_when_back(pool: Pool) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            let _ = pool.disconnect().await;
+        });
     }
 }
 

@@ -42,7 +42,8 @@ struct Args {
     /// 2 the before build first, ...), each run's target named
     /// `<target>@<round>`. Run one after the other, the first target of an
     /// invocation did 10-20 % better on a shared machine (BENCHMARKS.md,
-    /// session 22). 0: one target after the other.
+    /// session 22). 0: one target after the other. `--per-shard-reads`
+    /// runs only in that mode.
     #[arg(long, default_value_t = 0)]
     rounds: u32,
     /// Work folder for the clusters and servers.
