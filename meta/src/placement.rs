@@ -139,6 +139,25 @@ impl Placement {
         set.into_iter().collect()
     }
 
+    /// Whether a slot of a table both maps know is on `shard` in this map
+    /// and elsewhere in `older`: a partition moved to `shard` since
+    /// `older` (a transaction whose snapshot was taken under `older` must
+    /// not read it there).
+    pub fn moved_to(&self, older: &Placement, shard: ShardId) -> bool {
+        if self.epoch == older.epoch {
+            return false;
+        }
+        self.layouts.iter().any(|(t, now)| {
+            older.layouts.get(t).is_some_and(|then| {
+                then.len() == now.len()
+                    && now
+                        .iter()
+                        .zip(then.iter())
+                        .any(|(n, o)| *n == shard && *o != shard)
+            })
+        })
+    }
+
     /// Whether two tables' slots are on the same shards, slot by slot
     /// (with equal distributions: co-located).
     pub fn same_layout(&self, a: TableId, b: TableId) -> bool {

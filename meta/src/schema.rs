@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Statements creating version 1 of the metadata schema. `settings` holds
 /// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
@@ -114,6 +114,13 @@ pub const V10: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS placement_log (epoch BIGINT NOT NULL, table_id BIGINT NOT NULL, partition_no INT NOT NULL, from_shard INT NULL, to_shard INT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (epoch, table_id, partition_no))",
 ];
 
+/// Version 11: partition moves (`shard_router::placement::mover`), one row
+/// per move with its phase; the phase that switches the map is written in
+/// the same meta transaction as the new layout.
+pub const V11: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS partition_moves (move_id BIGINT AUTO_INCREMENT PRIMARY KEY, tables VARCHAR(4096) NOT NULL, partition_no INT NOT NULL, from_shard INT NOT NULL, to_shard INT NOT NULL, phase VARCHAR(32) NOT NULL, rows_copied BIGINT NOT NULL DEFAULT 0, keys_caught_up BIGINT NOT NULL DEFAULT 0, lag_events BIGINT NOT NULL DEFAULT 0, fence_ms INT NULL, bytes BIGINT NOT NULL DEFAULT 0, retired VARCHAR(4096) NOT NULL DEFAULT '', detail TEXT NULL, started_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3), updated_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -143,6 +150,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (8, V8),
         (9, V9),
         (10, V10),
+        (11, V11),
     ] {
         if current < version {
             for stmt in stmts {

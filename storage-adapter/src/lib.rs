@@ -185,6 +185,16 @@ impl ShardClient {
         }
     }
 
+    /// A connection of its own, outside the pool, over TCP with the
+    /// pool's session settings: for work that changes what a connection is
+    /// (a binary log stream) or holds it for long (a partition move's
+    /// fence), so it never goes back to the pool.
+    pub async fn own_conn(&self) -> Result<Conn> {
+        Conn::new(self.inner.tcp_opts.clone())
+            .await
+            .map_err(|e| map_error(self.id, e))
+    }
+
     pub async fn disconnect(self) {
         let pool = self.inner.transport.read().pool.clone();
         let _ = pool.disconnect().await;

@@ -40,6 +40,28 @@ enum Cmd {
     },
 }
 
+/// How partition moves run.
+#[derive(clap::Args)]
+struct MoveOpts {
+    /// Share of the time the copy may take (0 < duty <= 1); the rest is
+    /// left to the cluster's clients.
+    #[arg(long, default_value_t = 0.5)]
+    duty: f64,
+    /// Seconds the source's retired copy is kept after a move (until then
+    /// it can be inspected; it is dropped after).
+    #[arg(long, default_value_t = 0)]
+    keep_source_secs: u64,
+}
+
+impl MoveOpts {
+    fn args(&self) -> cluster::MoveArgs {
+        cluster::MoveArgs {
+            duty: self.duty.clamp(0.01, 1.0),
+            keep_source_secs: self.keep_source_secs,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum ClusterCmd {
     /// Initialise (first time) and start the cluster.
@@ -77,6 +99,52 @@ enum ClusterCmd {
     Down {
         #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
         data_dir: PathBuf,
+    },
+    /// Start one more MariaDB shard and make it known to every compute
+    /// node (it holds nothing until `rebalance`).
+    AddShard {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+    },
+    /// Move partitions online until every shard holds an even share
+    /// (mirror tables copied to every shard first); each move verified.
+    Rebalance {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        #[command(flatten)]
+        opts: MoveOpts,
+    },
+    /// Drain a shard (its partitions moved to the others) and retire it.
+    RemoveShard {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        /// The shard's number (shardN).
+        shard: u32,
+        #[command(flatten)]
+        opts: MoveOpts,
+    },
+    /// Move one partition (with the partitions co-located with it) online.
+    Move {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        /// The table ([schema.]name).
+        #[arg(long)]
+        table: String,
+        /// The partition number (0-based).
+        #[arg(long)]
+        partition: u32,
+        /// The shard to move it to (its number).
+        #[arg(long)]
+        to: u32,
+        #[command(flatten)]
+        opts: MoveOpts,
+    },
+    /// Every partition move: phase, rows copied, keys caught up, fence.
+    Moves {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -120,6 +188,23 @@ fn main() {
             }
             ClusterCmd::Status { data_dir, json } => cluster::status(&data_dir, json),
             ClusterCmd::Down { data_dir } => cluster::down(&data_dir),
+            ClusterCmd::AddShard { data_dir } => cluster::add_shard(&data_dir),
+            ClusterCmd::Rebalance { data_dir, opts } => {
+                cluster::rebalance_cluster(&data_dir, &opts.args(), None)
+            }
+            ClusterCmd::RemoveShard {
+                data_dir,
+                shard,
+                opts,
+            } => cluster::remove_shard(&data_dir, shard, &opts.args()),
+            ClusterCmd::Move {
+                data_dir,
+                table,
+                partition,
+                to,
+                opts,
+            } => cluster::move_one(&data_dir, &table, partition, to, &opts.args()),
+            ClusterCmd::Moves { data_dir, json } => cluster::moves(&data_dir, json),
         },
         Cmd::Compute { config } => run_compute(config),
     };

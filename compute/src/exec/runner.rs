@@ -233,21 +233,66 @@ impl Session {
                     rows: Rows::Stream(rows),
                 })
             }
-            _ => Ok(match self.execute(plan, params).await? {
-                Output::Command { tag, rows } => Reply::Command { tag, rows },
-                Output::TxnStart => Reply::TxnStart,
-                Output::TxnEnd(tag) => Reply::TxnEnd(tag),
-                Output::Rows(rows) => Reply::Rows {
-                    columns: plan.columns(),
-                    tag: if plan.tag == "INSERT" {
-                        "INSERT 0"
-                    } else {
-                        plan.tag
-                    },
-                    rows: Rows::Datums(rows),
+            _ => {
+                let epoch = self.router.placement().epoch();
+                let out = match self.execute(plan, params).await {
+                    Err(e) if e.sqlstate() == common::SqlState::UNDEFINED_TABLE => {
+                        // Planned against a table that exists: a partition
+                        // moved (or a table was re-laid) under the statement.
+                        return self.after_move(prepared, params, plan, epoch, e).await;
+                    }
+                    r => r?,
+                };
+                Ok(Self::reply_of(plan, out))
+            }
+        }
+    }
+
+    /// A statement that found its table gone from a shard at execution:
+    /// when the placement map moved since it started (a partition move's
+    /// switch renamed the source tables), it runs again on the new map
+    /// if nothing of it can have taken effect (see [`rerunnable`]);
+    /// otherwise its transaction must be retried (40001). Any other 42P01
+    /// stands.
+    async fn after_move(
+        &mut self,
+        prepared: &Prepared,
+        params: &[Datum],
+        plan: &crate::plan::Plan,
+        epoch: u64,
+        e: Error,
+    ) -> Result<Reply> {
+        let moved = match self.router.check_version().await {
+            Ok(c) => c.placement.epoch() != epoch,
+            Err(_) => false,
+        };
+        if !moved {
+            return Err(e);
+        }
+        if rerunnable(plan, self.txn.is_some()) {
+            return Box::pin(self.run_planned(prepared, params)).await;
+        }
+        Err(Error::Sql {
+            state: common::SqlState::SERIALIZATION_FAILURE,
+            message: "could not serialize access: a partition this statement wrote moved to another shard; retry the transaction".into(),
+        })
+    }
+
+    fn reply_of(plan: &crate::plan::Plan, out: Output) -> Reply {
+        match out {
+            Output::Command { tag, rows } => Reply::Command { tag, rows },
+            Output::TxnStart => Reply::TxnStart,
+            Output::TxnEnd(tag) => Reply::TxnEnd(tag),
+            Output::Rows(rows) => Reply::Rows {
+                columns: plan.columns(),
+                tag: if plan.tag == "INSERT" {
+                    "INSERT 0"
+                } else {
+                    plan.tag
                 },
-                Output::CopyIn(n) => Reply::CopyIn(n),
-            }),
+                rows: Rows::Datums(rows),
+            },
+            Output::CopyIn(n) => Reply::CopyIn(n),
         }
     }
 
@@ -345,6 +390,27 @@ impl Session {
 
 /// The lines of a COPY TO: the header (HEADER) with the result columns'
 /// names, then one line per row.
+/// Whether a statement that failed on a moved partition's old table can
+/// simply run again: a read (plain or locking: it changed nothing), or a
+/// write outside a transaction block (its implicit transaction was rolled
+/// back), or a write inside one that reaches a single partition (the one
+/// that failed, so nothing else of it ran).
+fn rerunnable(plan: &crate::plan::Plan, in_block: bool) -> bool {
+    use shard_router::route::RoutePlan;
+    let single = |r: &RoutePlan| match r {
+        RoutePlan::Single => true,
+        RoutePlan::Keys(k) => k.iter().all(|c| c.len() == 1),
+        _ => false,
+    };
+    match &plan.kind {
+        PlanKind::FastSelect(_) | PlanKind::SequenceSelect(_) => true,
+        _ if !in_block => true,
+        PlanKind::Write(w) => single(&w.route),
+        PlanKind::Insert(i) => i.rows.len() == 1 && i.source.is_none(),
+        _ => false,
+    }
+}
+
 fn copy_out_lines(
     plan: &Plan,
     fmt: &crate::plan::copy::CopyFormat,

@@ -7,11 +7,13 @@
 
 mod ddl;
 mod load;
+mod moves;
 mod queue;
 mod sequences;
 mod settings;
 
 pub use ddl::DdlTxn;
+pub use moves::{MovePhase, MoveProgress, MoveRecord};
 pub use queue::OrphanClaim;
 pub use sequences::SequenceRange;
 

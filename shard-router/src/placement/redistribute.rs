@@ -59,7 +59,7 @@ pub struct Moved {
 }
 
 /// The checksum of one physical table (`db.tbl` rendered).
-async fn checksum_of(
+pub(super) async fn checksum_of(
     conn: &mut Conn,
     shard: ShardId,
     def: &TableDef,

@@ -96,6 +96,9 @@ pub struct Branches {
     /// statement (`take_cut`); false once taken or when the session reads
     /// per shard (`tessera.consistent_reads = off`).
     cut_pending: tokio::sync::Mutex<bool>,
+    /// The placement map the cut was taken under: a partition moved to a
+    /// shard since then is not in that shard's read view.
+    cut_placement: parking_lot::Mutex<Option<Arc<meta::Placement>>>,
 }
 
 impl Branches {
@@ -108,6 +111,7 @@ impl Branches {
             written: Default::default(),
             savepoints: Default::default(),
             cut_pending: tokio::sync::Mutex::new(isolation == Some(IsolationLevel::RepeatableRead)),
+            cut_placement: parking_lot::Mutex::new(None),
         }
     }
 
@@ -126,7 +130,8 @@ impl Branches {
         if !*pending {
             return Ok(());
         }
-        let shards = router.shard_ids();
+        let placement = router.placement();
+        let shards = placement.shard_ids();
         super::snapshot::under_barrier(router, &shards, || async {
             let opened = futures::future::join_all(shards.iter().map(|&shard| async move {
                 let slot = self.slot(shard);
@@ -141,6 +146,7 @@ impl Branches {
         })
         .await?;
         *pending = false;
+        *self.cut_placement.lock() = Some(placement);
         Ok(())
     }
 
@@ -571,6 +577,8 @@ impl ShardAccess {
                     return Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?));
                 }
                 branches.take_cut(router).await?;
+                let then = branches.cut_placement.lock().clone();
+                super::snapshot::check_cut(then, router, shard)?;
                 let slot = branches.slot(shard);
                 let mut guard = slot.lock().await;
                 if guard.is_none() {

@@ -509,3 +509,21 @@ async fn open_all(router: &Router, shards: &[ShardId]) -> Result<HashMap<ShardId
     });
     futures::future::join_all(jobs).await.into_iter().collect()
 }
+
+/// 40001 when a partition moved to `shard` after a transaction's cut was
+/// taken under `then`: the cut's read view there predates the partition's
+/// copy, so reading it would miss rows (PostgreSQL's answer to a snapshot
+/// that cannot be kept: retry the transaction).
+pub(super) fn check_cut(
+    then: Option<Arc<meta::Placement>>,
+    router: &crate::Router,
+    shard: ShardId,
+) -> Result<()> {
+    match then {
+        Some(then) if router.placement().moved_to(&then, shard) => Err(Error::Sql {
+            state: SqlState::SERIALIZATION_FAILURE,
+            message: "could not serialize access: a partition moved to another shard after this transaction's snapshot; retry the transaction".into(),
+        }),
+        _ => Ok(()),
+    }
+}

@@ -113,6 +113,17 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
         // XA waits hand the worker's place to another thread.
         .arg("--thread-handling=pool-of-threads");
+    if node.role == Role::Shard {
+        // A shard's row-based binary log is how a partition move catches
+        // up with the writes made while its rows were copied
+        // (`shard_router::placement::mover`); the server id only has to be
+        // unique among the cluster's servers.
+        cmd.arg("--log-bin=binlog")
+            .arg("--binlog-format=ROW")
+            .arg("--binlog-row-image=FULL")
+            .arg(format!("--server-id={}", node.port))
+            .arg("--binlog-expire-logs-seconds=86400");
+    }
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
     if fresh {
@@ -137,9 +148,11 @@ pub(super) fn grants(role: Role, user: &str) -> Vec<String> {
                 meta::PHYSICAL_DB_PREFIX.replace('_', "\\_")
             ),
             // XA RECOVER lists other connections' prepared branches only
-            // with this privilege (MariaDB 10.5+), and `cluster status`
-            // counts the node's connections with PROCESS.
-            format!("GRANT PROCESS ON *.* TO '{user}'@'%'"),
+            // with PROCESS (MariaDB 10.5+), and `cluster status` counts the
+            // node's connections with it. A partition move reads the
+            // shard's binary log (REPLICATION SLAVE) from the position its
+            // copy started at (BINLOG MONITOR).
+            format!("GRANT PROCESS, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '{user}'@'%'"),
         ],
     }
 }

@@ -3,8 +3,11 @@
 //! own data, config, log and pid files; `cluster.toml` at the top records the
 //! layout and the credentials.
 
+mod grow;
 mod mariadb;
 mod process;
+
+pub use grow::{add_shard, move_one, moves, rebalance_cluster, remove_shard, MoveArgs};
 mod services;
 
 use std::path::{Path, PathBuf};
@@ -47,6 +50,10 @@ pub struct ClusterFile {
     /// of a comparison alike).
     #[serde(default)]
     pub durability: Durability,
+    /// Shards drained and retired by `remove-shard` (their numbers are
+    /// never reused).
+    #[serde(default)]
+    pub removed_shards: Vec<u32>,
 }
 
 /// How MariaDB nodes flush at commit.
@@ -123,8 +130,14 @@ impl ClusterFile {
     pub fn meta_port(&self) -> u16 {
         self.base_port + 10
     }
+    /// Shards 1 to 9 next to meta; shards added later (`add-shard`) from
+    /// base + 30 on (base + 20 is haproxy's).
     pub fn shard_port(&self, i: u32) -> u16 {
-        self.base_port + 10 + i as u16
+        if i <= 9 {
+            self.base_port + 10 + i as u16
+        } else {
+            self.base_port + 20 + i as u16
+        }
     }
     pub fn compute_port(&self, i: u32) -> u16 {
         self.base_port + i as u16 - 1
@@ -140,7 +153,7 @@ impl ClusterFile {
             port: self.meta_port(),
             dir: dir.join("meta"),
         }];
-        for i in 1..=self.shards {
+        for i in (1..=self.shards).filter(|i| !self.removed_shards.contains(i)) {
             v.push(Node {
                 role: Role::Shard,
                 name: format!("shard{i}"),
@@ -224,6 +237,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 default_distribution: args.default_distribution,
                 haproxy: args.haproxy,
                 durability: args.durability.unwrap_or_default(),
+                removed_shards: vec![],
             };
             write_private(
                 &dir.join("cluster.toml"),
@@ -276,6 +290,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
         let shards: Vec<ShardInfo> = (1..=cf.shards)
+            .filter(|i| !cf.removed_shards.contains(i))
             .map(|i| ShardInfo {
                 id: ShardId(i),
                 endpoint: cf.endpoint(Role::Shard, cf.shard_port(i)),
@@ -304,11 +319,12 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         store.disconnect().await;
         Ok::<_, String>(())
     })?;
-    for (i, (n, r)) in nodes.iter().zip(&running).enumerate() {
+    for (n, r) in nodes.iter().zip(&running) {
         if *r || n.role != Role::Compute {
             continue;
         }
-        let index = (i as u32) - cf.shards;
+        // computeN is node N (shards added or removed shift nothing).
+        let index: u32 = n.name.trim_start_matches("compute").parse().unwrap_or(1);
         println!("starting {} on port {}", n.name, n.port);
         start_compute(&cf, n, index, &exe)?;
     }
@@ -407,20 +423,25 @@ pub fn down(dir: &Path) -> AnyResult<()> {
     // Compute nodes first, then shards, meta last.
     nodes.reverse();
     for n in &nodes {
-        if let Some(pid) = node_pid(n) {
-            println!("stopping {} (pid {pid})", n.name);
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            let start = Instant::now();
-            while pid_alive(pid) && start.elapsed() < Duration::from_secs(60) {
-                reap(pid);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            if pid_alive(pid) {
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-        }
-        let _ = std::fs::remove_file(n.dir.join("node.pid"));
+        stop_node(n);
     }
     println!("cluster in {} stopped", dir.display());
     Ok(())
+}
+
+/// Stops one node's process (SIGTERM, then SIGKILL after 60 s).
+fn stop_node(n: &Node) {
+    if let Some(pid) = node_pid(n) {
+        println!("stopping {} (pid {pid})", n.name);
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let start = Instant::now();
+        while pid_alive(pid) && start.elapsed() < Duration::from_secs(60) {
+            reap(pid);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if pid_alive(pid) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    let _ = std::fs::remove_file(n.dir.join("node.pid"));
 }

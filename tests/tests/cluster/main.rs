@@ -6,6 +6,7 @@
 mod clients;
 mod execution;
 mod faults;
+mod growth;
 mod placement;
 mod protocol;
 mod pushdown;
@@ -23,6 +24,7 @@ use tests::{PgDb, TestCluster};
 use clients::*;
 use execution::*;
 use faults::*;
+use growth::*;
 use placement::*;
 use protocol::*;
 use pushdown::*;
@@ -119,4 +121,6 @@ async fn cluster_suite() {
         "bank_under_faults",
         bank_under_faults(&cluster, Victim::Shard).await
     );
+    // Last: it leaves the cluster on shards 1, 2 and 4.
+    step!("online_growth", online_growth(&cluster).await);
 }

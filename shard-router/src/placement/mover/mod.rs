@@ -1,0 +1,524 @@
+//! Moving one slot of a co-location group to another shard while the
+//! cluster serves it (issue 33; design: docs/rfcs/2026-12-03-online-moves.md).
+//!
+//! The steps, each recorded in meta's `partition_moves` ([`meta::MovePhase`]):
+//!
+//! 1. Under meta's DDL lock (held to the end: no DDL changes the tables
+//!    meanwhile) the target's physical tables are created (queued for
+//!    dropping until the switch commits).
+//! 2. **Copy** (`copying`): one consistent snapshot of the source shard,
+//!    with the binary log position it corresponds to
+//!    (`binlog_snapshot_file/position`); every row of the slot's tables
+//!    copied in batches, throttled to a share of the time.
+//! 3. **Catch up** (`catching_up`): the source's binary log from that
+//!    position ([`feed`]) names the keys changed since; each is read again
+//!    from the source and written to the target, pass after pass, until
+//!    few are left.
+//! 4. **Fence**: `LOCK TABLES ... WRITE` on the source's tables (retried
+//!    with a short wait, so a long transaction delays the move instead of
+//!    stalling clients): writers and readers of the slot wait; the feed is
+//!    read to the log's end and the last keys re-copied.
+//! 5. **Verify**: row count and checksum of every table on both sides; a
+//!    difference names the keys and rolls the move back.
+//! 6. **Switch** (`switching` -> `switched`): the source tables renamed to
+//!    retired names under the lock, then the new layout, the move's phase
+//!    and the catalog version committed in one meta transaction, then the
+//!    lock released. A statement that waited on the old tables, or
+//!    arrives from a node that has not reloaded yet, finds no table
+//!    (MariaDB 1146); the compute node reloads the catalog and runs it
+//!    again on the target (`compute::exec::runner`).
+//! 7. The retired copy is dropped after `keep_source` (`done`).
+//!
+//! A mover that dies leaves its move open; [`recover`] rolls back a move
+//! that had not switched and finishes one that had.
+
+mod cutover;
+pub mod feed;
+pub mod plan;
+pub mod rebalance;
+pub mod recover;
+mod rows;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{Error, Result, ShardId, TableId};
+use meta::{Catalog, DdlTxn, Distribution, MovePhase, MoveProgress, TableDef};
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+use storage_adapter::{map_error, ShardClient};
+
+use crate::Router;
+use feed::{Feed, LogPos, Watched};
+use rows::{Physical, Throttle};
+
+/// One slot of a group of co-located tables, to move to `to`.
+#[derive(Debug, Clone)]
+pub struct MoveRequest {
+    pub tables: Vec<TableDef>,
+    pub slot: u32,
+    pub to: ShardId,
+}
+
+/// What a move reports as it goes.
+#[derive(Debug, Clone)]
+pub struct MoveStatus {
+    pub id: u64,
+    pub phase: MovePhase,
+    pub progress: MoveProgress,
+}
+
+pub type ProgressFn = Arc<dyn Fn(&MoveStatus) + Send + Sync>;
+
+/// How a move runs.
+#[derive(Clone)]
+pub struct MoveOptions {
+    /// Share of the wall time the copy may take (the rest is left to the
+    /// foreground): 0.5 copies at most half the time.
+    pub duty: f64,
+    /// Catch-up passes before fencing, at most.
+    pub max_passes: u32,
+    /// Fence once at most this many changed keys wait.
+    pub fence_keys: usize,
+    /// Tries to take the fence, each waiting `fence_wait` for the slot's
+    /// open transactions.
+    pub fence_attempts: u32,
+    pub fence_wait: Duration,
+    /// How long the source's retired copy stays before it is dropped.
+    pub keep_source: Duration,
+    pub progress: Option<ProgressFn>,
+}
+
+impl Default for MoveOptions {
+    fn default() -> Self {
+        MoveOptions {
+            duty: 0.5,
+            max_passes: 50,
+            fence_keys: 200,
+            fence_attempts: 20,
+            fence_wait: Duration::from_secs(1),
+            keep_source: Duration::ZERO,
+            progress: None,
+        }
+    }
+}
+
+/// What a finished move did.
+#[derive(Debug, Clone)]
+pub struct MoveReport {
+    pub id: u64,
+    pub from: ShardId,
+    pub to: ShardId,
+    pub slot: u32,
+    pub tables: usize,
+    pub rows: u64,
+    pub bytes: u64,
+    pub keys_caught_up: u64,
+    pub passes: u32,
+    /// How long the slot's writers and readers were held (ms).
+    pub fence_ms: u64,
+    pub copy_secs: f64,
+    pub total_secs: f64,
+}
+
+/// The tables whose slots move together with `table`'s: every hash table
+/// with the same layout (so co-located joins and foreign keys stay
+/// co-located), or a single table alone. Mirror tables are on every shard
+/// and are not moved.
+pub fn group_of(catalog: &Catalog, table: &TableDef) -> Result<Vec<TableDef>> {
+    let layout = catalog.placement.layout(table.id);
+    match table.distribution {
+        Distribution::Mirror => Err(not_supported(
+            "a mirror table is on every shard; it is not moved",
+        )),
+        Distribution::Single => Ok(vec![table.clone()]),
+        Distribution::Hash { .. } => {
+            let mut out: Vec<TableDef> = catalog
+                .tables
+                .values()
+                .filter(|t| matches!(t.distribution, Distribution::Hash { .. }))
+                .filter(|t| catalog.placement.layout(t.id) == layout)
+                .map(|t| (**t).clone())
+                .collect();
+            out.sort_by_key(|t| t.id.0);
+            Ok(out)
+        }
+    }
+}
+
+/// Tests kill the mover at a step: `TESSERA_MOVE_CRASH=<step>` aborts the
+/// process there (no cleanup runs, as with SIGKILL). Steps: `copied`,
+/// `fenced`, `renamed` (source renamed, map not switched), `switched`
+/// (map switched, fence and retired copy left).
+pub(super) fn crash_point(step: &str) {
+    if std::env::var("TESSERA_MOVE_CRASH").is_ok_and(|s| s == step) {
+        eprintln!("TESSERA_MOVE_CRASH: aborting at {step}");
+        std::process::abort();
+    }
+}
+
+fn not_supported(what: &str) -> Error {
+    Error::Sql {
+        state: common::SqlState::FEATURE_NOT_SUPPORTED,
+        message: format!("partition move: {what}"),
+    }
+}
+
+/// The shard the slot is on now, after checking the request against the
+/// catalog read under the DDL lock.
+fn check(catalog: &Catalog, req: &MoveRequest) -> Result<ShardId> {
+    let first = req
+        .tables
+        .first()
+        .ok_or_else(|| Error::internal("a move of no table"))?;
+    let layout = catalog.placement.layout(first.id).to_vec();
+    let from = *layout.get(req.slot as usize).ok_or_else(|| {
+        Error::internal(format!(
+            "{} has no slot {}",
+            first.qualified_name(),
+            req.slot
+        ))
+    })?;
+    for t in &req.tables {
+        if catalog.placement.layout(t.id) != layout.as_slice() {
+            return Err(Error::internal(format!(
+                "{} is not laid out like {} any more",
+                t.qualified_name(),
+                first.qualified_name()
+            )));
+        }
+        if catalog.foreign_keys.iter().any(|fk| {
+            (fk.table == t.id || fk.ref_table == t.id)
+                && fk.enforcement == meta::Enforcement::Shards
+        }) {
+            return Err(not_supported(&format!(
+                "{} has foreign keys the shards enforce",
+                t.qualified_name()
+            )));
+        }
+    }
+    if !catalog.placement.shard_ids().contains(&req.to) {
+        return Err(Error::internal(format!("no shard {}", req.to.0)));
+    }
+    if from == req.to {
+        return Err(Error::internal(format!(
+            "slot {} is on shard {} already",
+            req.slot, from.0
+        )));
+    }
+    Ok(from)
+}
+
+struct Mover<'a> {
+    router: &'a Router,
+    opts: &'a MoveOptions,
+    id: u64,
+    slot: u32,
+    from: ShardId,
+    to: ShardId,
+    src: ShardClient,
+    dst: ShardClient,
+    tables: Vec<Physical>,
+    progress: MoveProgress,
+    passes: u32,
+}
+
+/// Moves one slot of a group of tables to `req.to` (see the module's
+/// documentation). On an error the move is rolled back: the source is as
+/// it was and the target's tables are dropped.
+pub async fn move_slot(
+    router: &Router,
+    req: &MoveRequest,
+    opts: &MoveOptions,
+) -> Result<MoveReport> {
+    let started = Instant::now();
+    let names: Vec<String> = req.tables.iter().map(|t| t.qualified_name()).collect();
+    let ddl = router
+        .meta
+        .begin_ddl(
+            router.node_id,
+            &format!(
+                "-- move slot {} of {} to shard {}",
+                req.slot,
+                names.join(", "),
+                req.to.0
+            ),
+        )
+        .await?;
+    // Under the DDL lock: the catalog cannot change but through this move.
+    let catalog = router.meta.load_catalog().await?;
+    let from = check(&catalog, req)?;
+    let ids: Vec<TableId> = req.tables.iter().map(|t| t.id).collect();
+    let id = router.meta.start_move(&ids, req.slot, from, req.to).await?;
+    let mut m = Mover {
+        router,
+        opts,
+        id,
+        slot: req.slot,
+        from,
+        to: req.to,
+        src: router.shard(from)?,
+        dst: router.shard(req.to)?,
+        tables: req
+            .tables
+            .iter()
+            .map(|t| Physical::new(t, req.slot))
+            .collect(),
+        progress: MoveProgress::default(),
+        passes: 0,
+    };
+    match m.run(ddl, &catalog).await {
+        Ok((fence_ms, copy_secs)) => {
+            m.after_switch().await;
+            Ok(MoveReport {
+                id,
+                from,
+                to: req.to,
+                slot: req.slot,
+                tables: m.tables.len(),
+                rows: m.progress.rows_copied,
+                bytes: m.progress.bytes,
+                keys_caught_up: m.progress.keys_caught_up,
+                passes: m.passes,
+                fence_ms,
+                copy_secs,
+                total_secs: started.elapsed().as_secs_f64(),
+            })
+        }
+        Err(e) => {
+            m.roll_back(&e).await;
+            Err(e)
+        }
+    }
+}
+
+impl Mover<'_> {
+    fn report(&self, phase: MovePhase) {
+        if let Some(f) = &self.opts.progress {
+            f(&MoveStatus {
+                id: self.id,
+                phase,
+                progress: self.progress,
+            });
+        }
+    }
+
+    async fn record(&self, phase: MovePhase) -> Result<()> {
+        self.report(phase);
+        self.router
+            .meta
+            .update_move(self.id, phase, &self.progress)
+            .await
+    }
+
+    /// Steps 1 to 6; returns the fence's length (ms) and the copy's (s).
+    async fn run(&mut self, ddl: DdlTxn, catalog: &Catalog) -> Result<(u64, f64)> {
+        self.create_target().await?;
+        let copy_started = Instant::now();
+        let from_pos = self.copy().await?;
+        let copy_secs = copy_started.elapsed().as_secs_f64();
+        crash_point("copied");
+        let watched = self
+            .tables
+            .iter()
+            .map(|t| Watched {
+                database: t.database.clone(),
+                table: t.name.clone(),
+                key_columns: t.key_positions.clone(),
+            })
+            .collect();
+        // A server id no replica of the cluster uses.
+        let server_id = 1_000_000_000 + (self.id % 1_000_000_000) as u32;
+        let feed = Feed::start(&self.src, server_id, from_pos, watched).await?;
+        self.record(MovePhase::CatchingUp).await?;
+        self.catch_up(&feed).await?;
+        let (mut lock, fenced_at) = self.fence(&feed).await?;
+        crash_point("fenced");
+        let mut target = self.dst.own_conn().await?;
+        let r = async {
+            self.final_pass(&feed, &mut lock, &mut target).await?;
+            self.verify(&mut lock, &mut target).await?;
+            self.switch(ddl, catalog, &mut lock, fenced_at).await
+        }
+        .await;
+        // The lock's connection ends either way: closing it releases the
+        // fence if UNLOCK did not run.
+        let _ = lock.disconnect().await;
+        Ok((r?, copy_secs))
+    }
+
+    /// Step 1: the target's physical tables, queued for dropping until the
+    /// switch commits.
+    async fn create_target(&self) -> Result<()> {
+        let physical: Vec<(ShardId, String, String)> = self
+            .tables
+            .iter()
+            .map(|t| (self.to, t.database.clone(), t.name.clone()))
+            .collect();
+        for t in &self.tables {
+            self.router.meta.queue_drops(t.def.id, &physical).await?;
+        }
+        let mut stmts = vec![];
+        for t in &self.tables {
+            stmts.push(super::ddl::ensure_schema_sql(&t.def.schema));
+            stmts.push(super::ddl::create_table_sql(&t.def, self.slot));
+        }
+        super::ddl::run_on_shards(self.router, vec![(self.to, stmts)]).await
+    }
+
+    /// Step 2: the snapshot copy; returns the log position it corresponds
+    /// to.
+    async fn copy(&mut self) -> Result<LogPos> {
+        let from = self.from;
+        let mut source = self.src.own_conn().await?;
+        let mut target = self.dst.own_conn().await?;
+        source
+            .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            .await
+            .map_err(|e| map_error(from, e))?;
+        let status: Vec<(String, String)> = source
+            .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
+            .await
+            .map_err(|e| map_error(from, e))?;
+        let get = |k: &str| {
+            status
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.clone())
+        };
+        let pos = LogPos {
+            file: get("binlog_snapshot_file").unwrap_or_default(),
+            pos: get("binlog_snapshot_position")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0),
+        };
+        if pos.file.is_empty() {
+            return Err(not_supported(&format!(
+                "shard {} has no binary log (start it with log_bin and binlog_format=ROW)",
+                from.0
+            )));
+        }
+        let throttle = Throttle {
+            duty: self.opts.duty,
+        };
+        for i in 0..self.tables.len() {
+            let c = rows::copy_all(
+                &mut source,
+                from,
+                &mut target,
+                self.to,
+                &self.tables[i],
+                &throttle,
+            )
+            .await?;
+            self.progress.rows_copied += c.rows;
+            self.progress.bytes += c.bytes;
+            self.record(MovePhase::Copying).await?;
+        }
+        source
+            .query_drop("COMMIT")
+            .await
+            .map_err(|e| map_error(from, e))?;
+        let _ = source.disconnect().await;
+        let _ = target.disconnect().await;
+        Ok(pos)
+    }
+
+    /// Step 3: passes of re-copied keys until few are left.
+    async fn catch_up(&mut self, feed: &Feed) -> Result<()> {
+        let mut source = self.src.own_conn().await?;
+        source
+            .query_drop("SET SESSION innodb_lock_wait_timeout = 5")
+            .await
+            .map_err(|e| map_error(self.from, e))?;
+        let mut target = self.dst.own_conn().await?;
+        for pass in 0..self.opts.max_passes {
+            let pending = feed.changes.lock().pending();
+            if pass > 0 && pending <= self.opts.fence_keys {
+                break;
+            }
+            let n = self.recopy(feed, &mut source, &mut target, false).await?;
+            self.passes += 1;
+            self.progress.lag_events = feed.changes.lock().pending() as u64;
+            self.record(MovePhase::CatchingUp).await?;
+            if n == 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let _ = source.disconnect().await;
+        let _ = target.disconnect().await;
+        Ok(())
+    }
+
+    /// One pass: the keys the feed found since the last, re-copied.
+    async fn recopy(
+        &mut self,
+        feed: &Feed,
+        source: &mut Conn,
+        target: &mut Conn,
+        fenced: bool,
+    ) -> Result<u64> {
+        let (keys, whole) = feed.take(fenced)?;
+        let mut n = 0;
+        for (i, keys) in keys.into_iter().enumerate() {
+            let t = &self.tables[i];
+            if whole[i] {
+                rows::clear(target, self.to, t).await?;
+                let all = Throttle { duty: 1.0 };
+                rows::copy_all(source, self.from, target, self.to, t, &all).await?;
+                n += 1;
+            } else if !keys.is_empty() {
+                let keys: Vec<_> = keys.into_values().collect();
+                n += rows::recopy_keys(source, self.from, target, self.to, t, keys, fenced).await?;
+            }
+        }
+        self.progress.keys_caught_up += n;
+        Ok(n)
+    }
+
+    /// Step 7: this node's catalog reloaded; the retired copy dropped once
+    /// `keep_source` has passed.
+    async fn after_switch(&self) {
+        let _ = self.router.check_version().await;
+        self.report(MovePhase::Switched);
+        if !self.opts.keep_source.is_zero() {
+            tokio::time::sleep(self.opts.keep_source).await;
+        }
+        match recover::drop_retired(self.router, self.id).await {
+            Ok(()) => self.report(MovePhase::Done),
+            Err(e) => tracing::warn!("move {}: the retired copy stays for recovery: {e}", self.id),
+        }
+    }
+
+    async fn roll_back(&self, e: &Error) {
+        // A switch cut off after its rename gives the source its names
+        // back first; if that fails the move stays open for recovery.
+        let record = self
+            .router
+            .meta
+            .moves(false)
+            .await
+            .ok()
+            .and_then(|all| all.into_iter().find(|m| m.id == self.id));
+        if let Some(r) = record {
+            if let Err(x) = recover::restore_source(self.router, &r).await {
+                tracing::warn!("move {}: left for recovery: {x}", self.id);
+                return;
+            }
+        }
+        let physical: Vec<(ShardId, String, String)> = self
+            .tables
+            .iter()
+            .map(|t| (self.to, t.database.clone(), t.name.clone()))
+            .collect();
+        if let Err(d) = super::ddl::drop_physical(self.router, &physical).await {
+            tracing::warn!("move {}: the target's tables stay queued: {d}", self.id);
+        }
+        let _ = self
+            .router
+            .meta
+            .end_move(self.id, MovePhase::RolledBack, Some(&e.to_string()))
+            .await;
+        self.report(MovePhase::RolledBack);
+    }
+}

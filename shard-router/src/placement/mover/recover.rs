@@ -1,0 +1,140 @@
+//! Moves a mover left open (it died, or lost meta): each is finished or
+//! rolled back from the phase meta recorded. A live mover holds meta's DDL
+//! lock for its whole move, so whoever holds that lock knows every open
+//! move is abandoned.
+//!
+//! * `copying`, `catching_up`: only the target was touched; its tables are
+//!   dropped.
+//! * `switching`: the source tables may carry their retired names, and the
+//!   map still names the source (the switch commits the map and the phase
+//!   together): the names are given back, the target dropped.
+//! * `switched`: the map names the target; the retired copy is dropped.
+
+use common::{Result, ShardId};
+use meta::{MovePhase, MoveRecord};
+use mysql_async::prelude::*;
+use storage_adapter::{map_error, quote_ident};
+
+use crate::Router;
+
+/// Finishes or rolls back every open move; returns a line per move.
+pub async fn recover_moves(router: &Router) -> Result<Vec<String>> {
+    if router.meta.moves(true).await?.is_empty() {
+        return Ok(vec![]);
+    }
+    let ddl = router
+        .meta
+        .begin_ddl(router.node_id, "-- recover partition moves")
+        .await?;
+    let mut out = vec![];
+    for m in router.meta.moves(true).await? {
+        let line = match m.phase {
+            MovePhase::Switched => {
+                drop_retired(router, m.id).await?;
+                format!("move {}: switched; its retired copy dropped", m.id)
+            }
+            MovePhase::Copying | MovePhase::CatchingUp | MovePhase::Switching => {
+                restore_source(router, &m).await?;
+                drop_target(router, &m).await?;
+                router
+                    .meta
+                    .end_move(
+                        m.id,
+                        MovePhase::RolledBack,
+                        Some("abandoned by its mover; rolled back"),
+                    )
+                    .await?;
+                format!(
+                    "move {}: abandoned in phase {}; rolled back",
+                    m.id,
+                    m.phase.as_str()
+                )
+            }
+            MovePhase::Done | MovePhase::RolledBack => continue,
+        };
+        out.push(line);
+    }
+    drop(ddl);
+    Ok(out)
+}
+
+/// The target's copies of a move not switched.
+async fn drop_target(router: &Router, m: &MoveRecord) -> Result<()> {
+    let catalog = router.meta.load_catalog().await?;
+    let mut physical: Vec<(ShardId, String, String)> = vec![];
+    for def in catalog.tables.values().filter(|t| m.tables.contains(&t.id)) {
+        // The map still names the source for the slot: only then is the
+        // target's copy not the live one.
+        if catalog.placement.layout(def.id).get(m.partition as usize) == Some(&m.to) {
+            continue;
+        }
+        physical.push((
+            m.to,
+            meta::physical_database(&def.schema),
+            def.physical_name(m.partition),
+        ));
+    }
+    super::super::ddl::drop_physical(router, &physical).await
+}
+
+/// Gives the source tables their names back where the switch renamed them
+/// and the map still names the source.
+pub(super) async fn restore_source(router: &Router, m: &MoveRecord) -> Result<()> {
+    if m.retired.is_empty() {
+        return Ok(());
+    }
+    let mut conn = router.shard(m.from)?.conn().await?;
+    let suffix = format!("_m{}", m.id);
+    for (db, retired) in &m.retired {
+        let Some(original) = retired.strip_suffix(&suffix) else {
+            continue;
+        };
+        let exists = |name: String| {
+            let db = db.clone();
+            async move {
+                let n: Option<u64> = router
+                    .shard(m.from)?
+                    .conn()
+                    .await?
+                    .exec_first(
+                        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+                        (db, name),
+                    )
+                    .await
+                    .map_err(|e| map_error(m.from, e))?;
+                Ok::<_, common::Error>(n.unwrap_or(0) > 0)
+            }
+        };
+        if exists(retired.clone()).await? && !exists(original.to_string()).await? {
+            conn.query_drop(format!(
+                "RENAME TABLE {db_q}.{} TO {db_q}.{}",
+                quote_ident(retired),
+                quote_ident(original),
+                db_q = quote_ident(db)
+            ))
+            .await
+            .map_err(|e| map_error(m.from, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Drops a switched move's retired copy on its source and ends the move.
+pub async fn drop_retired(router: &Router, id: u64) -> Result<()> {
+    let Some(m) = router
+        .meta
+        .moves(false)
+        .await?
+        .into_iter()
+        .find(|m| m.id == id)
+    else {
+        return Ok(());
+    };
+    let retired: Vec<(ShardId, String, String)> = m
+        .retired
+        .iter()
+        .map(|(db, t)| (m.from, db.clone(), t.clone()))
+        .collect();
+    super::super::ddl::drop_physical(router, &retired).await?;
+    router.meta.end_move(id, MovePhase::Done, None).await
+}

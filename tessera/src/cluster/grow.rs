@@ -1,0 +1,292 @@
+//! Growing and shrinking a running local cluster: `tessera cluster
+//! add-shard`, `remove-shard`, `rebalance`, `move` and `moves`. The moves
+//! themselves are `shard_router::placement::mover`'s; this process runs them
+//! with a router of its own (node id 0), as a compute node would.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::ShardId;
+use meta::{MetaStore, ShardInfo};
+use shard_router::placement::mover::{
+    self, rebalance::rebalance, recover::recover_moves, MoveOptions, MoveRequest, MoveStatus,
+};
+use shard_router::Router;
+
+use super::mariadb::start_mariadb;
+use super::process::{load, port_answers};
+use super::{write_private, ClusterFile, Node, Role};
+
+type AnyResult<T> = std::result::Result<T, String>;
+
+/// How a rebalance or move runs (the command line's options).
+pub struct MoveArgs {
+    pub duty: f64,
+    pub keep_source_secs: u64,
+}
+
+fn runtime() -> AnyResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+async fn router_of(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
+    let meta = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+        .map_err(|e| e.to_string())?;
+    Router::new(meta, 0, 16, 1, cf.password_of(Role::Shard).to_string())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn save(dir: &Path, cf: &ClusterFile) -> AnyResult<()> {
+    write_private(
+        &dir.join("cluster.toml"),
+        &toml::to_string_pretty(cf).map_err(|e| e.to_string())?,
+    )
+}
+
+/// Starts a new MariaDB shard and registers it: every compute node opens
+/// a pool to it at its next catalog poll. It holds nothing until a
+/// rebalance moves partitions to it.
+pub fn add_shard(dir: &Path) -> AnyResult<()> {
+    let mut cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let i = cf.shards + 1;
+    let node = Node {
+        role: Role::Shard,
+        name: format!("shard{i}"),
+        port: cf.shard_port(i),
+        dir: dir.join(format!("shard{i}")),
+    };
+    if port_answers(node.port) {
+        return Err(format!("port {} (for {}) is in use", node.port, node.name));
+    }
+    println!("starting {} on port {}", node.name, node.port);
+    start_mariadb(&cf, &node)?;
+    cf.shards = i;
+    save(dir, &cf)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+            .map_err(|e| e.to_string())?;
+        let mut ddl = store
+            .begin_ddl(0, &format!("-- add shard {i}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        ddl.add_shard(&ShardInfo {
+            id: ShardId(i),
+            endpoint: cf.endpoint(Role::Shard, node.port),
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        ddl.commit().await.map_err(|e| e.to_string())?;
+        store.disconnect().await;
+        Ok::<_, String>(())
+    })?;
+    println!(
+        "shard{i} added (port {}); it holds no partitions yet: run `tessera cluster rebalance`",
+        node.port
+    );
+    Ok(())
+}
+
+fn options(args: &MoveArgs) -> MoveOptions {
+    let progress: mover::ProgressFn = Arc::new(|s: &MoveStatus| {
+        println!(
+            "  move {}: {} ({} rows, {:.1} MB copied, {} keys caught up, {} waiting)",
+            s.id,
+            s.phase.as_str(),
+            s.progress.rows_copied,
+            s.progress.bytes as f64 / 1e6,
+            s.progress.keys_caught_up,
+            s.progress.lag_events
+        );
+    });
+    MoveOptions {
+        duty: args.duty,
+        keep_source: Duration::from_secs(args.keep_source_secs),
+        progress: Some(progress),
+        ..MoveOptions::default()
+    }
+}
+
+fn print_report(r: &mover::MoveReport) {
+    println!(
+        "move {} done: slot {} shard{} -> shard{}, {} tables, {} rows ({:.1} MB) copied in {:.2} s at {:.1} MB/s, {} keys caught up in {} passes, fence {} ms, {:.2} s in all; verified",
+        r.id,
+        r.slot,
+        r.from.0,
+        r.to.0,
+        r.tables,
+        r.rows,
+        r.bytes as f64 / 1e6,
+        r.copy_secs,
+        if r.copy_secs > 0.0 { r.bytes as f64 / 1e6 / r.copy_secs } else { 0.0 },
+        r.keys_caught_up,
+        r.passes,
+        r.fence_ms,
+        r.total_secs
+    );
+}
+
+/// Moves partitions until every shard (but `drain`) holds an even share.
+pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let router = router_of(&cf).await?;
+        for line in recover_moves(&router).await.map_err(|e| e.to_string())? {
+            println!("{line}");
+        }
+        let onto: Vec<ShardId> = router
+            .shard_ids()
+            .into_iter()
+            .filter(|s| Some(s.0) != drain)
+            .collect();
+        let started = std::time::Instant::now();
+        let done = rebalance(&router, &onto, &options(args), &|m, names| {
+            println!(
+                "moving slot {} of {} from shard{} to shard{}",
+                m.slot,
+                names.join(", "),
+                m.from.0,
+                m.to.0
+            );
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        for t in &done.mirrors_extended {
+            println!("mirror table {t} copied to every shard");
+        }
+        for r in &done.moves {
+            print_report(r);
+        }
+        println!(
+            "rebalanced: {} moves, {} mirror tables extended, {:.1} s",
+            done.moves.len(),
+            done.mirrors_extended.len(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    })
+}
+
+/// Drains a shard (its partitions moved to the others, mirror copies
+/// dropped with it) and retires it: unregistered, its MariaDB stopped.
+pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
+    rebalance_cluster(dir, args, Some(shard))?;
+    let mut cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let router = router_of(&cf).await?;
+        let mut ddl = router
+            .meta
+            .begin_ddl(0, &format!("-- remove shard {shard}"))
+            .await
+            .map_err(|e| e.to_string())?;
+        ddl.remove_shard(ShardId(shard))
+            .await
+            .map_err(|e| e.to_string())?;
+        ddl.commit().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    })?;
+    let node = Node {
+        role: Role::Shard,
+        name: format!("shard{shard}"),
+        port: cf.shard_port(shard),
+        dir: dir.join(format!("shard{shard}")),
+    };
+    super::stop_node(&node);
+    if !cf.removed_shards.contains(&shard) {
+        cf.removed_shards.push(shard);
+    }
+    save(dir, &cf)?;
+    println!("shard{shard} drained, unregistered and stopped");
+    Ok(())
+}
+
+/// Moves one slot (with its co-location group) to a shard.
+pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let router = router_of(&cf).await?;
+        for line in recover_moves(&router).await.map_err(|e| e.to_string())? {
+            println!("{line}");
+        }
+        let catalog = router.catalog();
+        let (schema, name) = table.split_once('.').unwrap_or(("public", table));
+        let def = catalog
+            .table(schema, name)
+            .ok_or_else(|| format!("no table {schema}.{name}"))?;
+        let tables = mover::group_of(&catalog, def).map_err(|e| e.to_string())?;
+        let req = MoveRequest {
+            tables,
+            slot,
+            to: ShardId(to),
+        };
+        let r = mover::move_slot(&router, &req, &options(args))
+            .await
+            .map_err(|e| e.to_string())?;
+        print_report(&r);
+        Ok(())
+    })
+}
+
+/// Every move meta recorded, newest last.
+pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+            .map_err(|e| e.to_string())?;
+        let all = store.moves(false).await.map_err(|e| e.to_string())?;
+        let rows: Vec<serde_json::Value> = all
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.id,
+                    "tables": m.tables.iter().map(|t| t.0).collect::<Vec<_>>(),
+                    "slot": m.partition,
+                    "from": m.from.0,
+                    "to": m.to.0,
+                    "phase": m.phase.as_str(),
+                    "rows_copied": m.progress.rows_copied,
+                    "bytes": m.progress.bytes,
+                    "keys_caught_up": m.progress.keys_caught_up,
+                    "waiting_keys": m.progress.lag_events,
+                    "fence_ms": m.fence_ms,
+                    "age_secs": m.age_secs,
+                    "detail": m.detail,
+                })
+            })
+            .collect();
+        if json {
+            println!("{}", serde_json::Value::Array(rows));
+        } else {
+            println!(
+                "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8}  detail",
+                "id", "phase", "slot", "from->to", "rows", "keys", "fence", "age s"
+            );
+            for m in &all {
+                println!(
+                    "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8.1}  {}",
+                    m.id,
+                    m.phase.as_str(),
+                    m.partition,
+                    format!("{}->{}", m.from.0, m.to.0),
+                    m.progress.rows_copied,
+                    m.progress.keys_caught_up,
+                    m.fence_ms.map(|f| format!("{f} ms")).unwrap_or("-".into()),
+                    m.age_secs,
+                    m.detail.as_deref().unwrap_or("")
+                );
+            }
+        }
+        store.disconnect().await;
+        Ok(())
+    })
+}

@@ -1,0 +1,284 @@
+//! Growing the cluster online (issue 33): a fourth shard added and the
+//! cluster rebalanced, one shard drained and removed, and single moves
+//! with the mover killed at each step, all while transfers between
+//! accounts run and readers check the total.
+
+use std::collections::HashSet;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use mysql_async::prelude::*;
+use tests::TestCluster;
+
+const ACCOUNTS: i64 = 3000;
+const TOTAL: i64 = ACCOUNTS * 1000;
+
+struct Load {
+    stop: Arc<AtomicBool>,
+    acknowledged: Arc<std::sync::Mutex<HashSet<i64>>>,
+    wrong_reads: Arc<AtomicU64>,
+    reads: Arc<AtomicU64>,
+    retries: Arc<AtomicU64>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// Transfers (each a transaction over two accounts and a log row) from
+/// two writers per compute node, and one reader of the total per node.
+async fn start_load(cluster: &TestCluster) -> Load {
+    let load = Load {
+        stop: Arc::new(AtomicBool::new(false)),
+        acknowledged: Default::default(),
+        wrong_reads: Default::default(),
+        reads: Default::default(),
+        retries: Default::default(),
+        tasks: vec![],
+    };
+    let next = Arc::new(AtomicU64::new(1));
+    let mut tasks = vec![];
+    for node in 0..cluster.role("compute").len() {
+        for w in 0..2u64 {
+            let c = cluster.connect(node).await;
+            let (stop, ack, next, retries) = (
+                load.stop.clone(),
+                load.acknowledged.clone(),
+                next.clone(),
+                load.retries.clone(),
+            );
+            tasks.push(tokio::spawn(async move {
+                let mut x = 7 + w * 13 + node as u64 * 101;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let (a, b) = (
+                        (x >> 20) as i64 % ACCOUNTS + 1,
+                        (x >> 40) as i64 % ACCOUNTS + 1,
+                    );
+                    let id = next.fetch_add(1, Ordering::Relaxed) as i64;
+                    let sql = format!(
+                        "BEGIN; UPDATE grow_acct SET balance = balance - 3 WHERE id = {a}; \
+                         UPDATE grow_acct SET balance = balance + 3 WHERE id = {b}; \
+                         INSERT INTO grow_log VALUES ({id}, {a}, {b}); COMMIT"
+                    );
+                    match c.batch_execute(&sql).await {
+                        Ok(()) => {
+                            ack.lock().expect("ack").insert(id);
+                        }
+                        Err(e) => {
+                            let _ = c.batch_execute("ROLLBACK").await;
+                            let code = e.code().map(|c| c.code().to_string()).unwrap_or_default();
+                            assert!(
+                                code == "40001" || code == "40P01",
+                                "a transfer failed with {code}: {e}"
+                            );
+                            retries.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }));
+        }
+        let c = cluster.connect(node).await;
+        let (stop, wrong, reads) = (
+            load.stop.clone(),
+            load.wrong_reads.clone(),
+            load.reads.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                match c
+                    .query_one("SELECT sum(balance)::bigint FROM grow_acct", &[])
+                    .await
+                {
+                    Ok(r) => {
+                        reads.fetch_add(1, Ordering::Relaxed);
+                        if r.get::<_, i64>(0) != TOTAL {
+                            wrong.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => panic!("a read of the total failed: {e}"),
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }));
+    }
+    Load { tasks, ..load }
+}
+
+async fn stop_load(load: Load) -> (HashSet<i64>, u64, u64, u64) {
+    load.stop.store(true, Ordering::Relaxed);
+    for t in load.tasks {
+        t.await.expect("a load task panicked");
+    }
+    let ack = load.acknowledged.lock().expect("ack").clone();
+    (
+        ack,
+        load.reads.load(Ordering::Relaxed),
+        load.wrong_reads.load(Ordering::Relaxed),
+        load.retries.load(Ordering::Relaxed),
+    )
+}
+
+/// Every slot of `grow_acct` by shard, from meta.
+async fn slots_by_shard(cluster: &TestCluster) -> Vec<(u32, u64)> {
+    let mut meta = cluster.meta_conn().await;
+    meta.query(
+        "SELECT p.shard_id, COUNT(*) FROM cat_partitions p JOIN cat_tables t ON t.table_id = p.table_id \
+         WHERE t.table_name = 'grow_acct' GROUP BY p.shard_id ORDER BY p.shard_id",
+    )
+    .await
+    .expect("slots by shard")
+}
+
+pub(crate) async fn online_growth(cluster: &TestCluster) {
+    let c = cluster.connect(0).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS grow_acct; DROP TABLE IF EXISTS grow_log; DROP TABLE IF EXISTS grow_kind;
+         CREATE TABLE grow_acct (id bigint PRIMARY KEY, balance bigint NOT NULL) WITH (partitions = 12);
+         CREATE TABLE grow_log (id bigint PRIMARY KEY, src bigint NOT NULL, dst bigint NOT NULL) WITH (partitions = 12);
+         CREATE TABLE grow_kind (k int PRIMARY KEY, name text) WITH (distribution = mirror);
+         INSERT INTO grow_kind VALUES (1, 'checking'), (2, 'savings');",
+    )
+    .await
+    .expect("create");
+    c.batch_execute(&format!(
+        "INSERT INTO grow_acct SELECT g, 1000 FROM generate_series(1, {ACCOUNTS}) g"
+    ))
+    .await
+    .expect("load accounts");
+    let load = start_load(cluster).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let run = |args: Vec<String>, crash: Option<&'static str>| {
+        let (dir, bin) = (cluster.dir.clone(), cluster.bin.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = Command::new(&bin);
+            cmd.arg("cluster").args(&args).arg("--data-dir").arg(&dir);
+            match crash {
+                Some(step) => cmd.env("TESSERA_MOVE_CRASH", step),
+                None => cmd.env_remove("TESSERA_MOVE_CRASH"),
+            };
+            let out = cmd.output().expect("run tessera cluster");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("tessera cluster {}: {}", args.join(" "), text.trim_end());
+            (out.status.success(), text)
+        })
+    };
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (ok, _) = run(args(&["add-shard"]), None).await.expect("join");
+    assert!(ok, "add-shard failed");
+    let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+    assert!(ok, "rebalance failed: {out}");
+    assert!(out.contains("verified"), "{out}");
+    assert_eq!(
+        slots_by_shard(cluster).await,
+        vec![(1, 3), (2, 3), (3, 3), (4, 3)]
+    );
+    // The mover killed at each step, then the next mover's recovery.
+    for (step, slot) in [
+        ("copied", "0"),
+        ("fenced", "1"),
+        ("renamed", "2"),
+        ("switched", "4"),
+    ] {
+        let (ok, _) = run(
+            args(&[
+                "move",
+                "--table",
+                "grow_acct",
+                "--partition",
+                slot,
+                "--to",
+                "2",
+            ]),
+            Some(step),
+        )
+        .await
+        .expect("join");
+        assert!(!ok, "the move did not stop at {step}");
+        let (ok, out) = run(args(&["moves"]), None).await.expect("join");
+        assert!(ok, "{out}");
+        let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+        assert!(ok, "recovery after a crash at {step} failed: {out}");
+    }
+    let (ok, out) = run(args(&["remove-shard", "3"]), None).await.expect("join");
+    assert!(ok, "remove-shard failed: {out}");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let (ack, reads, wrong, retries) = stop_load(load).await;
+    let by_shard = slots_by_shard(cluster).await;
+    assert_eq!(
+        by_shard,
+        vec![(1, 4), (2, 4), (4, 4)],
+        "not even after remove-shard"
+    );
+    check_ledger(cluster, &ack).await;
+    let mut meta = cluster.meta_conn().await;
+    let open: Vec<(u64, String)> = meta
+        .query(
+            "SELECT move_id, phase FROM partition_moves WHERE phase NOT IN ('done', 'rolled_back')",
+        )
+        .await
+        .expect("moves");
+    assert!(open.is_empty(), "moves left open: {open:?}");
+    assert_eq!(wrong, 0, "{wrong} of {reads} reads saw a wrong total");
+    println!(
+        "online growth: {} transfers acknowledged, {retries} retried (40001/40P01), {reads} reads of the total, all right",
+        ack.len()
+    );
+    let c = cluster.connect(1).await;
+    let kinds = c
+        .query(
+            "SELECT count(*) FROM grow_acct a JOIN grow_kind k ON k.k = 1 + a.id % 2",
+            &[],
+        )
+        .await
+        .expect("join with a mirror");
+    assert_eq!(kinds[0].get::<_, i64>(0), ACCOUNTS);
+    c.batch_execute("DROP TABLE grow_acct, grow_log, grow_kind")
+        .await
+        .expect("drop");
+}
+
+/// The total holds, every acknowledged transfer is logged, and no XA
+/// branch is left prepared on any shard.
+async fn check_ledger(cluster: &TestCluster, ack: &HashSet<i64>) {
+    let c = cluster.connect(2).await;
+    let total: i64 = c
+        .query_one("SELECT sum(balance)::bigint FROM grow_acct", &[])
+        .await
+        .expect("total")
+        .get(0);
+    assert_eq!(total, TOTAL);
+    let logged: HashSet<i64> = c
+        .query("SELECT id FROM grow_log", &[])
+        .await
+        .expect("log")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let lost: Vec<&i64> = ack.iter().filter(|id| !logged.contains(id)).collect();
+    assert!(lost.is_empty(), "acknowledged transfers lost: {lost:?}");
+    let status = cluster.status();
+    for n in status.iter().filter(|n| n.role == "shard") {
+        let opts = mysql_async::OptsBuilder::default()
+            .ip_or_hostname("127.0.0.1")
+            .tcp_port(n.port)
+            .user(Some(n.user.clone()))
+            .pass(Some(n.password.clone()))
+            .prefer_socket(false);
+        let mut conn = mysql_async::Conn::new(opts).await.expect("shard");
+        let mut left = usize::MAX;
+        for _ in 0..50 {
+            let rows: Vec<mysql_async::Row> = conn.query("XA RECOVER").await.expect("xa recover");
+            left = rows.len();
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        assert_eq!(left, 0, "{}: XA branches left prepared", n.name);
+    }
+}
