@@ -226,7 +226,22 @@ impl Session {
             PlanKind::Fetch { name, count } => self.fetch_cursor(name, *count),
             PlanKind::CloseCursor(name) => self.close_cursor(name.as_deref()),
             PlanKind::DataFusion(..) => {
-                let rows = self.run_datafusion(plan, params).await?;
+                use futures::StreamExt;
+                let epoch = self.router.placement().epoch();
+                let mut rows = self.run_datafusion(plan, params).await?;
+                // The first batch now: a moved partition's old table is
+                // found gone here, before any row reached the client.
+                match rows.next().await {
+                    Some(Err(e)) if e.sqlstate() == common::SqlState::UNDEFINED_TABLE => {
+                        drop(rows);
+                        self.settle();
+                        return self.after_move(prepared, params, plan, epoch, e).await;
+                    }
+                    Some(first) => {
+                        rows = Box::pin(futures::stream::once(async { first }).chain(rows))
+                    }
+                    None => rows = Box::pin(futures::stream::empty()),
+                }
                 Ok(Reply::Rows {
                     columns: plan.columns(),
                     tag: plan.tag,
@@ -262,14 +277,25 @@ impl Session {
         epoch: u64,
         e: Error,
     ) -> Result<Reply> {
-        let moved = match self.router.check_version().await {
-            Ok(c) => c.placement.epoch() != epoch,
-            Err(_) => false,
-        };
+        // The switch renames the source tables under its fence, which
+        // wakes the statements waiting there a moment before the new map
+        // commits: wait for the map (a table gone for another reason
+        // costs this wait, then its error).
+        let mut moved = false;
+        for _ in 0..100 {
+            if let Ok(c) = self.router.check_version().await {
+                if c.placement.epoch() != epoch {
+                    moved = true;
+                    break;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         if !moved {
             return Err(e);
         }
         if rerunnable(plan, self.txn.is_some()) {
+            self.statement_had_no_effect();
             return Box::pin(self.run_planned(prepared, params)).await;
         }
         Err(Error::Sql {
@@ -403,7 +429,7 @@ fn rerunnable(plan: &crate::plan::Plan, in_block: bool) -> bool {
         _ => false,
     };
     match &plan.kind {
-        PlanKind::FastSelect(_) | PlanKind::SequenceSelect(_) => true,
+        PlanKind::FastSelect(_) | PlanKind::DataFusion(..) => true,
         _ if !in_block => true,
         PlanKind::Write(w) => single(&w.route),
         PlanKind::Insert(i) => i.rows.len() == 1 && i.source.is_none(),

@@ -71,6 +71,14 @@ impl Session {
         }
     }
 
+    /// A statement that failed having changed nothing (its only shard
+    /// statement found a moved partition's old table gone) runs again:
+    /// its transaction is as it was before it, which was not failed
+    /// (`execute` refuses to start in a failed one).
+    pub(crate) fn statement_had_no_effect(&mut self) {
+        self.failed = false;
+    }
+
     /// Settles a statement armed by [`Session::arm_statement`]: `ok` clears
     /// the failed flag it set.
     pub fn statement_ended(&mut self, armed: bool, ok: bool) {

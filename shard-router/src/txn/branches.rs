@@ -96,8 +96,7 @@ pub struct Branches {
     /// statement (`take_cut`); false once taken or when the session reads
     /// per shard (`tessera.consistent_reads = off`).
     cut_pending: tokio::sync::Mutex<bool>,
-    /// The placement map the cut was taken under: a partition moved to a
-    /// shard since then is not in that shard's read view.
+    /// The map the cut was taken under (`snapshot::check_cut`).
     cut_placement: parking_lot::Mutex<Option<Arc<meta::Placement>>>,
 }
 
@@ -577,8 +576,7 @@ impl ShardAccess {
                     return Ok(Lease::Pooled(shard, router.shard(shard)?.conn().await?));
                 }
                 branches.take_cut(router).await?;
-                let then = branches.cut_placement.lock().clone();
-                super::snapshot::check_cut(then, router, shard)?;
+                super::snapshot::check_cut(branches.cut_placement.lock().clone(), router, shard)?;
                 let slot = branches.slot(shard);
                 let mut guard = slot.lock().await;
                 if guard.is_none() {

@@ -14,7 +14,8 @@ use super::{not_supported, rows, Mover};
 
 impl Mover<'_> {
     /// Step 4: the source's tables locked on a connection of their own.
-    pub(super) async fn fence(&mut self, feed: &Feed) -> Result<(Conn, Instant)> {
+    /// `feed`: caught up with between attempts (none before the copy).
+    pub(super) async fn fence(&mut self, feed: Option<&Feed>) -> Result<(Conn, Instant)> {
         let objects: Vec<String> = self
             .tables
             .iter()
@@ -37,9 +38,11 @@ impl Mover<'_> {
                     // 1205: the slot's transactions held it past the wait;
                     // catch up meanwhile and try again.
                     last_err = Some(map_error(self.from, e));
-                    let mut source = self.src.conn().await?;
-                    let mut target = self.dst.conn().await?;
-                    self.recopy(feed, &mut source, &mut target, false).await?;
+                    if let Some(feed) = feed {
+                        let mut source = self.src.conn().await?;
+                        let mut target = self.dst.conn().await?;
+                        self.recopy(feed, &mut source, &mut target, false).await?;
+                    }
                 }
             }
         }

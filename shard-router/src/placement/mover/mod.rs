@@ -332,7 +332,7 @@ impl Mover<'_> {
         let feed = Feed::start(&self.src, server_id, from_pos, watched).await?;
         self.record(MovePhase::CatchingUp).await?;
         self.catch_up(&feed).await?;
-        let (mut lock, fenced_at) = self.fence(&feed).await?;
+        let (mut lock, fenced_at) = self.fence(Some(&feed)).await?;
         crash_point("fenced");
         let mut target = self.dst.own_conn().await?;
         let r = async {
@@ -372,10 +372,19 @@ impl Mover<'_> {
         let from = self.from;
         let mut source = self.src.own_conn().await?;
         let mut target = self.dst.own_conn().await?;
-        source
+        // The snapshot is opened under a moment's fence: no transaction
+        // that wrote the slot is open then, so none prepared (and logged)
+        // before the snapshot's position commits after it unseen by the
+        // feed. (An XA branch prepared by a coordinator that died holds no
+        // table lock; the check of step 5 catches what it hides.)
+        let (mut lock, _) = self.fence(None).await?;
+        let opened = source
             .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
             .await
-            .map_err(|e| map_error(from, e))?;
+            .map_err(|e| map_error(from, e));
+        let _ = lock.query_drop("UNLOCK TABLES").await;
+        let _ = lock.disconnect().await;
+        opened?;
         let status: Vec<(String, String)> = source
             .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
             .await
