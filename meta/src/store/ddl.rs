@@ -12,23 +12,34 @@ impl MetaStore {
     /// Starts a DDL change: takes the cluster-wide DDL lock (a MariaDB named
     /// lock, released if this connection dies) and opens a meta transaction.
     pub async fn begin_ddl(&self, node_id: u32, statement: &str) -> Result<DdlTxn> {
+        self.ddl_within(node_id, statement, 60)
+            .await?
+            .ok_or_else(|| Error::Sql {
+                state: common::SqlState::LOCK_NOT_AVAILABLE,
+                message: "could not obtain the cluster DDL lock within 60 s".into(),
+            })
+    }
+
+    /// [`MetaStore::begin_ddl`] if the DDL lock is free now, else `None`.
+    pub async fn try_begin_ddl(&self, node_id: u32, statement: &str) -> Result<Option<DdlTxn>> {
+        self.ddl_within(node_id, statement, 0).await
+    }
+
+    async fn ddl_within(&self, node_id: u32, statement: &str, secs: u32) -> Result<Option<DdlTxn>> {
         let mut conn = self.conn().await?;
         let got: Option<Option<i64>> = conn
-            .query_first("SELECT GET_LOCK('tessera_ddl', 60)")
+            .query_first(format!("SELECT GET_LOCK('tessera_ddl', {secs})"))
             .await
             .map_err(me)?;
         if got.flatten() != Some(1) {
-            return Err(Error::Sql {
-                state: common::SqlState::LOCK_NOT_AVAILABLE,
-                message: "could not obtain the cluster DDL lock within 60 s".into(),
-            });
+            return Ok(None);
         }
         conn.query_drop("START TRANSACTION").await.map_err(me)?;
-        Ok(DdlTxn {
+        Ok(Some(DdlTxn {
             conn: Some(conn),
             node_id,
             statement: statement.to_string(),
-        })
+        }))
     }
 }
 

@@ -210,5 +210,13 @@ pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeo
             Ok(n) => tracing::info!("recovery: dropped {n} physical tables left by DDL"),
             Err(e) => tracing::debug!("dropping leftover physical tables failed: {e}"),
         }
+        match crate::placement::mover::recover::recover_abandoned(&router).await {
+            Ok(lines) => {
+                for l in lines {
+                    tracing::info!("recovery: {l}");
+                }
+            }
+            Err(e) => tracing::debug!("recovering partition moves failed: {e}"),
+        }
     }
 }

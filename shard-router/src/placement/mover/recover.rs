@@ -17,7 +17,8 @@ use storage_adapter::{map_error, quote_ident};
 
 use crate::Router;
 
-/// Finishes or rolls back every open move; returns a line per move.
+/// Finishes or rolls back every open move (waiting for a running mover to
+/// end); returns a line per move.
 pub async fn recover_moves(router: &Router) -> Result<Vec<String>> {
     if router.meta.moves(true).await?.is_empty() {
         return Ok(vec![]);
@@ -26,9 +27,38 @@ pub async fn recover_moves(router: &Router) -> Result<Vec<String>> {
         .meta
         .begin_ddl(router.node_id, "-- recover partition moves")
         .await?;
+    let out = recover_open(router, true).await;
+    drop(ddl);
+    out
+}
+
+/// A compute node's recovery round: the open moves, if any, recovered when
+/// no mover holds the DDL lock (a running one does, until its switch
+/// commits). Switched moves are left to the movers: their retired copies
+/// may be kept on purpose (`--keep-source-secs`) and harm nothing.
+pub async fn recover_abandoned(router: &Router) -> Result<Vec<String>> {
+    if router.meta.moves(true).await?.is_empty() {
+        return Ok(vec![]);
+    }
+    let Some(ddl) = router
+        .meta
+        .try_begin_ddl(router.node_id, "-- recover partition moves")
+        .await?
+    else {
+        return Ok(vec![]);
+    };
+    let out = recover_open(router, false).await;
+    drop(ddl);
+    out
+}
+
+/// Under the DDL lock: every open move rolled back, or (`finish_switched`)
+/// finished.
+async fn recover_open(router: &Router, finish_switched: bool) -> Result<Vec<String>> {
     let mut out = vec![];
     for m in router.meta.moves(true).await? {
         let line = match m.phase {
+            MovePhase::Switched if !finish_switched => continue,
             MovePhase::Switched => {
                 drop_retired(router, m.id).await?;
                 format!("move {}: switched; its retired copy dropped", m.id)
@@ -54,7 +84,6 @@ pub async fn recover_moves(router: &Router) -> Result<Vec<String>> {
         };
         out.push(line);
     }
-    drop(ddl);
     Ok(out)
 }
 
