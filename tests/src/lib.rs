@@ -200,17 +200,22 @@ impl TestCluster {
 
     /// A MySQL connection straight to shard `i` (1-based).
     pub async fn shard_conn(&self, i: usize) -> mysql_async::Conn {
-        let n = &self.role("shard")[i - 1];
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(n.port)
-            .user(Some(n.user.clone()))
-            .pass(Some(n.password.clone()))
-            .prefer_socket(false);
-        mysql_async::Conn::new(opts)
-            .await
-            .expect("connect to shard")
+        mysql_conn(&self.role("shard")[i - 1]).await
     }
+}
+
+/// A MySQL connection straight to a MariaDB node (meta or a shard) with
+/// the login `cluster status` printed.
+pub async fn mysql_conn(n: &NodeInfo) -> mysql_async::Conn {
+    let opts = mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(n.port)
+        .user(Some(n.user.clone()))
+        .pass(Some(n.password.clone()))
+        .prefer_socket(false);
+    mysql_async::Conn::new(opts)
+        .await
+        .expect("connect to a MariaDB node")
 }
 
 impl Drop for TestCluster {

@@ -227,7 +227,6 @@ impl Session {
             PlanKind::CloseCursor(name) => self.close_cursor(name.as_deref()),
             PlanKind::DataFusion(..) => {
                 use futures::StreamExt;
-                let epoch = self.router.placement().epoch();
                 let mut rows = self.run_datafusion(plan, params).await?;
                 // The first batch now: a moved partition's old table is
                 // found gone here, before any row reached the client.
@@ -235,7 +234,7 @@ impl Session {
                     Some(Err(e)) if e.sqlstate() == common::SqlState::UNDEFINED_TABLE => {
                         drop(rows);
                         self.settle();
-                        return self.after_move(prepared, params, plan, epoch, e).await;
+                        return self.after_move(prepared, params, plan, e).await;
                     }
                     Some(first) => {
                         rows = Box::pin(futures::stream::once(async { first }).chain(rows))
@@ -249,12 +248,11 @@ impl Session {
                 })
             }
             _ => {
-                let epoch = self.router.placement().epoch();
                 let out = match self.execute(plan, params).await {
                     Err(e) if e.sqlstate() == common::SqlState::UNDEFINED_TABLE => {
                         // Planned against a table that exists: a partition
                         // moved (or a table was re-laid) under the statement.
-                        return self.after_move(prepared, params, plan, epoch, e).await;
+                        return self.after_move(prepared, params, plan, e).await;
                     }
                     r => r?,
                 };
@@ -264,8 +262,10 @@ impl Session {
     }
 
     /// A statement that found its table gone from a shard at execution:
-    /// when the placement map moved since it started (a partition move's
-    /// switch renamed the source tables), it runs again on the new map
+    /// when the catalog moved since the plan was made (a partition move's
+    /// switch renamed the source tables and committed a new map with a new
+    /// catalog version; the plan's version says when it started, so the
+    /// statement's own path does no extra work), it runs again on the new map
     /// if nothing of it can have taken effect (see [`rerunnable`]);
     /// otherwise its transaction must be retried (40001). Any other 42P01
     /// stands.
@@ -274,7 +274,6 @@ impl Session {
         prepared: &Prepared,
         params: &[Datum],
         plan: &crate::plan::Plan,
-        epoch: u64,
         e: Error,
     ) -> Result<Reply> {
         // The switch renames the source tables under its fence, which
@@ -284,7 +283,7 @@ impl Session {
         let mut moved = false;
         for _ in 0..100 {
             if let Ok(c) = self.router.check_version().await {
-                if c.placement.epoch() != epoch {
+                if c.version != plan.catalog_version {
                     moved = true;
                     break;
                 }

@@ -42,6 +42,16 @@ async fn router_of(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
         .map_err(|e| e.to_string())
 }
 
+/// The cluster's router, after recovering the moves a dead mover left
+/// (printed).
+async fn recovered_router(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
+    let router = router_of(cf).await?;
+    for line in recover_moves(&router).await.map_err(|e| e.to_string())? {
+        println!("{line}");
+    }
+    Ok(router)
+}
+
 fn save(dir: &Path, cf: &ClusterFile) -> AnyResult<()> {
     write_private(
         &dir.join("cluster.toml"),
@@ -137,10 +147,7 @@ pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> Any
     let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
     let rt = runtime()?;
     rt.block_on(async {
-        let router = router_of(&cf).await?;
-        for line in recover_moves(&router).await.map_err(|e| e.to_string())? {
-            println!("{line}");
-        }
+        let router = recovered_router(&cf).await?;
         let onto: Vec<ShardId> = router
             .shard_ids()
             .into_iter()
@@ -213,10 +220,7 @@ pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) ->
     let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
     let rt = runtime()?;
     rt.block_on(async {
-        let router = router_of(&cf).await?;
-        for line in recover_moves(&router).await.map_err(|e| e.to_string())? {
-            println!("{line}");
-        }
+        let router = recovered_router(&cf).await?;
         let catalog = router.catalog();
         let (schema, name) = table.split_once('.').unwrap_or(("public", table));
         let def = catalog

@@ -286,13 +286,7 @@ async fn check_ledger(cluster: &TestCluster, ack: &HashSet<i64>) {
     assert!(lost.is_empty(), "acknowledged transfers lost: {lost:?}");
     let status = cluster.status();
     for n in status.iter().filter(|n| n.role == "shard") {
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(n.port)
-            .user(Some(n.user.clone()))
-            .pass(Some(n.password.clone()))
-            .prefer_socket(false);
-        let mut conn = mysql_async::Conn::new(opts).await.expect("shard");
+        let mut conn = tests::mysql_conn(n).await;
         let mut left = usize::MAX;
         for _ in 0..50 {
             let rows: Vec<mysql_async::Row> = conn.query("XA RECOVER").await.expect("xa recover");

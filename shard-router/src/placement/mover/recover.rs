@@ -118,23 +118,14 @@ pub(super) async fn restore_source(router: &Router, m: &MoveRecord) -> Result<()
         let Some(original) = retired.strip_suffix(&suffix) else {
             continue;
         };
-        let exists = |name: String| {
-            let db = db.clone();
-            async move {
-                let n: Option<u64> = router
-                    .shard(m.from)?
-                    .conn()
-                    .await?
-                    .exec_first(
-                        "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
-                        (db, name),
-                    )
-                    .await
-                    .map_err(|e| map_error(m.from, e))?;
-                Ok::<_, common::Error>(n.unwrap_or(0) > 0)
-            }
-        };
-        if exists(retired.clone()).await? && !exists(original.to_string()).await? {
+        let present: Vec<String> = conn
+            .exec(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name IN (?, ?)",
+                (db, retired, original),
+            )
+            .await
+            .map_err(|e| map_error(m.from, e))?;
+        if present.iter().any(|t| t == retired) && !present.iter().any(|t| t == original) {
             conn.query_drop(format!(
                 "RENAME TABLE {db_q}.{} TO {db_q}.{}",
                 quote_ident(retired),
