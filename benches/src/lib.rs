@@ -25,6 +25,7 @@ pub mod pgbinary;
 pub mod pgregress;
 pub mod servers;
 pub mod svg;
+pub mod sysbench;
 pub mod tpcc;
 pub mod tpcds;
 

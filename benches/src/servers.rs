@@ -109,6 +109,7 @@ impl Tessera {
         base_port: u16,
         distribution: &str,
         durability: Durability,
+        extra: &[String],
     ) -> Result<(Tessera, Endpoint), String> {
         run(Command::new(bin)
             .args(["cluster", "up", "--haproxy", "--data-dir"])
@@ -120,7 +121,8 @@ impl Tessera {
                 distribution,
                 "--durability",
                 durability.name(),
-            ]))?;
+            ])
+            .args(extra))?;
         let t = Tessera {
             bin: bin.into(),
             dir: dir.into(),

@@ -77,6 +77,10 @@ pub struct ComputeConfig {
     /// Placement of tables without a distribution clause.
     #[serde(default)]
     pub default_distribution: DefaultDistribution,
+    /// Partitions of a hash table created without a `partitions` option
+    /// (0: four per shard at creation).
+    #[serde(default)]
+    pub default_partitions: u32,
     /// How many values of a sequence a node reserves at once.
     #[serde(default = "default_seq_cache")]
     pub sequence_cache: i64,

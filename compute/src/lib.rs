@@ -60,6 +60,21 @@ pub fn set_default_distribution(d: common::config::DefaultDistribution) {
     DEFAULT_DISTRIBUTION.store(code, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Partitions of a hash table without a `partitions` option (config
+/// `default_partitions`; 0: the placement's default, four per shard).
+static DEFAULT_PARTITIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+pub fn set_default_partitions(n: u32) {
+    DEFAULT_PARTITIONS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn default_partitions() -> Option<u32> {
+    match DEFAULT_PARTITIONS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        n => Some(n),
+    }
+}
+
 pub fn default_distribution() -> common::config::DefaultDistribution {
     match DEFAULT_DISTRIBUTION.load(std::sync::atomic::Ordering::Relaxed) {
         0 => common::config::DefaultDistribution::Hash,

@@ -255,6 +255,47 @@ impl Catalog {
         self.tables.get(&(schema.to_string(), name.to_string()))
     }
 
+    /// The slots of a new table. A hash table joins the co-location group
+    /// of the hash tables that have as many partitions (the layout most of
+    /// them share; on a tie, the oldest table's), so joins on the
+    /// distribution key stay co-located after partition moves changed the
+    /// round robin; with no such table, the placement's policy
+    /// ([`Placement::layout_for_new`]).
+    pub fn layout_for_new(
+        &self,
+        distribution: &Distribution,
+        partitions: Option<u32>,
+    ) -> common::Result<Vec<ShardId>> {
+        if matches!(distribution, Distribution::Hash { .. }) {
+            let n = self.placement.hash_partitions(partitions);
+            if let Some(layout) = self.group_layout(n) {
+                return Ok(layout);
+            }
+        }
+        self.placement.layout_for_new(distribution, partitions)
+    }
+
+    /// The layout most hash tables of `partitions` partitions share.
+    fn group_layout(&self, partitions: u32) -> Option<Vec<ShardId>> {
+        let mut groups: BTreeMap<&[ShardId], (usize, std::cmp::Reverse<TableId>)> = BTreeMap::new();
+        for t in self.tables.values() {
+            let Distribution::Hash { partitions: p, .. } = t.distribution else {
+                continue;
+            };
+            let layout = self.placement.layout(t.id);
+            if p != partitions || layout.len() != p as usize {
+                continue;
+            }
+            let g = groups.entry(layout).or_insert((0, std::cmp::Reverse(t.id)));
+            g.0 += 1;
+            g.1 = g.1.max(std::cmp::Reverse(t.id));
+        }
+        groups
+            .into_iter()
+            .max_by_key(|(_, rank)| *rank)
+            .map(|(layout, _)| layout.to_vec())
+    }
+
     /// Foreign keys of table `t` (`referencing`), or referencing it.
     /// The keys of `t` (`referencing`) or to `t` that the compute node
     /// checks (`Enforcement::Compute`).

@@ -164,10 +164,19 @@ impl Placement {
         self.layout(a) == self.layout(b)
     }
 
-    /// The slots of a new table: a hash table's `partitions` (default: one
-    /// per shard) dealt round robin over the shards; a mirror table a copy
-    /// on every shard; a single table on the shard holding the fewest
-    /// physical tables. The one placement policy for new tables.
+    /// How many partitions a hash table gets when neither its statement
+    /// nor the cluster's `default_partitions` says: this many per shard
+    /// at creation, so a table made on 3 shards spreads evenly over 12
+    /// later (partition moves move whole partitions; see
+    /// `docs/rfcs/2026-12-03-online-moves.md`, "Partitions to move").
+    pub const PARTITIONS_PER_SHARD: u32 = 4;
+
+    /// The slots of a new table: a hash table's `partitions` (default:
+    /// [`Self::PARTITIONS_PER_SHARD`] per shard) dealt round robin over the
+    /// shards; a mirror table a copy on every shard; a single table on the
+    /// shard holding the fewest physical tables. The one placement policy
+    /// for new tables (`Catalog::layout_for_new` first looks for a
+    /// co-location group to join).
     pub fn layout_for_new(
         &self,
         distribution: &Distribution,
@@ -179,12 +188,18 @@ impl Placement {
         }
         Ok(match distribution {
             Distribution::Hash { .. } => {
-                let n = partitions.unwrap_or(shards.len() as u32);
+                let n = self.hash_partitions(partitions);
                 (0..n).map(|i| shards[i as usize % shards.len()]).collect()
             }
             Distribution::Mirror => shards,
             Distribution::Single => vec![self.least_loaded(&shards)],
         })
+    }
+
+    /// The partition count of a new hash table: the one asked for, or
+    /// [`Self::PARTITIONS_PER_SHARD`] per shard.
+    pub fn hash_partitions(&self, partitions: Option<u32>) -> u32 {
+        partitions.unwrap_or(Self::PARTITIONS_PER_SHARD * self.servers.len().max(1) as u32)
     }
 
     /// The shard holding the fewest physical tables (the lowest id on a
@@ -253,9 +268,54 @@ mod tests {
         };
         let l = p.layout_for_new(&hash, Some(5)).unwrap();
         assert_eq!(l, [1, 2, 3, 1, 2].map(ShardId));
-        assert_eq!(p.layout_for_new(&hash, None).unwrap().len(), 3);
+        assert_eq!(p.layout_for_new(&hash, None).unwrap().len(), 12);
         assert_eq!(
             p.layout_for_new(&Distribution::Mirror, None).unwrap(),
+            [1, 2, 3].map(ShardId)
+        );
+    }
+
+    #[test]
+    fn new_hash_tables_join_the_group_of_their_partition_count() {
+        let hash = |n| Distribution::Hash {
+            columns: vec!["id".into()],
+            partitions: n,
+        };
+        let mut c = crate::catalog::Catalog::default();
+        let mut p = three_shards();
+        let tables = [
+            (2, hash(3), [1, 2, 3]),
+            (5, hash(3), [3, 1, 2]),
+            (7, hash(3), [3, 1, 2]),
+            (9, Distribution::Mirror, [1, 2, 3]),
+            (11, Distribution::Mirror, [1, 2, 3]),
+        ];
+        for (id, d, layout) in tables {
+            let t = table(id, d);
+            p.set_layout(t.id, layout.map(ShardId).to_vec());
+            c.tables
+                .insert((t.schema.clone(), t.name.clone()), Arc::new(t));
+        }
+        c.placement = Arc::new(p.clone());
+        // Most hash tables of 3 partitions share [3, 1, 2]; mirrors do not count.
+        assert_eq!(
+            c.layout_for_new(&hash(0), Some(3)).unwrap(),
+            [3, 1, 2].map(ShardId)
+        );
+        // No group of 4 partitions: round robin.
+        assert_eq!(
+            c.layout_for_new(&hash(0), Some(4)).unwrap(),
+            [1, 2, 3, 1].map(ShardId)
+        );
+        // A tie goes to the oldest table's layout.
+        c.tables.retain(|_, t| t.id.0 != 7);
+        assert_eq!(
+            c.layout_for_new(&hash(0), Some(3)).unwrap(),
+            [1, 2, 3].map(ShardId)
+        );
+        // Mirror and single tables keep the placement's policy.
+        assert_eq!(
+            c.layout_for_new(&Distribution::Mirror, None).unwrap(),
             [1, 2, 3].map(ShardId)
         );
     }

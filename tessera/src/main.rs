@@ -87,6 +87,15 @@ enum ClusterCmd {
         /// benchmark reports' settings; kept for later starts).
         #[arg(long)]
         durability: Option<cluster::Durability>,
+        /// Partitions of a hash table created without a `partitions`
+        /// option (0, the default: four per shard at creation, so a table
+        /// can later spread over four times as many shards).
+        #[arg(long, default_value_t = 0)]
+        default_partitions: u32,
+        /// Shards write no binary log (only to measure its cost: partition
+        /// moves need it, and rebalance, move and remove-shard refuse).
+        #[arg(long)]
+        no_shard_binlog: bool,
     },
     /// Show every node, its role, pid, address and login.
     Status {
@@ -160,6 +169,8 @@ fn main() {
                 default_distribution,
                 haproxy,
                 durability,
+                default_partitions,
+                no_shard_binlog,
             } => {
                 let dd = match default_distribution.as_str() {
                     "hash" => DefaultDistribution::Hash,
@@ -184,9 +195,19 @@ fn main() {
                     default_distribution: dd,
                     haproxy,
                     durability,
+                    default_partitions,
+                    shard_binlog: !no_shard_binlog,
                 })
             }
-            ClusterCmd::Status { data_dir, json } => cluster::status(&data_dir, json),
+            ClusterCmd::Status { data_dir, json } => {
+                cluster::status(&data_dir, json).and_then(|_| {
+                    if json {
+                        Ok(())
+                    } else {
+                        cluster::print_open_moves(&data_dir)
+                    }
+                })
+            }
             ClusterCmd::Down { data_dir } => cluster::down(&data_dir),
             ClusterCmd::AddShard { data_dir } => cluster::add_shard(&data_dir),
             ClusterCmd::Rebalance { data_dir, opts } => {
@@ -233,6 +254,7 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
         Ordering::Relaxed,
     );
     compute::set_default_distribution(cfg.default_distribution);
+    compute::set_default_partitions(cfg.default_partitions);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // Planning walks statements recursively, up to

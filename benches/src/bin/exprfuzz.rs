@@ -109,6 +109,7 @@ async fn real_main(a: Args) -> Result<(), String> {
         a.base_port,
         "hash",
         Durability::Relaxed,
+        &[],
     )?;
     let (_pg, pep) = Postgres::start(
         &a.work.join("postgres"),

@@ -5,11 +5,11 @@
 //! JSON, TSV and an SVG chart.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use benches::ledger::{Ledger, Watch};
 use benches::servers::{Durability, Endpoint, Mariadb, Postgres, Tessera};
-use benches::{parse_sysbench_counts, svg, RunResult};
+use benches::sysbench::{run_result, sysbench};
+use benches::{svg, RunResult};
 use clap::Parser;
 
 const ALL: &[&str] = &[
@@ -79,6 +79,14 @@ struct Args {
     /// Also run `prepare` with --auto_inc=off (explicit ids).
     #[arg(long)]
     auto_inc_off: bool,
+    /// More `tessera cluster up` options for this build's cluster, e.g.
+    /// `--default-partitions 3` (split on spaces).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    cluster_args: String,
+    /// The same for the --before-tessera build's cluster (the same binary
+    /// twice with different options compares the options).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    before_cluster_args: String,
     /// Where results go.
     #[arg(long, default_value = "benches/results")]
     out: PathBuf,
@@ -88,67 +96,6 @@ struct Args {
     /// settings) or durable.
     #[arg(long, value_enum, default_value = "relaxed")]
     durability: Durability,
-}
-
-fn sysbench(ep: &Endpoint, workload: &str, cmd: &str, extra: &[String]) -> (bool, String) {
-    let mut c = Command::new("sysbench");
-    if let Some(o) = &ep.options {
-        c.env("PGOPTIONS", o);
-    }
-    c.arg(workload)
-        .args(ep.sysbench_args())
-        .args(extra)
-        .arg(cmd);
-    match c.output() {
-        Ok(o) => {
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            (o.status.success(), text)
-        }
-        Err(e) => (false, e.to_string()),
-    }
-}
-
-/// One run's result from sysbench's exit status and report.
-fn run_result(
-    ep: &Endpoint,
-    workload: &str,
-    ps: &str,
-    threads: u32,
-    ok: bool,
-    out: &str,
-) -> RunResult {
-    let mut r = RunResult {
-        target: ep.name.clone(),
-        workload: workload.to_string(),
-        ps_mode: ps.to_string(),
-        threads,
-        ok,
-        ..Default::default()
-    };
-    match parse_sysbench_counts(out) {
-        Some((tps, qps, p95, errors, reconnects, transactions)) if ok => {
-            r.ledger.transactions = transactions as f64;
-            r.tps = tps;
-            r.qps = qps;
-            r.p95_ms = p95;
-            r.errors = errors;
-            r.reconnects = reconnects;
-        }
-        _ => {
-            r.ok = false;
-            r.note = out
-                .lines()
-                .filter(|l| l.contains("FATAL") || l.contains("error"))
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" | ");
-        }
-    }
-    r
 }
 
 /// One invocation: its arguments, the lists parsed from them, and what
@@ -338,9 +285,10 @@ impl Bench {
 
     /// The Tessera targets: each placement, this build and the one before.
     fn run_tessera(&mut self) {
-        let mut builds = vec![(self.a.tessera.clone(), "")];
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let mut builds = vec![(self.a.tessera.clone(), "", words(&self.a.cluster_args))];
         if let Some(b) = &self.a.before_tessera {
-            builds.push((b.clone(), "-before"));
+            builds.push((b.clone(), "-before", words(&self.a.before_cluster_args)));
         }
         let dists: Vec<String> = self
             .a
@@ -352,12 +300,12 @@ impl Bench {
         let side_by_side = self.a.rounds > 0 && builds.len() == 2;
         for (i, dist) in dists.iter().enumerate() {
             let mut up = vec![];
-            for (j, (bin, suffix)) in builds.iter().enumerate() {
+            for (j, (bin, suffix, extra)) in builds.iter().enumerate() {
                 let dir = self.a.work.join(format!("tessera-{dist}{suffix}"));
                 let _ = std::fs::remove_dir_all(&dir);
                 // Side by side, the second cluster takes ports 50 higher.
                 let port = self.a.base_port + 100 * i as u16 + 50 * j as u16;
-                match Tessera::start(bin, &dir, port, dist, self.a.durability) {
+                match Tessera::start(bin, &dir, port, dist, self.a.durability, extra) {
                     Ok((cluster, mut ep)) => {
                         ep.name.push_str(suffix);
                         let watch = cluster.watch(true);

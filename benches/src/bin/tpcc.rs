@@ -17,7 +17,7 @@
 //! started cluster with SIGKILL during the run and restarts them.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,10 @@ struct Args {
     /// started cluster with SIGKILL, restarting each 10 s later.
     #[arg(long)]
     faults: bool,
+    /// 10 s into the run, add a shard to the started cluster and
+    /// rebalance; prints the time it took and tpmC before and during.
+    #[arg(long)]
+    rebalance: bool,
     /// The specification's keying and think times (5.2.5.4), not none.
     #[arg(long)]
     think: bool,
@@ -216,6 +220,9 @@ async fn terminal<D: Db + 'static>(
         let measured = measuring.load(Ordering::Relaxed);
         match r {
             Ok(done) if measured => {
+                if kind == 0 {
+                    NEW_ORDERS.fetch_add(1, Ordering::Relaxed);
+                }
                 stats
                     .latencies
                     .entry(KINDS[kind].to_string())
@@ -283,6 +290,9 @@ async fn consistency<D: Db>(url: &str) -> Result<Vec<String>, String> {
     Ok(failed)
 }
 
+/// New-order transactions measured so far, over every terminal.
+static NEW_ORDERS: AtomicU64 = AtomicU64::new(0);
+
 struct Target {
     name: String,
     url: String,
@@ -338,7 +348,39 @@ async fn run_target<D: Db + 'static>(
         Some(c) if a.faults => Some(tokio::spawn(faults(c.bin.clone(), c.dir.clone()))),
         _ => None,
     };
-    tokio::time::sleep(Duration::from_secs(a.time)).await;
+    let grow_task = match cluster {
+        Some(c) if a.rebalance => Some(tokio::spawn(tpcc::faults::grow(
+            c.bin.clone(),
+            c.dir.clone(),
+            Duration::from_secs(10),
+            start,
+        ))),
+        _ => None,
+    };
+    let mut samples = vec![];
+    while start.elapsed() < Duration::from_secs(a.time) {
+        samples.push((
+            start.elapsed().as_secs_f64(),
+            NEW_ORDERS.load(Ordering::Relaxed),
+        ));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    samples.push((
+        start.elapsed().as_secs_f64(),
+        NEW_ORDERS.load(Ordering::Relaxed),
+    ));
+    if let Some(g) = grow_task {
+        let (asked, added, done) = g.await.map_err(|e| e.to_string())??;
+        let rate = |f, t| tpcc::faults::rate_between(&samples, f, t);
+        eprintln!(
+            "[{name}] rebalance: add-shard {:.1} s, rebalance {:.1} s; tpmC before {:.0}, during {:.0}, after {:.0}",
+            added - asked,
+            done - added,
+            rate(0.0, asked),
+            rate(added, done),
+            rate(done, f64::MAX)
+        );
+    }
     measuring.store(false, Ordering::Relaxed);
     let secs = start.elapsed().as_secs_f64();
     let after = watch.stop();
@@ -430,7 +472,7 @@ async fn main() {
     let _ = std::fs::create_dir_all(&a.work);
     if let Some(bin) = &a.tessera {
         let dir = a.work.join("tessera");
-        match benches::servers::Tessera::start(bin, &dir, a.base_port, "hash", a.durability) {
+        match benches::servers::Tessera::start(bin, &dir, a.base_port, "hash", a.durability, &[]) {
             Ok((t, ep)) => {
                 targets.push(Target {
                     name: "tessera".into(),

@@ -175,7 +175,7 @@ async fn start_both(
         None => {
             let dir = a.work.join("tessera");
             let _ = std::fs::remove_dir_all(&dir);
-            let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability)?;
+            let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability, &[])?;
             cluster = Some(c);
             ep.url()
         }

@@ -54,6 +54,10 @@ struct Args {
     /// Commit flushing on Tessera and PostgreSQL alike: relaxed or durable.
     #[arg(long, value_enum, default_value = "relaxed")]
     durability: Durability,
+    /// More `tessera cluster up` options (split on spaces), e.g.
+    /// `--default-partitions 3`.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    cluster_args: String,
 }
 
 type Rows = Vec<Vec<Option<String>>>;
@@ -277,7 +281,13 @@ async fn real_main(a: Args) -> Result<(), String> {
         None => {
             let dir = a.work.join("tessera");
             let _ = std::fs::remove_dir_all(&dir);
-            let (c, ep) = Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability)?;
+            let extra: Vec<String> = a
+                .cluster_args
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+            let (c, ep) =
+                Tessera::start(&a.tessera, &dir, a.base_port, "hash", a.durability, &extra)?;
             _cluster = Some(c);
             ep.url()
         }

@@ -76,3 +76,54 @@ pub async fn prepared_left(bin: &Path, dir: &Path, patience: Duration) -> Result
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
+
+/// `--rebalance`: `after` into the measured run, `tessera cluster
+/// add-shard` and then `rebalance` on the started cluster (their output
+/// passed on); the seconds since `start` at which the shard was asked for,
+/// at which it was added and at which the rebalance ended.
+pub async fn grow(
+    bin: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    after: Duration,
+    start: Instant,
+) -> Result<(f64, f64, f64), String> {
+    tokio::time::sleep(after).await;
+    let mut at = vec![start.elapsed().as_secs_f64()];
+    for cmd in ["add-shard", "rebalance"] {
+        let (b, d) = (bin.clone(), dir.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(b)
+                .args(["cluster", cmd, "--data-dir"])
+                .arg(d)
+                .output()
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        for l in String::from_utf8_lossy(&out.stdout).lines() {
+            eprintln!("  {cmd}: {l}");
+        }
+        if !out.status.success() {
+            return Err(format!("{cmd}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        at.push(start.elapsed().as_secs_f64());
+    }
+    Ok((at[0], at[1], at[2]))
+}
+
+/// Per minute, from (seconds, running count) samples: the rate between
+/// two moments.
+pub fn rate_between(samples: &[(f64, u64)], from: f64, to: f64) -> f64 {
+    let at = |t: f64| {
+        samples
+            .iter()
+            .min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs()))
+            .copied()
+            .unwrap_or((t, 0))
+    };
+    let (a, b) = (at(from), at(to));
+    if b.0 <= a.0 {
+        return 0.0;
+    }
+    (b.1.saturating_sub(a.1)) as f64 * 60.0 / (b.0 - a.0)
+}

@@ -125,7 +125,13 @@ impl Session {
         schema: &str,
     ) -> Result<()> {
         let router = self.router.clone();
-        let (mut def, layout) = table_def(ct, schema, catalog, crate::default_distribution())?;
+        let (mut def, layout) = table_def(
+            ct,
+            schema,
+            catalog,
+            crate::default_distribution(),
+            crate::default_partitions(),
+        )?;
         if catalog.table(&def.schema, &def.name).is_some()
             || catalog.view(&def.schema, &def.name).is_some()
         {

@@ -233,6 +233,7 @@ fn sample() -> Snapshot {
         user: "tessera".into(),
         database: "db".into(),
         pid: 42,
+        router: None,
     }
 }
 

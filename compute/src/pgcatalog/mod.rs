@@ -33,6 +33,7 @@ mod empty;
 pub mod funcs;
 mod index;
 pub mod info;
+mod moves;
 pub mod oids;
 mod relations;
 pub mod tables;
@@ -70,6 +71,9 @@ pub struct Snapshot {
     pub database: String,
     /// The session's backend pid.
     pub pid: i32,
+    /// Meta, for the views read when scanned (`tessera_moves`); `None` in
+    /// unit tests.
+    pub router: Option<Arc<shard_router::Router>>,
 }
 
 impl Snapshot {
@@ -217,6 +221,12 @@ impl SchemaProvider for SystemSchema {
                     name: live,
                 }) as Arc<dyn TableProvider>
             }));
+        }
+        if name == moves::NAME && self.which == System::PgCatalog {
+            return Ok(Some(Arc::new(moves::MovesTable {
+                schema: batch::schema(moves::TESSERA_MOVES),
+                snapshot: self.snapshot.clone(),
+            })));
         }
         let t = match self.which {
             System::PgCatalog => self.snapshot.table(name),

@@ -72,6 +72,7 @@ pub const CATALOG_TABLES: &[&str] = &[
     "pg_event_trigger",
     "pg_matviews",
     "pg_stat_activity",
+    "tessera_moves",
 ];
 
 /// A `pg_catalog` table's or view's OID: PostgreSQL's for the catalogs,

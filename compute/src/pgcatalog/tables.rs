@@ -40,6 +40,8 @@ impl Snapshot {
             "pg_depend" => (PG_DEPEND, self.pg_depend()),
             "pg_language" => (PG_LANGUAGE, self.pg_language()),
             "pg_stat_activity" => (PG_STAT_ACTIVITY, self.pg_stat_activity()),
+            // Rows read from meta at scan time (`moves::MovesTable`).
+            super::moves::NAME => (super::moves::TESSERA_MOVES, vec![]),
             other => (empty::columns(other)?, vec![]),
         })
     }

@@ -20,6 +20,7 @@ pub fn table_def(
     default_schema: &str,
     catalog: &meta::Catalog,
     default: DefaultDistribution,
+    default_partitions: Option<u32>,
 ) -> Result<(TableDef, Vec<ShardId>)> {
     let parts = object_parts(&ct.name);
     let (schema, name) = match parts.as_slice() {
@@ -126,9 +127,7 @@ pub fn table_def(
         default,
     )?;
     check_partition_key(&columns, &distribution)?;
-    let layout = catalog
-        .placement
-        .layout_for_new(&distribution, partitions)?;
+    let layout = catalog.layout_for_new(&distribution, partitions.or(default_partitions))?;
     let distribution = match distribution {
         Distribution::Hash { columns, .. } => Distribution::Hash {
             columns,

@@ -115,6 +115,7 @@ pub fn context_for(
         user: scope.user.clone(),
         database: scope.database.clone(),
         pid: scope.pid,
+        router: Some(router.clone()),
     });
     ctx.register_catalog(
         CATALOG_NAME,

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::ShardId;
-use meta::{MetaStore, ShardInfo};
+use meta::{MetaStore, MoveRecord, ShardInfo};
 use shard_router::placement::mover::{
-    self, rebalance::rebalance, recover::recover_moves, MoveOptions, MoveRequest, MoveStatus,
+    self, plan::PlannedMove, rebalance::rebalance, recover::recover_moves, MoveOptions,
+    MoveRequest, MoveStatus,
 };
 use shard_router::Router;
 
@@ -50,6 +51,18 @@ async fn recovered_router(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
         println!("{line}");
     }
     Ok(router)
+}
+
+/// The cluster file of a cluster whose partitions can move: its shards
+/// write the binary log a move catches up from.
+fn movable(dir: &Path) -> AnyResult<ClusterFile> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    if !cf.shard_binlog {
+        return Err(
+            "this cluster's shards write no binary log (made with --no-shard-binlog); partition moves catch up from it".into(),
+        );
+    }
+    Ok(cf)
 }
 
 fn save(dir: &Path, cf: &ClusterFile) -> AnyResult<()> {
@@ -125,7 +138,7 @@ fn options(args: &MoveArgs) -> MoveOptions {
 
 fn print_report(r: &mover::MoveReport) {
     println!(
-        "move {} done: slot {} shard{} -> shard{}, {} tables, {} rows ({:.1} MB) copied in {:.2} s at {:.1} MB/s, {} keys caught up in {} passes, fence {} ms, {:.2} s in all; verified",
+        "move {} done: slot {} shard{} -> shard{}, {} tables, {} rows ({:.1} MB) copied in {:.2} s at {:.1} MB/s, {} keys caught up in {} passes, fence {} ms (lock wait {}, last pass {}, verify {}, switch {}), {:.2} s in all; verified",
         r.id,
         r.slot,
         r.from.0,
@@ -138,13 +151,17 @@ fn print_report(r: &mover::MoveReport) {
         r.keys_caught_up,
         r.passes,
         r.fence_ms,
+        r.fence_parts[0],
+        r.fence_parts[1],
+        r.fence_parts[2],
+        r.fence_parts[3],
         r.total_secs
     );
 }
 
 /// Moves partitions until every shard (but `drain`) holds an even share.
 pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = movable(dir)?;
     let rt = runtime()?;
     rt.block_on(async {
         let router = recovered_router(&cf).await?;
@@ -154,7 +171,7 @@ pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> Any
             .filter(|s| Some(s.0) != drain)
             .collect();
         let started = std::time::Instant::now();
-        let done = rebalance(&router, &onto, &options(args), &|m, names| {
+        let moving = |m: &PlannedMove, names: &[String]| {
             println!(
                 "moving slot {} of {} from shard{} to shard{}",
                 m.slot,
@@ -162,14 +179,12 @@ pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> Any
                 m.from.0,
                 m.to.0
             );
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+        };
+        let done = rebalance(&router, &onto, &options(args), &moving, &print_report)
+            .await
+            .map_err(|e| e.to_string())?;
         for t in &done.mirrors_extended {
             println!("mirror table {t} copied to every shard");
-        }
-        for r in &done.moves {
-            print_report(r);
         }
         println!(
             "rebalanced: {} moves, {} mirror tables extended, {:.1} s",
@@ -217,7 +232,7 @@ pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
 
 /// Moves one slot (with its co-location group) to a shard.
 pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = movable(dir)?;
     let rt = runtime()?;
     rt.block_on(async {
         let router = recovered_router(&cf).await?;
@@ -243,54 +258,79 @@ pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) ->
 /// Every move meta recorded, newest last.
 pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
     let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
-    let rt = runtime()?;
-    rt.block_on(async {
+    let all = read_moves(&cf, false)?;
+    if json {
+        let rows: Vec<serde_json::Value> = all.iter().map(move_json).collect();
+        println!("{}", serde_json::Value::Array(rows));
+    } else {
+        print_moves(&all);
+    }
+    Ok(())
+}
+
+/// `cluster status`: the moves not finished, if any (nothing when meta
+/// is not running).
+pub fn print_open_moves(dir: &Path) -> AnyResult<()> {
+    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    if !port_answers(cf.meta_port()) {
+        return Ok(());
+    }
+    match read_moves(&cf, true) {
+        Ok(open) if open.is_empty() => {}
+        Ok(open) => {
+            println!("\npartition moves in progress:");
+            print_moves(&open);
+        }
+        Err(e) => println!("\npartition moves: meta did not answer ({e})"),
+    }
+    Ok(())
+}
+
+fn read_moves(cf: &ClusterFile, open_only: bool) -> AnyResult<Vec<MoveRecord>> {
+    runtime()?.block_on(async {
         let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
             .map_err(|e| e.to_string())?;
-        let all = store.moves(false).await.map_err(|e| e.to_string())?;
-        let rows: Vec<serde_json::Value> = all
-            .iter()
-            .map(|m| {
-                serde_json::json!({
-                    "id": m.id,
-                    "tables": m.tables.iter().map(|t| t.0).collect::<Vec<_>>(),
-                    "slot": m.partition,
-                    "from": m.from.0,
-                    "to": m.to.0,
-                    "phase": m.phase.as_str(),
-                    "rows_copied": m.progress.rows_copied,
-                    "bytes": m.progress.bytes,
-                    "keys_caught_up": m.progress.keys_caught_up,
-                    "waiting_keys": m.progress.lag_events,
-                    "fence_ms": m.fence_ms,
-                    "age_secs": m.age_secs,
-                    "detail": m.detail,
-                })
-            })
-            .collect();
-        if json {
-            println!("{}", serde_json::Value::Array(rows));
-        } else {
-            println!(
-                "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8}  detail",
-                "id", "phase", "slot", "from->to", "rows", "keys", "fence", "age s"
-            );
-            for m in &all {
-                println!(
-                    "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8.1}  {}",
-                    m.id,
-                    m.phase.as_str(),
-                    m.partition,
-                    format!("{}->{}", m.from.0, m.to.0),
-                    m.progress.rows_copied,
-                    m.progress.keys_caught_up,
-                    m.fence_ms.map(|f| format!("{f} ms")).unwrap_or("-".into()),
-                    m.age_secs,
-                    m.detail.as_deref().unwrap_or("")
-                );
-            }
-        }
+        let all = store.moves(open_only).await.map_err(|e| e.to_string());
         store.disconnect().await;
-        Ok(())
+        all
     })
+}
+
+fn move_json(m: &MoveRecord) -> serde_json::Value {
+    serde_json::json!({
+        "id": m.id,
+        "tables": m.tables.iter().map(|t| t.0).collect::<Vec<_>>(),
+        "slot": m.partition,
+        "from": m.from.0,
+        "to": m.to.0,
+        "phase": m.phase.as_str(),
+        "rows_copied": m.progress.rows_copied,
+        "bytes": m.progress.bytes,
+        "keys_caught_up": m.progress.keys_caught_up,
+        "waiting_keys": m.progress.lag_events,
+        "fence_ms": m.fence_ms,
+        "age_secs": m.age_secs,
+        "detail": m.detail,
+    })
+}
+
+fn print_moves(all: &[MoveRecord]) {
+    println!(
+        "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8}  detail",
+        "id", "phase", "slot", "from->to", "rows", "keys", "fence", "age s"
+    );
+    for m in all {
+        println!(
+            "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8.1}  {}",
+            m.id,
+            m.phase.as_str(),
+            m.partition,
+            format!("{}->{}", m.from.0, m.to.0),
+            m.progress.rows_copied,
+            m.progress.keys_caught_up,
+            m.fence_ms.map(|f| format!("{f} ms")).unwrap_or("-".into()),
+            m.age_secs,
+            m.detail.as_deref().unwrap_or("")
+        );
+    }
 }

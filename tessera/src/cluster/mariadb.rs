@@ -113,7 +113,7 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
         // XA waits hand the worker's place to another thread.
         .arg("--thread-handling=pool-of-threads");
-    if node.role == Role::Shard {
+    if node.role == Role::Shard && cf.shard_binlog {
         // A shard's row-based binary log is how a partition move catches
         // up with the writes made while its rows were copied
         // (`shard_router::placement::mover`); the server id only has to be
@@ -126,9 +126,10 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     }
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
-    if fresh {
-        create_mysql_user(cf, node.role, &sock)?;
-    }
+    // Every start, not only the first: the grants are idempotent, and a
+    // cluster made by an older version gets the ones added since (the
+    // binary log privileges partition moves need).
+    create_mysql_user(cf, node.role, &sock)?;
     Ok(())
 }
 
@@ -177,7 +178,7 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
                     tracing::debug!("MariaDB socket not ready yet: {e}");
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
-                Err(e) => return Err(format!("connecting to new MariaDB as root: {e}")),
+                Err(e) => return Err(format!("connecting to MariaDB as root: {e}")),
             }
         };
         let pw = cf.password_of(role).replace('\'', "''");

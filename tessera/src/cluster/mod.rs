@@ -7,7 +7,9 @@ mod grow;
 mod mariadb;
 mod process;
 
-pub use grow::{add_shard, move_one, moves, rebalance_cluster, remove_shard, MoveArgs};
+pub use grow::{
+    add_shard, move_one, moves, print_open_moves, rebalance_cluster, remove_shard, MoveArgs,
+};
 mod services;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +56,19 @@ pub struct ClusterFile {
     /// never reused).
     #[serde(default)]
     pub removed_shards: Vec<u32>,
+    /// Partitions of a hash table created without a `partitions` option
+    /// (0: four per shard at creation).
+    #[serde(default)]
+    pub default_partitions: u32,
+    /// Whether shards write a row-based binary log (the default; partition
+    /// moves catch up from it). Off only to measure what it costs:
+    /// `rebalance`, `move` and `remove-shard` then refuse.
+    #[serde(default = "yes")]
+    pub shard_binlog: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// How MariaDB nodes flush at commit.
@@ -215,6 +230,8 @@ pub struct UpArgs {
     pub haproxy: bool,
     /// `None`: keep the cluster's setting (durable for a new cluster).
     pub durability: Option<Durability>,
+    pub default_partitions: u32,
+    pub shard_binlog: bool,
 }
 
 pub fn up(args: UpArgs) -> AnyResult<()> {
@@ -238,6 +255,8 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 haproxy: args.haproxy,
                 durability: args.durability.unwrap_or_default(),
                 removed_shards: vec![],
+                default_partitions: args.default_partitions,
+                shard_binlog: args.shard_binlog,
             };
             write_private(
                 &dir.join("cluster.toml"),

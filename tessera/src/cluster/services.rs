@@ -23,6 +23,7 @@ pub(super) fn start_compute(
         meta_database: "tessera_meta".into(),
         shard_pool_max: 200,
         default_distribution: cf.default_distribution,
+        default_partitions: cf.default_partitions,
         sequence_cache: 1000,
         query_memory_mb: 1024,
         recovery_interval_ms: 1000,

@@ -152,9 +152,9 @@ async fn slots_by_shard(cluster: &TestCluster) -> Vec<(u32, u64)> {
 pub(crate) async fn online_growth(cluster: &TestCluster) {
     let c = cluster.connect(0).await;
     c.batch_execute(
-        "DROP TABLE IF EXISTS grow_acct; DROP TABLE IF EXISTS grow_log; DROP TABLE IF EXISTS grow_kind;
+        "DROP TABLE IF EXISTS grow_acct; DROP TABLE IF EXISTS grow_log; DROP TABLE IF EXISTS grow_kind; DROP TABLE IF EXISTS grow_new;
          CREATE TABLE grow_acct (id bigint PRIMARY KEY, balance bigint NOT NULL) WITH (partitions = 12);
-         CREATE TABLE grow_log (id bigint PRIMARY KEY, src bigint NOT NULL, dst bigint NOT NULL) WITH (partitions = 12);
+         CREATE TABLE grow_log (id bigint PRIMARY KEY, src bigint NOT NULL, dst bigint NOT NULL);
          CREATE TABLE grow_kind (k int PRIMARY KEY, name text) WITH (distribution = mirror);
          INSERT INTO grow_kind VALUES (1, 'checking'), (2, 'savings');",
     )
@@ -196,6 +196,7 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         slots_by_shard(cluster).await,
         vec![(1, 3), (2, 3), (3, 3), (4, 3)]
     );
+    new_tables_join_their_group(cluster, &c).await;
     // The mover killed at each step, then the next mover's recovery.
     for (step, slot) in [
         ("copied", "0"),
@@ -260,9 +261,46 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         .await
         .expect("join with a mirror");
     assert_eq!(kinds[0].get::<_, i64>(0), ACCOUNTS);
-    c.batch_execute("DROP TABLE grow_acct, grow_log, grow_kind")
+    c.batch_execute("DROP TABLE grow_acct, grow_log, grow_kind, grow_new")
         .await
         .expect("drop");
+}
+
+/// After a rebalance: a table made without a partition count gets the
+/// default (four per shard at creation: 12, like `grow_log`) and the
+/// layout of its group, and `tessera_moves` shows the moves done.
+async fn new_tables_join_their_group(cluster: &TestCluster, c: &tokio_postgres::Client) {
+    c.batch_execute("CREATE TABLE grow_new (id bigint PRIMARY KEY)")
+        .await
+        .expect("create after the rebalance");
+    let mut meta = cluster.meta_conn().await;
+    let layouts: Vec<(String, String)> = meta
+        .query(
+            "SELECT t.table_name, GROUP_CONCAT(p.shard_id ORDER BY p.partition_no) \
+             FROM cat_partitions p JOIN cat_tables t ON t.table_id = p.table_id \
+             WHERE t.table_name IN ('grow_acct', 'grow_log', 'grow_new') \
+             GROUP BY t.table_name ORDER BY t.table_name",
+        )
+        .await
+        .expect("layouts");
+    assert_eq!(layouts.len(), 3, "{layouts:?}");
+    assert!(
+        layouts.iter().all(|l| l.1 == layouts[0].1),
+        "tables of one partition count in different layouts: {layouts:?}"
+    );
+    assert_eq!(layouts[0].1.split(',').count(), 12, "{layouts:?}");
+    let done = c
+        .query(
+            "SELECT tables, rows_copied FROM tessera_moves WHERE phase = 'done' ORDER BY move_id",
+            &[],
+        )
+        .await
+        .expect("tessera_moves");
+    assert!(
+        done.iter()
+            .any(|r| r.get::<_, String>(0).contains("public.grow_acct")),
+        "no move of grow_acct in tessera_moves"
+    );
 }
 
 /// The total holds, every acknowledged transfer is logged, and no XA

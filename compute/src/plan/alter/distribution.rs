@@ -116,7 +116,8 @@ impl Alter<'_> {
         }
         let mut new = self.new;
         check_partition_key(&new.columns, &d)?;
-        let layout = catalog.placement.layout_for_new(&d, self.partitions)?;
+        let partitions = self.partitions.or(crate::default_partitions());
+        let layout = catalog.layout_for_new(&d, partitions)?;
         new.distribution = match d {
             Distribution::Hash { columns, .. } => Distribution::Hash {
                 columns,

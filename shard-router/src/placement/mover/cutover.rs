@@ -73,11 +73,14 @@ impl Mover<'_> {
 
     /// Step 5: both copies hold the same rows, table by table.
     pub(super) async fn verify(&self, lock: &mut Conn, target: &mut Conn) -> Result<()> {
+        use super::super::redistribute::checksum_of;
         for t in &self.tables {
-            let a =
-                super::super::redistribute::checksum_of(lock, self.from, &t.def, &t.object).await?;
-            let b =
-                super::super::redistribute::checksum_of(target, self.to, &t.def, &t.object).await?;
+            // Both sides at once: the fence lasts for the slower one.
+            let (a, b) = tokio::join!(
+                checksum_of(lock, self.from, &t.def, &t.object),
+                checksum_of(target, self.to, &t.def, &t.object)
+            );
+            let (a, b) = (a?, b?);
             if a != b {
                 let keys = rows::differing_keys(lock, self.from, target, self.to, t, 20).await?;
                 return Err(Error::internal(format!(

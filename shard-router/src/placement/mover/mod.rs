@@ -117,6 +117,9 @@ pub struct MoveReport {
     pub passes: u32,
     /// How long the slot's writers and readers were held (ms).
     pub fence_ms: u64,
+    /// Where the fence's time went (ms): waiting for the lock, the last
+    /// catch-up, the verification, the switch.
+    pub fence_parts: [u64; 4],
     pub copy_secs: f64,
     pub total_secs: f64,
 }
@@ -221,6 +224,7 @@ struct Mover<'a> {
     tables: Vec<Physical>,
     progress: MoveProgress,
     passes: u32,
+    fence_parts: [u64; 4],
 }
 
 /// Moves one slot of a group of tables to `req.to` (see the module's
@@ -266,6 +270,7 @@ pub async fn move_slot(
             .collect(),
         progress: MoveProgress::default(),
         passes: 0,
+        fence_parts: [0; 4],
     };
     match m.run(ddl, &catalog).await {
         Ok((fence_ms, copy_secs)) => {
@@ -281,6 +286,7 @@ pub async fn move_slot(
                 keys_caught_up: m.progress.keys_caught_up,
                 passes: m.passes,
                 fence_ms,
+                fence_parts: m.fence_parts,
                 copy_secs,
                 total_secs: started.elapsed().as_secs_f64(),
             })
@@ -335,10 +341,19 @@ impl Mover<'_> {
         let (mut lock, fenced_at) = self.fence(Some(&feed)).await?;
         crash_point("fenced");
         let mut target = self.dst.own_conn().await?;
+        let ms = |t: Instant| t.elapsed().as_millis() as u64;
+        self.fence_parts[0] = ms(fenced_at);
         let r = async {
+            let t = Instant::now();
             self.final_pass(&feed, &mut lock, &mut target).await?;
+            self.fence_parts[1] = ms(t);
+            let t = Instant::now();
             self.verify(&mut lock, &mut target).await?;
-            self.switch(ddl, catalog, &mut lock, fenced_at).await
+            self.fence_parts[2] = ms(t);
+            let t = Instant::now();
+            let fence = self.switch(ddl, catalog, &mut lock, fenced_at).await;
+            self.fence_parts[3] = ms(t);
+            fence
         }
         .await;
         // The lock's connection ends either way: closing it releases the

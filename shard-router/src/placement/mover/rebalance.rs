@@ -28,6 +28,7 @@ pub async fn rebalance(
     onto: &[ShardId],
     opts: &MoveOptions,
     before_each: &(dyn Fn(&PlannedMove, &[String]) + Send + Sync),
+    after_each: &(dyn Fn(&MoveReport) + Send + Sync),
 ) -> Result<Rebalanced> {
     let mut done = Rebalanced {
         mirrors_extended: place_mirrors(router, onto).await?,
@@ -66,7 +67,9 @@ pub async fn rebalance(
             slot: m.slot,
             to: m.to,
         };
-        done.moves.push(move_slot(router, &req, opts).await?);
+        let report = move_slot(router, &req, opts).await?;
+        after_each(&report);
+        done.moves.push(report);
     }
     Ok(done)
 }
