@@ -255,11 +255,12 @@ impl Catalog {
         self.tables.get(&(schema.to_string(), name.to_string()))
     }
 
-    /// The slots of a new table. A hash table joins the co-location group
-    /// of the hash tables that have as many partitions (the layout most of
-    /// them share; on a tie, the oldest table's), so joins on the
-    /// distribution key stay co-located after partition moves changed the
-    /// round robin; with no such table, the placement's policy
+    /// The slots of a new table. A hash table joins a co-location group:
+    /// of the hash tables with the partition count asked for, or with none
+    /// asked, of all hash tables (the layout most of them share; on a tie,
+    /// the oldest table's). So joins on the distribution key stay
+    /// co-located after partition moves changed the round robin or shards
+    /// were added. With no such table, the placement's policy
     /// ([`Placement::layout_for_new`]).
     pub fn layout_for_new(
         &self,
@@ -267,23 +268,23 @@ impl Catalog {
         partitions: Option<u32>,
     ) -> common::Result<Vec<ShardId>> {
         if matches!(distribution, Distribution::Hash { .. }) {
-            let n = self.placement.hash_partitions(partitions);
-            if let Some(layout) = self.group_layout(n) {
+            if let Some(layout) = self.group_layout(partitions) {
                 return Ok(layout);
             }
         }
         self.placement.layout_for_new(distribution, partitions)
     }
 
-    /// The layout most hash tables of `partitions` partitions share.
-    fn group_layout(&self, partitions: u32) -> Option<Vec<ShardId>> {
+    /// The layout most hash tables (of `partitions` partitions, if given)
+    /// share.
+    fn group_layout(&self, partitions: Option<u32>) -> Option<Vec<ShardId>> {
         let mut groups: BTreeMap<&[ShardId], (usize, std::cmp::Reverse<TableId>)> = BTreeMap::new();
         for t in self.tables.values() {
             let Distribution::Hash { partitions: p, .. } = t.distribution else {
                 continue;
             };
             let layout = self.placement.layout(t.id);
-            if p != partitions || layout.len() != p as usize {
+            if partitions.is_some_and(|n| n != p) || layout.len() != p as usize {
                 continue;
             }
             let g = groups.entry(layout).or_insert((0, std::cmp::Reverse(t.id)));

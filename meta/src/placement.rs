@@ -313,6 +313,12 @@ mod tests {
             c.layout_for_new(&hash(0), Some(3)).unwrap(),
             [1, 2, 3].map(ShardId)
         );
+        // No count asked: the biggest group, whatever its count.
+        c.tables.retain(|_, t| t.id.0 != 2);
+        assert_eq!(
+            c.layout_for_new(&hash(0), None).unwrap(),
+            [3, 1, 2].map(ShardId)
+        );
         // Mirror and single tables keep the placement's policy.
         assert_eq!(
             c.layout_for_new(&Distribution::Mirror, None).unwrap(),

@@ -35,16 +35,19 @@ pub(crate) async fn pgbench(cluster: &TestCluster) {
     for s in 1..=3usize {
         let mut conn = cluster.shard_conn(s).await;
         let names: Vec<String> = conn
-            .query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'tsr_public' AND table_name LIKE 'pgbench\\_accounts\\_%\\_p_'")
+            .query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'tsr_public' AND table_name LIKE 'pgbench\\_accounts\\_%\\_p%'")
             .await
             .unwrap();
-        assert_eq!(names.len(), 1, "shard {s}: {names:?}");
-        let n: Option<i64> = conn
-            .query_first(format!("SELECT COUNT(*) FROM `tsr_public`.`{}`", names[0]))
-            .await
-            .unwrap();
-        assert!(n.unwrap() > 0, "shard {s} holds no accounts");
-        total += n.unwrap();
+        // The default: four partitions per shard.
+        assert_eq!(names.len(), 4, "shard {s}: {names:?}");
+        for name in &names {
+            let n: Option<i64> = conn
+                .query_first(format!("SELECT COUNT(*) FROM `tsr_public`.`{name}`"))
+                .await
+                .unwrap();
+            assert!(n.unwrap() > 0, "shard {s}: {name} holds no accounts");
+            total += n.unwrap();
+        }
     }
     assert_eq!(total, 200_000, "accounts over the shards");
     for mode in ["simple", "extended", "prepared"] {

@@ -12,7 +12,7 @@ pub(crate) async fn plans_once_and_streams(cluster: &TestCluster) {
     use tests::wire::{Reply, WireClient};
     let c = cluster.connect(0).await;
     c.batch_execute(
-        "DROP TABLE IF EXISTS stream_t; CREATE TABLE stream_t (id bigint PRIMARY KEY, v int)",
+        "DROP TABLE IF EXISTS stream_t; CREATE TABLE stream_t (id bigint PRIMARY KEY, v int) WITH (partitions = 3)",
     )
     .await
     .unwrap();
@@ -70,7 +70,8 @@ pub(crate) async fn plans_once_and_streams(cluster: &TestCluster) {
         "executions make no logical plan"
     );
 
-    // Streaming: 1 / (id - 59999) fails at the last row of its partition
+    // Streaming (three partitions, one per shard): 1 / (id - 59999) fails
+    // at the last row of its partition
     // (each partition is read in key order, ~20,000 rows in batches of
     // 8192), so the rows of earlier batches reach the client first; a
     // collected result would send none.

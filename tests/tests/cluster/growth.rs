@@ -266,9 +266,10 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         .expect("drop");
 }
 
-/// After a rebalance: a table made without a partition count gets the
-/// default (four per shard at creation: 12, like `grow_log`) and the
-/// layout of its group, and `tessera_moves` shows the moves done.
+/// After a rebalance: a table made without a partition count joins the
+/// biggest co-location group (12 partitions, as `grow_log` got by default
+/// on 3 shards, not four per shard of the 4 there are now), so it stays
+/// co-located with it; `tessera_moves` shows the moves done.
 async fn new_tables_join_their_group(cluster: &TestCluster, c: &tokio_postgres::Client) {
     c.batch_execute("CREATE TABLE grow_new (id bigint PRIMARY KEY)")
         .await

@@ -20,8 +20,9 @@ pub(crate) async fn placement(cluster: &TestCluster) {
     for s in 1..=3usize {
         let mut conn = cluster.shard_conn(s).await;
         let mut count = 0;
-        // Each shard holds one partition of a 3-partition table.
-        for p in 0..3u32 {
+        // The default: four partitions per shard, 12 in all, each on one
+        // shard.
+        for p in 0..12u32 {
             // Physical names carry the table id: `place_<id>_p<i>` in the
             // schema's database `tsr_public`.
             let names: Vec<String> = conn
@@ -37,7 +38,7 @@ pub(crate) async fn placement(cluster: &TestCluster) {
                 .await;
             if let Ok(ids) = rows {
                 for id in ids {
-                    let expect = common::hash::partition_of(&[common::Datum::Int(id)], 3);
+                    let expect = common::hash::partition_of(&[common::Datum::Int(id)], 12);
                     assert_eq!(
                         expect, p,
                         "row {id} is in partition {p}, hash says {expect}"
