@@ -198,7 +198,7 @@ impl Placement {
 
     /// The partition count of a new hash table: the one asked for, or
     /// [`Self::PARTITIONS_PER_SHARD`] per shard.
-    pub fn hash_partitions(&self, partitions: Option<u32>) -> u32 {
+    fn hash_partitions(&self, partitions: Option<u32>) -> u32 {
         partitions.unwrap_or(Self::PARTITIONS_PER_SHARD * self.servers.len().max(1) as u32)
     }
 

@@ -357,18 +357,21 @@ async fn run_target<D: Db + 'static>(
         ))),
         _ => None,
     };
-    let mut samples = vec![];
-    while start.elapsed() < Duration::from_secs(a.time) {
-        samples.push((
+    // New orders so far, sampled until the run's time is over and a
+    // rebalance, if any, has ended (its "during" needs samples to its end).
+    let sample = || {
+        (
             start.elapsed().as_secs_f64(),
             NEW_ORDERS.load(Ordering::Relaxed),
-        ));
+        )
+    };
+    let mut samples = vec![sample()];
+    while start.elapsed() < Duration::from_secs(a.time)
+        || grow_task.as_ref().is_some_and(|g| !g.is_finished())
+    {
         tokio::time::sleep(Duration::from_millis(500)).await;
+        samples.push(sample());
     }
-    samples.push((
-        start.elapsed().as_secs_f64(),
-        NEW_ORDERS.load(Ordering::Relaxed),
-    ));
     if let Some(g) = grow_task {
         let (asked, added, done) = g.await.map_err(|e| e.to_string())??;
         let rate = |f, t| tpcc::faults::rate_between(&samples, f, t);

@@ -82,9 +82,7 @@ fn row(snapshot: &Snapshot, m: &MoveRecord, now_micros: i64) -> Vec<V> {
         .map(|id| {
             snapshot
                 .catalog
-                .tables
-                .values()
-                .find(|t| t.id == *id)
+                .table_by_id(*id)
                 .map(|t| t.qualified_name())
                 .unwrap_or_else(|| id.0.to_string())
         })

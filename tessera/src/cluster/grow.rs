@@ -16,7 +16,7 @@ use shard_router::placement::mover::{
 use shard_router::Router;
 
 use super::mariadb::start_mariadb;
-use super::process::{load, port_answers};
+use super::process::{existing, port_answers};
 use super::{write_private, ClusterFile, Node, Role};
 
 type AnyResult<T> = std::result::Result<T, String>;
@@ -56,7 +56,7 @@ async fn recovered_router(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
 /// The cluster file of a cluster whose partitions can move: its shards
 /// write the binary log a move catches up from.
 fn movable(dir: &Path) -> AnyResult<ClusterFile> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = existing(dir)?;
     if !cf.shard_binlog {
         return Err(
             "this cluster's shards write no binary log (made with --no-shard-binlog); partition moves catch up from it".into(),
@@ -76,7 +76,7 @@ fn save(dir: &Path, cf: &ClusterFile) -> AnyResult<()> {
 /// a pool to it at its next catalog poll. It holds nothing until a
 /// rebalance moves partitions to it.
 pub fn add_shard(dir: &Path) -> AnyResult<()> {
-    let mut cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let mut cf = existing(dir)?;
     let i = cf.shards + 1;
     let node = Node {
         role: Role::Shard,
@@ -200,7 +200,7 @@ pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> Any
 /// dropped with it) and retires it: unregistered, its MariaDB stopped.
 pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
     rebalance_cluster(dir, args, Some(shard))?;
-    let mut cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let mut cf = existing(dir)?;
     let rt = runtime()?;
     rt.block_on(async {
         let router = router_of(&cf).await?;
@@ -257,7 +257,7 @@ pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) ->
 
 /// Every move meta recorded, newest last.
 pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = existing(dir)?;
     let all = read_moves(&cf, false)?;
     if json {
         let rows: Vec<serde_json::Value> = all.iter().map(move_json).collect();
@@ -271,7 +271,7 @@ pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
 /// `cluster status`: the moves not finished, if any (nothing when meta
 /// is not running).
 pub fn print_open_moves(dir: &Path) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = existing(dir)?;
     if !port_answers(cf.meta_port()) {
         return Ok(());
     }

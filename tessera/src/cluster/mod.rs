@@ -373,7 +373,7 @@ fn print_connect(cf: &ClusterFile) {
     }
 }
 pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = existing(dir)?;
     let mut out = vec![];
     for n in cf.nodes(dir) {
         let pid = node_pid(&n);
@@ -437,7 +437,7 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
 }
 
 pub fn down(dir: &Path) -> AnyResult<()> {
-    let cf = load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))?;
+    let cf = existing(dir)?;
     let mut nodes = cf.nodes(dir);
     // Compute nodes first, then shards, meta last.
     nodes.reverse();

@@ -58,6 +58,11 @@ pub(super) fn find_binary(name: &str) -> Option<PathBuf> {
     None
 }
 
+/// The cluster file of a cluster that must exist.
+pub(super) fn existing(dir: &Path) -> AnyResult<ClusterFile> {
+    load(dir)?.ok_or_else(|| format!("no cluster in {}", dir.display()))
+}
+
 pub(super) fn load(dir: &Path) -> AnyResult<Option<ClusterFile>> {
     let f = dir.join("cluster.toml");
     if !f.exists() {
