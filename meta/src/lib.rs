@@ -16,7 +16,9 @@ pub use catalog::{
     Role, ScramVerifier, SequenceDef, ShardInfo, TableDef, ViewDef, SEQUENCE_SOURCE_PREFIX,
 };
 pub use placement::Placement;
-pub use store::{DdlTxn, MetaStore, MovePhase, MoveProgress, MoveRecord, OrphanClaim};
+pub use store::{
+    DdlTxn, FenceRecord, MetaState, MetaStore, MovePhase, MoveProgress, MoveRecord, OrphanClaim,
+};
 
 /// Prefix of every MariaDB database Tessera creates on a shard: schema `s`
 /// is database `tsr_s`, so the cluster's shard account is granted

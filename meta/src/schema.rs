@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Statements creating version 1 of the metadata schema. `settings` holds
 /// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
@@ -121,6 +121,13 @@ pub const V11: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS partition_moves (move_id BIGINT AUTO_INCREMENT PRIMARY KEY, tables VARCHAR(4096) NOT NULL, partition_no INT NOT NULL, from_shard INT NOT NULL, to_shard INT NOT NULL, phase VARCHAR(32) NOT NULL, rows_copied BIGINT NOT NULL DEFAULT 0, keys_caught_up BIGINT NOT NULL DEFAULT 0, lag_events BIGINT NOT NULL DEFAULT 0, fence_ms INT NULL, bytes BIGINT NOT NULL DEFAULT 0, retired VARCHAR(4096) NOT NULL DEFAULT '', detail TEXT NULL, started_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3), updated_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3))",
 ];
 
+/// Version 12: move fences (`store::fences`): a move asks every compute
+/// node to hold new transactions away from a slot, and each answers.
+pub const V12: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS move_fences (move_id BIGINT PRIMARY KEY, shard_id INT NOT NULL, objects TEXT NOT NULL, raised_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3))",
+    "CREATE TABLE IF NOT EXISTS fence_acks (move_id BIGINT NOT NULL, node_id INT NOT NULL, PRIMARY KEY (move_id, node_id))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -151,6 +158,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (9, V9),
         (10, V10),
         (11, V11),
+        (12, V12),
     ] {
         if current < version {
             for stmt in stmts {

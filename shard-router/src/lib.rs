@@ -61,10 +61,15 @@ pub struct Router {
     /// Made by [`Router::offline`]: the catalog is fixed, meta is never
     /// asked and there are no shard pools.
     offline: bool,
+    /// Partition moves' fences this node honours (`txn::fence`).
+    pub fences: Arc<txn::Fences>,
 }
 
 /// How often each node polls meta for the catalog version.
 pub const CATALOG_POLL: Duration = Duration::from_millis(100);
+
+/// How often while a partition move is under way.
+pub const FENCE_POLL: Duration = Duration::from_millis(20);
 
 /// How long statements keep running on the cached catalog (and logins on
 /// cached credentials) while meta cannot be reached. DDL cannot happen
@@ -98,6 +103,7 @@ impl Router {
             last_confirmed: Mutex::new(None),
             shard_password,
             offline: false,
+            fences: Arc::default(),
         };
         router.install(catalog)?;
         Ok(Arc::new(router))
@@ -133,6 +139,7 @@ impl Router {
             last_confirmed: Mutex::new(None),
             shard_password: String::new(),
             offline: true,
+            fences: Arc::default(),
         }))
     }
 
@@ -210,15 +217,23 @@ impl Router {
         }
     }
 
-    /// Asks meta for the catalog version and reloads when it moved.
+    /// Asks meta for the catalog version and reloads when it moved; takes
+    /// the moves' fences raised meanwhile (after the catalog, so a
+    /// statement let through by a lowered fence finds the new map).
     /// (The catalog poller confirms the cached version every
     /// `CATALOG_POLL`; see [`META_GRACE`].)
     pub async fn check_version(&self) -> Result<Arc<Catalog>> {
+        Ok(self.check_state().await?.0)
+    }
+
+    /// [`Router::check_version`], and whether a move is under way.
+    async fn check_state(&self) -> Result<(Arc<Catalog>, bool)> {
         if self.offline {
-            return Ok(self.catalog());
+            return Ok((self.catalog(), false));
         }
         let started = Instant::now();
-        let version = self.meta.catalog_version().await?;
+        let state = self.meta.poll_state().await?;
+        let version = state.catalog_version;
         if self.catalog().version < version {
             let _guard = self.refresh.lock().await;
             if self.catalog().version < version {
@@ -226,20 +241,28 @@ impl Router {
                 self.install(fresh)?;
             }
         }
-        let mut last = self.last_confirmed.lock();
-        if last.is_none_or(|t| t < started) {
-            *last = Some(started);
+        {
+            let mut last = self.last_confirmed.lock();
+            if last.is_none_or(|t| t < started) {
+                *last = Some(started);
+            }
         }
-        Ok(self.catalog())
+        self.fences
+            .refresh(&self.meta, self.node_id, &state.fences)
+            .await;
+        Ok((self.catalog(), state.moving || self.fences.any()))
     }
 
     /// Polls meta's catalog version every `CATALOG_POLL` until the process
-    /// ends.
+    /// ends; every `FENCE_POLL` while a partition move is under way (its
+    /// fence is seen and lowered sooner).
     pub async fn poll_catalog(self: Arc<Self>) {
+        let mut every = CATALOG_POLL;
         loop {
-            tokio::time::sleep(CATALOG_POLL).await;
-            if let Err(e) = self.check_version().await {
-                tracing::debug!("catalog poll failed: {e}");
+            tokio::time::sleep(every).await;
+            match self.check_state().await {
+                Ok((_, moving)) => every = if moving { FENCE_POLL } else { CATALOG_POLL },
+                Err(e) => tracing::debug!("catalog poll failed: {e}"),
             }
         }
     }

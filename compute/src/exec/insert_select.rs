@@ -134,7 +134,8 @@ impl Session {
                 (ShardAccess::Txn(b.clone()), Some(b))
             }
         };
-        let access = shard_router::txn::StatementAccess::new(access, self.lock_timeout_secs());
+        let access = shard_router::txn::StatementAccess::new(access, self.lock_timeout_secs())
+            .in_activity(self.fence_generation());
         let clock = self.clock();
         let mut count = 0usize;
         let mut returned: Vec<Vec<Datum>> = vec![];

@@ -94,6 +94,9 @@ impl Session {
                 },
             );
         }
+        if self.fence_activity.is_none() {
+            self.fence_activity = Some(self.router.fences.begin());
+        }
         let interrupt = self.interrupt.clone();
         let ends_txn = matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback);
         // (lock_timeout reaches the shards with the statement's access,
@@ -113,6 +116,9 @@ impl Session {
         };
         if res.is_err() {
             self.statement_failed();
+        }
+        if self.txn.is_none() && self.stmt_txn.is_none() {
+            self.fence_activity = None;
         }
         if let Some(a) = &self.activity {
             a.statement_ended(self.txn.is_some(), self.failed);

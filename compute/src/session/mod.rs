@@ -36,6 +36,10 @@ pub struct Session {
     /// it. Not a transaction block; a leftover of a statement cut off is
     /// rolled back by the next such statement or dropped with the session.
     pub stmt_txn: Option<Arc<Branches>>,
+    /// The session's open activity for partition moves' fences
+    /// (`shard_router::txn::fence`): from a statement or BEGIN outside a
+    /// transaction to the end of that transaction.
+    pub fence_activity: Option<shard_router::txn::Activity>,
     pub failed: bool,
     pub settings: settings::Settings,
     /// The settings once the startup packet's were applied: what RESET
@@ -146,6 +150,7 @@ impl Session {
             router,
             txn: None,
             stmt_txn: None,
+            fence_activity: None,
             failed: false,
             settings: settings::default_settings(),
             startup_settings: settings::default_settings(),
@@ -256,10 +261,18 @@ impl Session {
         &self,
         wants: &std::collections::BTreeMap<common::ShardId, usize>,
     ) -> common::Result<StatementAccess> {
-        Ok(StatementAccess::new(
-            self.read_shards(wants).await?,
-            self.lock_timeout_secs(),
-        ))
+        Ok(
+            StatementAccess::new(self.read_shards(wants).await?, self.lock_timeout_secs())
+                .in_activity(self.fence_generation()),
+        )
+    }
+
+    /// The generation of the session's open activity (none: never held
+    /// by a fence).
+    pub fn fence_generation(&self) -> u64 {
+        self.fence_activity
+            .as_ref()
+            .map_or(shard_router::txn::NEVER_FENCED, |a| a.generation)
     }
 
     async fn read_shards(
@@ -297,6 +310,7 @@ impl Session {
     /// access and `lock_timeout`, as one value (`StatementAccess`).
     pub fn statement_access(&self) -> StatementAccess {
         StatementAccess::new(self.access(), self.lock_timeout_secs())
+            .in_activity(self.fence_generation())
     }
 
     pub fn access(&self) -> ShardAccess {

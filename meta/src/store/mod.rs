@@ -6,6 +6,7 @@
 //! registry and users.
 
 mod ddl;
+mod fences;
 mod load;
 mod moves;
 mod queue;
@@ -13,6 +14,7 @@ mod sequences;
 mod settings;
 
 pub use ddl::DdlTxn;
+pub use fences::{FenceRecord, MetaState, FENCE_EXPIRY_SECS};
 pub use moves::{MovePhase, MoveProgress, MoveRecord};
 pub use queue::OrphanClaim;
 pub use sequences::SequenceRange;

@@ -140,6 +140,10 @@ pub async fn write_in_returning(
     }
     let results =
         futures::future::join_all(per_shard.into_iter().map(|(shard, stmts)| async move {
+            if router.fences.any() {
+                let texts: Vec<&str> = stmts.iter().map(|(_, sql, _)| sql.as_str()).collect();
+                access.pass_fences(router, shard, &texts).await;
+            }
             let mut watched = Watched::new(router, access.lease(router, shard, true).await?)?;
             let r = async {
                 let lease = watched.lease()?;
@@ -217,6 +221,7 @@ pub async fn read_partition(
     types: &[SqlType],
     locking: bool,
 ) -> Result<Vec<Vec<Datum>>> {
+    access.pass_fences(router, shard, &[sql]).await;
     let mut watched = Watched::new(router, access.lease(router, shard, locking).await?)?;
     let sql = &*if locking {
         access.under_lock_timeout(sql)

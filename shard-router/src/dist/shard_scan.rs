@@ -214,6 +214,7 @@ impl ExecutionPlan for ShardScanExec {
         let types = self.types.clone();
         tokio::spawn(async move {
             let start = std::time::Instant::now();
+            access.pass_fences(&router, shard, &[&sql]).await;
             let res = match access
                 .lease(&router, shard, locking)
                 .await

@@ -3,9 +3,12 @@
 //! connection slot statements take turns on (`slot`), XA ids (`xid`), the
 //! two-phase commit coordinator (`twopc`, `xa_branch`), recovery of what a
 //! dead coordinator left ([`recovery_loop`]) and consistent cuts across
-//! shards (`snapshot`: the barrier, [`Cut`]).
+//! shards (`snapshot`: the barrier, [`Cut`]) and a node's side of a
+//! partition move's fence ([`Fences`]).
 
+mod access;
 mod branches;
+pub mod fence;
 mod recovery;
 mod reserve;
 mod slot;
@@ -14,7 +17,9 @@ mod twopc;
 mod xa_branch;
 mod xid;
 
-pub use branches::{Branches, IsolationLevel, ShardAccess, StatementAccess};
+pub use access::StatementAccess;
+pub use branches::{Branches, IsolationLevel, ShardAccess};
+pub use fence::{Activity, Fences, NEVER_FENCED};
 pub use recovery::recovery_loop;
 pub use snapshot::Cut;
 pub use twopc::ORPHAN_TIMEOUT_MS;

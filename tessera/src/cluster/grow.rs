@@ -196,6 +196,10 @@ pub fn rebalance_cluster(dir: &Path, args: &MoveArgs, drain: Option<u32>) -> Any
     })
 }
 
+/// How long a removed shard's server stays up after every node stopped
+/// routing to it.
+const REMOVE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Drains a shard (its partitions moved to the others, mirror copies
 /// dropped with it) and retires it: unregistered, its MariaDB stopped.
 pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
@@ -215,6 +219,11 @@ pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
         ddl.commit().await.map_err(|e| e.to_string())?;
         Ok::<_, String>(())
     })?;
+    // Every node stops routing to the shard within two catalog polls; a
+    // transaction that met a moved slot's old table there still has a
+    // (failed, empty) branch on it until it ends: give those a moment
+    // before the server goes.
+    std::thread::sleep(2 * shard_router::CATALOG_POLL + REMOVE_GRACE);
     let node = Node {
         role: Role::Shard,
         name: format!("shard{shard}"),

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use common::{Error, Result};
-use meta::{Catalog, DdlTxn, MovePhase};
+use meta::{Catalog, DdlTxn, FenceRecord, MovePhase};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
@@ -13,15 +13,28 @@ use super::feed::{Feed, LogPos};
 use super::{not_supported, rows, Mover};
 
 impl Mover<'_> {
-    /// Step 4: the source's tables locked on a connection of their own.
-    /// `feed`: caught up with between attempts (none before the copy).
+    /// Step 4: the source's tables locked on a connection of their own,
+    /// after every compute node holds new transactions away from them
+    /// and has seen its older ones end (the move's fence, `txn::fence`):
+    /// the lock then waits for no client, and no client waits for it
+    /// inside MariaDB. `feed`: caught up with between attempts (none
+    /// before the copy). Returns the lock and when the fence was raised.
     pub(super) async fn fence(&mut self, feed: Option<&Feed>) -> Result<(Conn, Instant)> {
-        let objects: Vec<String> = self
-            .tables
-            .iter()
-            .map(|t| format!("{} WRITE", t.object))
-            .collect();
-        let lock_sql = format!("LOCK TABLES {}", objects.join(", "));
+        let objects: Vec<String> = self.tables.iter().map(|t| t.object.clone()).collect();
+        let lock_sql = format!(
+            "LOCK TABLES {}",
+            objects
+                .iter()
+                .map(|o| format!("{o} WRITE"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let record = FenceRecord {
+            move_id: self.id,
+            shard: self.from,
+            objects,
+            raised_at: String::new(),
+        };
         let mut lock = self.src.own_conn().await?;
         lock.query_drop(format!(
             "SET SESSION lock_wait_timeout = {}",
@@ -32,12 +45,16 @@ impl Mover<'_> {
         let mut last_err = None;
         for _ in 0..self.opts.fence_attempts.max(1) {
             let started = Instant::now();
+            self.router.meta.raise_fence(&record).await?;
+            self.await_answers().await?;
             match lock.query_drop(&lock_sql).await {
                 Ok(()) => return Ok((lock, started)),
                 Err(e) => {
                     // 1205: the slot's transactions held it past the wait;
-                    // catch up meanwhile and try again.
+                    // let the held statements go, catch up meanwhile and
+                    // try again.
                     last_err = Some(map_error(self.from, e));
+                    self.router.meta.lower_fence(self.id).await?;
                     if let Some(feed) = feed {
                         let mut source = self.src.conn().await?;
                         let mut target = self.dst.conn().await?;
@@ -47,6 +64,25 @@ impl Mover<'_> {
             }
         }
         Err(last_err.unwrap_or_else(|| Error::internal("no fence attempt")))
+    }
+
+    /// Waits until every live compute node answered the fence, for at
+    /// most `fence_wait`; the lock then does what is left (a node that
+    /// did not answer leaves its clients to wait on the lock).
+    async fn await_answers(&self) -> Result<()> {
+        let deadline = Instant::now() + self.opts.fence_wait;
+        while Instant::now() < deadline {
+            if self.router.meta.fence_unanswered(self.id).await? == 0 {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tracing::info!(
+            "move {}: not every compute node answered its fence within {} ms",
+            self.id,
+            self.opts.fence_wait.as_millis()
+        );
+        Ok(())
     }
 
     /// Step 4's end: the feed read to the log's end, the last keys copied.
@@ -132,6 +168,7 @@ impl Mover<'_> {
             }
             let fence_ms = fenced_at.elapsed().as_millis() as u64;
             ddl.move_switched(self.id, fence_ms as u32).await?;
+            ddl.lower_fence(self.id).await?;
             ddl.commit().await?;
             super::crash_point("switched");
             Ok::<_, Error>(fence_ms)

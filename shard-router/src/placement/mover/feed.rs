@@ -1,11 +1,17 @@
 //! The change feed of a move: the source shard's row-based binary log read
 //! from the position of the copy's snapshot, reduced to the keys of the
-//! moving tables' rows that changed since. The catch-up re-reads those
-//! keys from the source (a locking read, so a change whose event is in the
-//! log but whose transaction has not committed in InnoDB yet is waited
-//! for) and writes what it finds to the target: the feed never applies row
-//! images itself, so an XA branch prepared (and logged) but later rolled
-//! back costs a re-read, never a wrong row.
+//! moving tables' rows that changed since, each with the log position of
+//! its last change. A catch-up pass opens a consistent snapshot of the
+//! source with the log position it corresponds to, and re-reads from it
+//! (in batches, without locks) the keys changed up to that position: the
+//! snapshot holds every transaction logged before it. The feed never
+//! applies row images itself.
+//!
+//! An XA branch is logged at `XA PREPARE` (its rows) and again at `XA
+//! COMMIT` (no rows): its keys are kept by XA id, and its commit marks
+//! them changed again at the commit's position, so a pass whose snapshot
+//! came between the two (and read the rows as they were) is followed by
+//! one that reads them committed. A branch rolled back costs a re-read.
 //!
 //! mysql_async's binlog stream (`COM_BINLOG_DUMP` by file and position)
 //! reads MariaDB's log; MariaDB's own event types (GTID, checkpoints)
@@ -30,8 +36,12 @@ pub struct LogPos {
     pub pos: u64,
 }
 
-/// Changed keys of one table: the key's text -> its values.
-pub type KeySet = HashMap<String, Vec<Value>>;
+/// Changed keys of one table: the key's text -> its values and the log
+/// position of its last change.
+pub type KeySet = HashMap<String, (Vec<Value>, LogPos)>;
+
+/// The values of keys taken for a pass.
+pub type Keys = Vec<Vec<Value>>;
 
 /// A key found in an event: its text and values (`None`: a keyless table's
 /// row).
@@ -111,10 +121,11 @@ impl Feed {
         Ok(Feed { changes, task })
     }
 
-    /// Takes the keys found so far (the feed keeps its position), and,
-    /// `fenced`, which keyless tables changed (before the fence those stay
-    /// marked: a keyless table is copied again only under the fence).
-    pub fn take(&self, fenced: bool) -> Result<(Vec<KeySet>, Vec<bool>)> {
+    /// Takes the keys changed up to `upto` (all of them: `None`, under
+    /// the fence) per table, and, under the fence, which keyless tables
+    /// changed (before the fence those stay marked: a keyless table is
+    /// copied again only under the fence).
+    pub fn take(&self, upto: Option<&LogPos>) -> Result<(Vec<Keys>, Vec<bool>)> {
         let mut c = self.changes.lock();
         if let Some(e) = &c.failed {
             return Err(Error::internal(format!(
@@ -122,11 +133,23 @@ impl Feed {
             )));
         }
         let n = c.keys.len();
-        let keys = std::mem::replace(&mut c.keys, (0..n).map(|_| HashMap::new()).collect());
-        let whole = if fenced {
-            std::mem::replace(&mut c.whole, vec![false; n])
-        } else {
-            vec![false; n]
+        let mut keys = Vec::with_capacity(n);
+        for set in c.keys.iter_mut() {
+            let taken: Vec<String> = set
+                .iter()
+                .filter(|(_, (_, at))| upto.is_none_or(|u| at <= u))
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.push(
+                taken
+                    .iter()
+                    .filter_map(|k| set.remove(k).map(|(v, _)| v))
+                    .collect(),
+            );
+        }
+        let whole = match upto {
+            None => std::mem::replace(&mut c.whole, vec![false; n]),
+            Some(_) => vec![false; n],
         };
         Ok((keys, whole))
     }
@@ -160,82 +183,155 @@ impl Feed {
     }
 }
 
+/// The feed's reading state between events.
+struct Reader {
+    watched: Vec<Watched>,
+    changes: Arc<Mutex<Changes>>,
+    file: String,
+    shard: ShardId,
+    /// Binary log table ids of the watched tables (they change as the
+    /// server reopens tables).
+    ids: HashMap<u64, usize>,
+    /// The XA branch whose prepared group is being read (its id as the
+    /// log prints it).
+    xa_open: Option<String>,
+    /// Keys of prepared XA branches, until their commit or rollback.
+    xa_keys: HashMap<String, Vec<Found>>,
+}
+
 async fn read(
     mut stream: mysql_async::BinlogStream,
     watched: Vec<Watched>,
     changes: Arc<Mutex<Changes>>,
-    mut file: String,
+    file: String,
     shard: ShardId,
 ) {
-    // Binary log table ids of the watched tables (they change as the
-    // server reopens tables).
-    let mut ids: HashMap<u64, usize> = HashMap::new();
+    let mut r = Reader {
+        watched,
+        changes,
+        file,
+        shard,
+        ids: HashMap::new(),
+        xa_open: None,
+        xa_keys: HashMap::new(),
+    };
     while let Some(event) = stream.next().await {
         let event = match event {
             Ok(e) => e,
             Err(e) => {
-                changes.lock().failed = Some(map_error(shard, e).to_string());
+                r.changes.lock().failed = Some(map_error(r.shard, e).to_string());
                 return;
             }
         };
+        if let Err(e) = r.on_event(&stream, &event) {
+            r.changes.lock().failed = Some(e);
+            return;
+        }
+    }
+    r.changes.lock().failed = Some("the server closed the binary log stream".into());
+}
+
+impl Reader {
+    fn on_event(
+        &mut self,
+        stream: &mysql_async::BinlogStream,
+        event: &mysql_async::binlog::events::Event,
+    ) -> std::result::Result<(), String> {
         let log_pos = event.header().log_pos() as u64;
         let mut found: Vec<Found> = vec![];
         match event.read_data() {
             Ok(Some(EventData::RotateEvent(r))) => {
-                file = r.name().to_string();
-                let mut c = changes.lock();
-                c.read_to = LogPos {
-                    file: file.clone(),
+                self.file = r.name().to_string();
+                self.changes.lock().read_to = LogPos {
+                    file: self.file.clone(),
                     pos: r.position(),
                 };
-                continue;
+                return Ok(());
             }
             Ok(Some(EventData::TableMapEvent(t))) => {
                 let (db, tbl) = (t.database_name(), t.table_name());
-                match watched
+                match self
+                    .watched
                     .iter()
                     .position(|w| w.database == db && w.table == tbl)
                 {
-                    Some(i) => {
-                        ids.insert(t.table_id(), i);
+                    Some(i) => self.ids.insert(t.table_id(), i),
+                    None => self.ids.remove(&t.table_id()),
+                };
+            }
+            Ok(Some(EventData::RowsEvent(rows))) => {
+                if let Some(&i) = self.ids.get(&rows.table_id()) {
+                    let w = &self.watched[i];
+                    let keys = keys_of(stream, &rows, w)?;
+                    if w.key_columns.is_empty() {
+                        found.push((i, None));
+                    } else {
+                        found.extend(keys.into_iter().map(|k| (i, Some(k))));
                     }
-                    None => {
-                        ids.remove(&t.table_id());
+                    if let Some(xid) = &self.xa_open {
+                        self.xa_keys
+                            .entry(xid.clone())
+                            .or_default()
+                            .extend(found.iter().cloned());
                     }
                 }
             }
-            Ok(Some(EventData::RowsEvent(rows))) => {
-                if let Some(&i) = ids.get(&rows.table_id()) {
-                    match keys_of(&stream, &rows, &watched[i]) {
-                        Ok(_) if watched[i].key_columns.is_empty() => found.push((i, None)),
-                        Ok(keys) => found.extend(keys.into_iter().map(|k| (i, Some(k)))),
-                        Err(e) => {
-                            changes.lock().failed = Some(e);
-                            return;
-                        }
-                    }
+            Ok(Some(EventData::QueryEvent(q))) => match xa_statement(&q.query()) {
+                Some(("START", xid)) => self.xa_open = Some(xid),
+                Some(("COMMIT", xid)) => found = self.xa_keys.remove(&xid).unwrap_or_default(),
+                Some(("ROLLBACK", xid)) => {
+                    self.xa_keys.remove(&xid);
                 }
+                _ => {}
+            },
+            Ok(Some(EventData::XaPrepareLogEvent(_))) | Ok(Some(EventData::XidEvent(_))) => {
+                self.xa_open = None
             }
             _ => {}
         }
-        let mut c = changes.lock();
+        let at = LogPos {
+            file: self.file.clone(),
+            pos: log_pos,
+        };
+        let mut c = self.changes.lock();
         for (i, k) in found {
             match k {
                 Some((text, values)) => {
-                    c.keys[i].insert(text, values);
+                    c.keys[i].insert(text, (values, at.clone()));
                 }
                 None => c.whole[i] = true,
             }
         }
         // Artificial events (a rotation's, a heartbeat) carry position 0.
         if log_pos > 0 {
-            c.read_to = LogPos {
-                file: file.clone(),
-                pos: log_pos,
-            };
+            c.read_to = at;
         }
+        Ok(())
     }
-    changes.lock().failed = Some("the server closed the binary log stream".into());
+}
+
+/// An XA statement as the binary log records it (`XA START X'..',X'..',1`,
+/// `XA COMMIT ...`, `XA ROLLBACK ...`): its verb and its XA id's text
+/// (upper case, without `ONE PHASE`).
+fn xa_statement(query: &str) -> Option<(&'static str, String)> {
+    let q = query.trim();
+    q.get(..3).filter(|p| p.eq_ignore_ascii_case("XA "))?;
+    let body = q[3..].trim_start();
+    let verb = ["START", "BEGIN", "COMMIT", "ROLLBACK"]
+        .into_iter()
+        .find(|v| {
+            body.get(..v.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(v))
+        })?;
+    let mut xid = body[verb.len()..].trim().to_ascii_uppercase();
+    if xid.is_empty() {
+        return None;
+    }
+    if let Some(s) = xid.strip_suffix("ONE PHASE") {
+        xid = s.trim().to_string();
+    }
+    let verb = if verb == "BEGIN" { "START" } else { verb };
+    Some((verb, xid.replace(' ', "")))
 }
 
 /// The keys of every row image (before and after) of a rows event.
@@ -263,4 +359,33 @@ fn keys_of(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xa_statement;
+
+    #[test]
+    fn xa_statements_name_their_branch() {
+        assert_eq!(
+            xa_statement("XA START X'7473',X'31',1"),
+            Some(("START", "X'7473',X'31',1".into()))
+        );
+        assert_eq!(
+            xa_statement("xa commit X'7473', x'31', 1"),
+            Some(("COMMIT", "X'7473',X'31',1".into()))
+        );
+        assert_eq!(
+            xa_statement("XA COMMIT X'7473',X'31',1 ONE PHASE"),
+            Some(("COMMIT", "X'7473',X'31',1".into()))
+        );
+        assert_eq!(
+            xa_statement("XA ROLLBACK X'7473',X'31',1"),
+            Some(("ROLLBACK", "X'7473',X'31',1".into()))
+        );
+        assert_eq!(xa_statement("XA END X'7473',X'31',1"), None);
+        assert_eq!(xa_statement("COMMIT"), None);
+        assert_eq!(xa_statement("XA COMMIT"), None);
+        assert_eq!(xa_statement("XA \u{e9}t\u{e9}"), None);
+    }
 }

@@ -11,9 +11,9 @@
 //!    (`binlog_snapshot_file/position`); every row of the slot's tables
 //!    copied in batches, throttled to a share of the time.
 //! 3. **Catch up** (`catching_up`): the source's binary log from that
-//!    position ([`feed`]) names the keys changed since; each is read again
-//!    from the source and written to the target, pass after pass, until
-//!    few are left.
+//!    position ([`feed`]) names the keys changed since; each pass opens a
+//!    consistent snapshot of the source and re-copies, in batches, the keys
+//!    changed up to its log position, pass after pass, until few are left.
 //! 4. **Fence**: `LOCK TABLES ... WRITE` on the source's tables (retried
 //!    with a short wait, so a long transaction delays the move instead of
 //!    stalling clients): writers and readers of the slot wait; the feed is
@@ -227,6 +227,35 @@ struct Mover<'a> {
     fence_parts: [u64; 4],
 }
 
+/// The binary log position a consistent snapshot just opened on `conn`
+/// corresponds to: every transaction logged before it is in the snapshot,
+/// none logged after.
+async fn snapshot_pos(conn: &mut Conn, shard: ShardId) -> Result<LogPos> {
+    let status: Vec<(String, String)> = conn
+        .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        .await
+        .map_err(|e| map_error(shard, e))?;
+    let get = |k: &str| {
+        status
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(k))
+            .map(|(_, v)| v.clone())
+    };
+    let pos = LogPos {
+        file: get("binlog_snapshot_file").unwrap_or_default(),
+        pos: get("binlog_snapshot_position")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0),
+    };
+    if pos.file.is_empty() {
+        return Err(not_supported(&format!(
+            "shard {} has no binary log (start it with log_bin and binlog_format=ROW)",
+            shard.0
+        )));
+    }
+    Ok(pos)
+}
+
 /// Moves one slot of a group of tables to `req.to` (see the module's
 /// documentation). On an error the move is rolled back: the source is as
 /// it was and the target's tables are dropped.
@@ -399,29 +428,10 @@ impl Mover<'_> {
             .map_err(|e| map_error(from, e));
         let _ = lock.query_drop("UNLOCK TABLES").await;
         let _ = lock.disconnect().await;
+        let lowered = self.router.meta.lower_fence(self.id).await;
         opened?;
-        let status: Vec<(String, String)> = source
-            .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
-            .await
-            .map_err(|e| map_error(from, e))?;
-        let get = |k: &str| {
-            status
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(k))
-                .map(|(_, v)| v.clone())
-        };
-        let pos = LogPos {
-            file: get("binlog_snapshot_file").unwrap_or_default(),
-            pos: get("binlog_snapshot_position")
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(0),
-        };
-        if pos.file.is_empty() {
-            return Err(not_supported(&format!(
-                "shard {} has no binary log (start it with log_bin and binlog_format=ROW)",
-                from.0
-            )));
-        }
+        lowered?;
+        let pos = snapshot_pos(&mut source, from).await?;
         let throttle = Throttle {
             duty: self.opts.duty,
         };
@@ -451,10 +461,6 @@ impl Mover<'_> {
     /// Step 3: passes of re-copied keys until few are left.
     async fn catch_up(&mut self, feed: &Feed) -> Result<()> {
         let mut source = self.src.own_conn().await?;
-        source
-            .query_drop("SET SESSION innodb_lock_wait_timeout = 5")
-            .await
-            .map_err(|e| map_error(self.from, e))?;
         let mut target = self.dst.own_conn().await?;
         for pass in 0..self.opts.max_passes {
             let pending = feed.changes.lock().pending();
@@ -475,6 +481,9 @@ impl Mover<'_> {
     }
 
     /// One pass: the keys the feed found since the last, re-copied.
+    /// Before the fence, from a consistent snapshot of the source, the
+    /// keys changed up to its log position (those changed later wait for
+    /// the next pass); under it (`fenced`: `source` holds the lock), all.
     async fn recopy(
         &mut self,
         feed: &Feed,
@@ -482,8 +491,20 @@ impl Mover<'_> {
         target: &mut Conn,
         fenced: bool,
     ) -> Result<u64> {
-        let (keys, whole) = feed.take(fenced)?;
+        let upto = if fenced {
+            None
+        } else {
+            source
+                .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                .await
+                .map_err(|e| map_error(self.from, e))?;
+            let pos = snapshot_pos(source, self.from).await?;
+            feed.wait_for(&pos, Duration::from_secs(30)).await?;
+            Some(pos)
+        };
+        let (keys, whole) = feed.take(upto.as_ref())?;
         let mut n = 0;
+        let mut recorded = Instant::now();
         for (i, keys) in keys.into_iter().enumerate() {
             let t = &self.tables[i];
             if whole[i] {
@@ -491,12 +512,25 @@ impl Mover<'_> {
                 let all = Throttle { duty: 1.0 };
                 rows::copy_all(source, self.from, target, self.to, t, &all).await?;
                 n += 1;
-            } else if !keys.is_empty() {
-                let keys: Vec<_> = keys.into_values().collect();
-                n += rows::recopy_keys(source, self.from, target, self.to, t, keys, fenced).await?;
+            }
+            for chunk in keys.chunks(5_000) {
+                let done = rows::recopy_keys(source, self.from, target, self.to, t, chunk).await?;
+                n += done;
+                self.progress.keys_caught_up += done;
+                // Progress within a long pass, about once a second.
+                if !fenced && recorded.elapsed() > Duration::from_secs(1) {
+                    self.progress.lag_events = feed.changes.lock().pending() as u64;
+                    self.record(MovePhase::CatchingUp).await?;
+                    recorded = Instant::now();
+                }
             }
         }
-        self.progress.keys_caught_up += n;
+        if !fenced {
+            source
+                .query_drop("COMMIT")
+                .await
+                .map_err(|e| map_error(self.from, e))?;
+        }
         Ok(n)
     }
 
@@ -515,6 +549,10 @@ impl Mover<'_> {
     }
 
     async fn roll_back(&self, e: &Error) {
+        // Held statements go (to the source: the move is not switched).
+        if let Err(x) = self.router.meta.lower_fence(self.id).await {
+            tracing::warn!("move {}: its fence stays until it expires: {x}", self.id);
+        }
         // A switch cut off after its rename gives the source its names
         // back first; if that fails the move stays open for recovery.
         let record = self

@@ -57,6 +57,8 @@ pub async fn recover_abandoned(router: &Router) -> Result<Vec<String>> {
 async fn recover_open(router: &Router, finish_switched: bool) -> Result<Vec<String>> {
     let mut out = vec![];
     for m in router.meta.moves(true).await? {
+        // Its mover is gone: statements its fence holds go now.
+        router.meta.lower_fence(m.id).await?;
         let line = match m.phase {
             MovePhase::Switched if !finish_switched => continue,
             MovePhase::Switched => {

@@ -21,7 +21,7 @@ const MAX_PARAMS: usize = 60_000;
 /// Rows per INSERT of the copy.
 const COPY_BATCH: usize = 500;
 /// Keys per re-read of the catch-up.
-const KEY_BATCH: usize = 200;
+const KEY_BATCH: usize = 500;
 
 /// One physical table of the moving slot (same name on both shards).
 pub struct Physical {
@@ -179,41 +179,30 @@ pub async fn copy_all(
     Ok(copied)
 }
 
-/// Re-copies the rows of `keys` from the source to the target: the
-/// target's rows of those keys are deleted and the source's written.
-/// `fenced`: the source is locked (`LOCK TABLES ... WRITE` on this
-/// connection), so every transaction that wrote it has ended and keys are
-/// read in batches. Otherwise each key is read alone with a shared lock: a
-/// transaction that changed it (its event is in the log) but has not
-/// committed in InnoDB yet is waited for, and holding one row lock at a
-/// time the read can never be half of a deadlock with a client's
-/// transaction. Returns how many keys.
+/// Re-copies the rows of `keys` from the source to the target, in
+/// batches: the target's rows of those keys are deleted and the source's
+/// written. `source` reads in a catch-up pass's consistent snapshot (see
+/// `super::feed`) or under the fence's lock. Returns how many keys.
 pub async fn recopy_keys(
     source: &mut Conn,
     from: ShardId,
     target: &mut Conn,
     to: ShardId,
     t: &Physical,
-    keys: Vec<Vec<Value>>,
-    fenced: bool,
+    keys: &[Vec<Value>],
 ) -> Result<u64> {
-    let per = if fenced {
-        KEY_BATCH.min(MAX_PARAMS / t.key.len().max(1)).max(1)
-    } else {
-        1
-    };
+    let per = KEY_BATCH.min(MAX_PARAMS / t.key.len().max(1)).max(1);
     let n = keys.len() as u64;
     for chunk in keys.chunks(per) {
         let params: Vec<Value> = chunk.iter().flatten().cloned().collect();
         let rows: Vec<mysql_async::Row> = source
             .exec(
                 format!(
-                    "SELECT {} FROM {} WHERE {} IN ({}){}",
+                    "SELECT {} FROM {} WHERE {} IN ({})",
                     t.columns,
                     t.object,
                     t.key_tuple(),
                     t.key_placeholders(chunk.len()),
-                    if fenced { "" } else { " LOCK IN SHARE MODE" }
                 ),
                 Params::Positional(params.clone()),
             )
