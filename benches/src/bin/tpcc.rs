@@ -375,13 +375,14 @@ async fn run_target<D: Db + 'static>(
     if let Some(g) = grow_task {
         let (asked, added, done) = g.await.map_err(|e| e.to_string())??;
         let rate = |f, t| tpcc::faults::rate_between(&samples, f, t);
+        let end = samples.last().map_or(0.0, |s| s.0);
         eprintln!(
             "[{name}] rebalance: add-shard {:.1} s, rebalance {:.1} s; tpmC before {:.0}, during {:.0}, after {:.0}",
             added - asked,
             done - added,
             rate(0.0, asked),
             rate(added, done),
-            rate(done, f64::MAX)
+            rate(done, end)
         );
     }
     measuring.store(false, Ordering::Relaxed);

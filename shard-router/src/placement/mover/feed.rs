@@ -197,6 +197,9 @@ struct Reader {
     xa_open: Option<String>,
     /// Keys of prepared XA branches, until their commit or rollback.
     xa_keys: HashMap<String, Vec<Found>>,
+    /// The log's format description was read (events before it are
+    /// parsed without knowing their checksum).
+    described: bool,
 }
 
 async fn read(
@@ -214,6 +217,7 @@ async fn read(
         ids: HashMap::new(),
         xa_open: None,
         xa_keys: HashMap::new(),
+        described: false,
     };
     while let Some(event) = stream.next().await {
         let event = match event {
@@ -241,7 +245,13 @@ impl Reader {
         let mut found: Vec<Found> = vec![];
         match event.read_data() {
             Ok(Some(EventData::RotateEvent(r))) => {
-                self.file = r.name().to_string();
+                // The server's first (fake) rotation comes before the
+                // format description, so its name is read with the
+                // event's checksum as part of it: the feed keeps the file
+                // it asked for then.
+                if self.described {
+                    self.file = r.name().to_string();
+                }
                 self.changes.lock().read_to = LogPos {
                     file: self.file.clone(),
                     pos: r.position(),
@@ -284,6 +294,7 @@ impl Reader {
                 }
                 _ => {}
             },
+            Ok(Some(EventData::FormatDescriptionEvent(_))) => self.described = true,
             Ok(Some(EventData::XaPrepareLogEvent(_))) | Ok(Some(EventData::XidEvent(_))) => {
                 self.xa_open = None
             }

@@ -14,10 +14,12 @@
 //!    position ([`feed`]) names the keys changed since; each pass opens a
 //!    consistent snapshot of the source and re-copies, in batches, the keys
 //!    changed up to its log position, pass after pass, until few are left.
-//! 4. **Fence**: `LOCK TABLES ... WRITE` on the source's tables (retried
-//!    with a short wait, so a long transaction delays the move instead of
-//!    stalling clients): writers and readers of the slot wait; the feed is
-//!    read to the log's end and the last keys re-copied.
+//! 4. **Fence**: every compute node holds new transactions away from the
+//!    slot's tables and answers once its older ones ended
+//!    (`crate::txn::fence`); then `LOCK TABLES ... WRITE` on the source's
+//!    tables (retried with a short wait, so a long transaction delays the
+//!    move instead of stalling clients); the feed is read to the log's end
+//!    and the last keys re-copied.
 //! 5. **Verify**: row count and checksum of every table on both sides; a
 //!    difference names the keys and rolls the move back.
 //! 6. **Switch** (`switching` -> `switched`): the source tables renamed to
