@@ -125,7 +125,7 @@ impl Session {
         schema: &str,
     ) -> Result<()> {
         let router = self.router.clone();
-        let (mut def, layout) = table_def(
+        let (mut def, _) = table_def(
             ct,
             schema,
             catalog,
@@ -142,6 +142,17 @@ impl Session {
         }
         let identities = identity_sequences(ct, &mut def, catalog)?;
         let mut txn = DdlChange::begin(&router, &stmt.to_string()).await?;
+        // Placed by the map as meta has it under the DDL lock: a partition
+        // move may have switched since this node last loaded the catalog,
+        // and a new table joins its group's layout as it is now.
+        let now = router.meta.load_catalog().await?;
+        let (_, layout) = table_def(
+            ct,
+            schema,
+            &now,
+            crate::default_distribution(),
+            crate::default_partitions(),
+        )?;
         // Catalog rows first (they may fail on a concurrent create),
         // then the shards; the meta commit makes it visible.
         let id = txn.create_table(&def, &layout).await?;
@@ -156,7 +167,7 @@ impl Session {
         // Queued first, committed at once: if the shards fail or
         // this node dies before the catalog commit, recovery drops
         // what was made (the id is never reused).
-        let placement = catalog.placement.with_layout(id, layout);
+        let placement = now.placement.with_layout(id, layout);
         let physical = placement.physical_tables(&def)?;
         router.meta.queue_drops(id, &physical).await?;
         if let Err(e) = shard_router::placement::create_table(&router, &placement, &def).await {

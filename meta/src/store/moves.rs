@@ -25,6 +25,10 @@ pub enum MovePhase {
     Done,
     /// Stopped before the switch; the source is as it was.
     RolledBack,
+    /// Switched, but the check after the switch found the copies
+    /// different: the retired copy is kept for the operator (recovery
+    /// leaves it).
+    Unverified,
 }
 
 impl MovePhase {
@@ -36,6 +40,7 @@ impl MovePhase {
             MovePhase::Switched => "switched",
             MovePhase::Done => "done",
             MovePhase::RolledBack => "rolled_back",
+            MovePhase::Unverified => "unverified",
         }
     }
 
@@ -47,6 +52,7 @@ impl MovePhase {
             "switched" => MovePhase::Switched,
             "done" => MovePhase::Done,
             "rolled_back" => MovePhase::RolledBack,
+            "unverified" => MovePhase::Unverified,
             other => return Err(Error::meta(format!("unknown move phase {other}"))),
         })
     }
@@ -158,13 +164,13 @@ impl MetaStore {
         .map_err(me)
     }
 
-    /// Every move (`open_only`: those not finished), oldest first.
+    /// Every move (`open_only`: those not finished, and not left unverified for the operator), oldest first.
     pub async fn moves(&self, open_only: bool) -> Result<Vec<MoveRecord>> {
         let mut conn = self.conn().await?;
         let raw: Vec<mysql_async::Row> = conn
             .query(format!(
                 "SELECT move_id, tables, partition_no, from_shard, to_shard, phase, rows_copied, bytes, keys_caught_up, lag_events, fence_ms, retired, detail, CAST(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(3)) / 1e6 AS DOUBLE) FROM partition_moves {} ORDER BY move_id",
-                if open_only { "WHERE phase NOT IN ('done', 'rolled_back')" } else { "" }
+                if open_only { "WHERE phase NOT IN ('done', 'rolled_back', 'unverified')" } else { "" }
             ))
             .await
             .map_err(me)?;

@@ -9,8 +9,9 @@ use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
 
+use super::catchup::Pass;
 use super::feed::{Feed, LogPos};
-use super::{not_supported, rows, Mover};
+use super::{not_supported, Mover};
 
 impl Mover<'_> {
     /// Step 4: the source's tables locked on a connection of their own,
@@ -58,7 +59,8 @@ impl Mover<'_> {
                     if let Some(feed) = feed {
                         let mut source = self.src.conn().await?;
                         let mut target = self.dst.conn().await?;
-                        self.recopy(feed, &mut source, &mut target, false).await?;
+                        self.recopy(feed, &mut source, &mut target, Pass::Plain)
+                            .await?;
                     }
                 }
             }
@@ -102,33 +104,8 @@ impl Mover<'_> {
             pos: row.get::<u64, _>(1).unwrap_or(0),
         };
         feed.wait_for(&end, Duration::from_secs(30)).await?;
-        self.recopy(feed, lock, target, true).await?;
+        self.recopy(feed, lock, target, Pass::Fenced).await?;
         self.progress.lag_events = 0;
-        Ok(())
-    }
-
-    /// Step 5: both copies hold the same rows, table by table.
-    pub(super) async fn verify(&self, lock: &mut Conn, target: &mut Conn) -> Result<()> {
-        use super::super::redistribute::checksum_of;
-        for t in &self.tables {
-            // Both sides at once: the fence lasts for the slower one.
-            let (a, b) = tokio::join!(
-                checksum_of(lock, self.from, &t.def, &t.object),
-                checksum_of(target, self.to, &t.def, &t.object)
-            );
-            let (a, b) = (a?, b?);
-            if a != b {
-                let keys = rows::differing_keys(lock, self.from, target, self.to, t, 20).await?;
-                return Err(Error::internal(format!(
-                    "the copy of {} slot {} differs from its source ({} rows against {}); keys: {}",
-                    t.def.qualified_name(),
-                    self.slot,
-                    b.rows,
-                    a.rows,
-                    keys.join("; ")
-                )));
-            }
-        }
         Ok(())
     }
 
@@ -140,11 +117,7 @@ impl Mover<'_> {
         lock: &mut Conn,
         fenced_at: Instant,
     ) -> Result<u64> {
-        let retired: Vec<(String, String)> = self
-            .tables
-            .iter()
-            .map(|t| (t.database.clone(), format!("{}_m{}", t.name, self.id)))
-            .collect();
+        let retired = self.retired();
         self.router.meta.move_switching(self.id, &retired).await?;
         self.report(MovePhase::Switching);
         // MariaDB refuses RENAME TABLE under LOCK TABLES, but lets the

@@ -36,9 +36,10 @@ pub struct LogPos {
     pub pos: u64,
 }
 
-/// Changed keys of one table: the key's text -> its values and the log
-/// position of its last change.
-pub type KeySet = HashMap<String, (Vec<Value>, LogPos)>;
+/// Changed keys of one table: the key's text -> its values, the log
+/// position of its last change, and whether that change was an XA
+/// branch's commit (see [`Feed::take`]).
+pub type KeySet = HashMap<String, (Vec<Value>, LogPos, bool)>;
 
 /// The values of keys taken for a pass.
 pub type Keys = Vec<Vec<Value>>;
@@ -137,15 +138,24 @@ impl Feed {
         for set in c.keys.iter_mut() {
             let taken: Vec<String> = set
                 .iter()
-                .filter(|(_, (_, at))| upto.is_none_or(|u| at <= u))
+                .filter(|(_, (_, at, _))| upto.is_none_or(|u| at <= u))
                 .map(|(k, _)| k.clone())
                 .collect();
-            keys.push(
-                taken
-                    .iter()
-                    .filter_map(|k| set.remove(k).map(|(v, _)| v))
-                    .collect(),
-            );
+            let mut values = Vec::with_capacity(taken.len());
+            for k in taken {
+                let Some((v, at, xa)) = set.remove(&k) else {
+                    continue;
+                };
+                // A key an XA commit changed is read once more by the
+                // next pass: MariaDB logs `XA COMMIT` of a prepared branch
+                // before every snapshot sees it committed, so the read at
+                // this snapshot may still find the row as it was.
+                if xa && upto.is_some() {
+                    set.insert(k, (v.clone(), at, false));
+                }
+                values.push(v);
+            }
+            keys.push(values);
         }
         let whole = match upto {
             None => std::mem::replace(&mut c.whole, vec![false; n]),
@@ -192,9 +202,9 @@ struct Reader {
     /// Binary log table ids of the watched tables (they change as the
     /// server reopens tables).
     ids: HashMap<u64, usize>,
-    /// The XA branch whose prepared group is being read (its id as the
-    /// log prints it).
-    xa_open: Option<String>,
+    /// Keys of the event group (transaction) being read: an XA branch's
+    /// are kept when its prepare event ends the group.
+    group: Vec<Found>,
     /// Keys of prepared XA branches, until their commit or rollback.
     xa_keys: HashMap<String, Vec<Found>>,
     /// The log's format description was read (events before it are
@@ -215,7 +225,7 @@ async fn read(
         file,
         shard,
         ids: HashMap::new(),
-        xa_open: None,
+        group: vec![],
         xa_keys: HashMap::new(),
         described: false,
     };
@@ -243,6 +253,7 @@ impl Reader {
     ) -> std::result::Result<(), String> {
         let log_pos = event.header().log_pos() as u64;
         let mut found: Vec<Found> = vec![];
+        let mut xa_commit = false;
         match event.read_data() {
             Ok(Some(EventData::RotateEvent(r))) => {
                 // The server's first (fake) rotation comes before the
@@ -278,26 +289,29 @@ impl Reader {
                     } else {
                         found.extend(keys.into_iter().map(|k| (i, Some(k))));
                     }
-                    if let Some(xid) = &self.xa_open {
-                        self.xa_keys
-                            .entry(xid.clone())
-                            .or_default()
-                            .extend(found.iter().cloned());
-                    }
+                    self.group.extend(found.iter().cloned());
                 }
             }
             Ok(Some(EventData::QueryEvent(q))) => match xa_statement(&q.query()) {
-                Some(("START", xid)) => self.xa_open = Some(xid),
-                Some(("COMMIT", xid)) => found = self.xa_keys.remove(&xid).unwrap_or_default(),
+                Some(("COMMIT", xid)) => {
+                    found = self.xa_keys.remove(&xid).unwrap_or_default();
+                    xa_commit = true;
+                }
                 Some(("ROLLBACK", xid)) => {
                     self.xa_keys.remove(&xid);
                 }
                 _ => {}
             },
             Ok(Some(EventData::FormatDescriptionEvent(_))) => self.described = true,
-            Ok(Some(EventData::XaPrepareLogEvent(_))) | Ok(Some(EventData::XidEvent(_))) => {
-                self.xa_open = None
+            Ok(Some(EventData::XaPrepareLogEvent(data))) => {
+                let keys = std::mem::take(&mut self.group);
+                if let Some(xid) = prepared_xid(&data) {
+                    self.xa_keys.entry(xid).or_default().extend(keys);
+                }
             }
+            Ok(Some(EventData::XidEvent(_))) => self.group.clear(),
+            // MariaDB's GTID event (not decoded) starts each group.
+            _ if event.header().event_type_raw() == MARIADB_GTID_EVENT => self.group.clear(),
             _ => {}
         }
         let at = LogPos {
@@ -308,7 +322,7 @@ impl Reader {
         for (i, k) in found {
             match k {
                 Some((text, values)) => {
-                    c.keys[i].insert(text, (values, at.clone()));
+                    c.keys[i].insert(text, (values, at.clone(), xa_commit));
                 }
                 None => c.whole[i] = true,
             }
@@ -319,6 +333,27 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// MariaDB's GTID event type: the first event of every event group.
+const MARIADB_GTID_EVENT: u8 = 162;
+
+/// The XA id of a prepare event (one-phase flag, format id, gtrid and
+/// bqual lengths, then both) as `XA COMMIT` prints it in the log:
+/// `X'<gtrid hex>',X'<bqual hex>',<format id>` (upper case).
+fn prepared_xid(data: &[u8]) -> Option<String> {
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+    };
+    let (format, gtrid, bqual) = (word(1)?, word(5)? as usize, word(9)? as usize);
+    let ids = data.get(13..13 + gtrid + bqual)?;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
+    Some(format!(
+        "X'{}',X'{}',{}",
+        hex(&ids[..gtrid]),
+        hex(&ids[gtrid..]),
+        format
+    ))
 }
 
 /// An XA statement as the binary log records it (`XA START X'..',X'..',1`,
@@ -398,5 +433,21 @@ mod tests {
         assert_eq!(xa_statement("COMMIT"), None);
         assert_eq!(xa_statement("XA COMMIT"), None);
         assert_eq!(xa_statement("XA \u{e9}t\u{e9}"), None);
+    }
+
+    #[test]
+    fn a_prepare_event_names_its_branch_as_xa_commit_prints_it() {
+        let mut data = vec![0u8];
+        data.extend(1u32.to_le_bytes());
+        data.extend(2u32.to_le_bytes());
+        data.extend(1u32.to_le_bytes());
+        data.extend(b"ts1");
+        let xid = super::prepared_xid(&data).expect("xid");
+        assert_eq!(xid, "X'7473',X'31',1");
+        assert_eq!(
+            xa_statement("XA COMMIT X'7473',X'31',1"),
+            Some(("COMMIT", xid))
+        );
+        assert_eq!(super::prepared_xid(&data[..10]), None);
     }
 }

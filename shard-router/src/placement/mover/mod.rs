@@ -34,12 +34,14 @@
 //! A mover that dies leaves its move open; [`recover`] rolls back a move
 //! that had not switched and finishes one that had.
 
+mod catchup;
 mod cutover;
 pub mod feed;
 pub mod plan;
 pub mod rebalance;
 pub mod recover;
 mod rows;
+mod verify;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -229,6 +231,21 @@ struct Mover<'a> {
     fence_parts: [u64; 4],
 }
 
+/// Opens a consistent snapshot on `conn`. Shard connections run READ
+/// COMMITTED (PostgreSQL's default), where MariaDB ignores `WITH CONSISTENT
+/// SNAPSHOT`: the transaction asks for REPEATABLE READ first.
+async fn open_snapshot(conn: &mut Conn, shard: ShardId) -> Result<()> {
+    for sql in [
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT",
+    ] {
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| map_error(shard, e))?;
+    }
+    Ok(())
+}
+
 /// The binary log position a consistent snapshot just opened on `conn`
 /// corresponds to: every transaction logged before it is in the snapshot,
 /// none logged after.
@@ -379,18 +396,39 @@ impl Mover<'_> {
             self.final_pass(&feed, &mut lock, &mut target).await?;
             self.fence_parts[1] = ms(t);
             let t = Instant::now();
-            self.verify(&mut lock, &mut target).await?;
+            self.compare_counts(&mut lock, &mut target).await?;
+            let cut = self.target_at_cut().await?;
             self.fence_parts[2] = ms(t);
             let t = Instant::now();
             let fence = self.switch(ddl, catalog, &mut lock, fenced_at).await;
             self.fence_parts[3] = ms(t);
-            fence
+            fence.map(|f| (f, cut))
         }
         .await;
         // The lock's connection ends either way: closing it releases the
         // fence if UNLOCK did not run.
         let _ = lock.disconnect().await;
-        Ok((r?, copy_secs))
+        let (fence_ms, mut cut) = r?;
+        if let Err(e) = self.compare_after_cutover(&mut cut, &self.retired()).await {
+            let detail =
+                format!("verification after the switch failed (the retired copy is kept): {e}");
+            let _ = self
+                .router
+                .meta
+                .end_move(self.id, MovePhase::Unverified, Some(&detail))
+                .await;
+            self.report(MovePhase::Unverified);
+            return Err(Error::internal(format!("move {}: {detail}", self.id)));
+        }
+        Ok((fence_ms, copy_secs))
+    }
+
+    /// The source tables' names once the switch retired them.
+    fn retired(&self) -> Vec<(String, String)> {
+        self.tables
+            .iter()
+            .map(|t| (t.database.clone(), format!("{}_m{}", t.name, self.id)))
+            .collect()
     }
 
     /// Step 1: the target's physical tables, queued for dropping until the
@@ -424,10 +462,7 @@ impl Mover<'_> {
         // feed. (An XA branch prepared by a coordinator that died holds no
         // table lock; the check of step 5 catches what it hides.)
         let (mut lock, _) = self.fence(None).await?;
-        let opened = source
-            .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            .await
-            .map_err(|e| map_error(from, e));
+        let opened = open_snapshot(&mut source, from).await;
         let _ = lock.query_drop("UNLOCK TABLES").await;
         let _ = lock.disconnect().await;
         let lowered = self.router.meta.lower_fence(self.id).await;
@@ -458,82 +493,6 @@ impl Mover<'_> {
         let _ = source.disconnect().await;
         let _ = target.disconnect().await;
         Ok(pos)
-    }
-
-    /// Step 3: passes of re-copied keys until few are left.
-    async fn catch_up(&mut self, feed: &Feed) -> Result<()> {
-        let mut source = self.src.own_conn().await?;
-        let mut target = self.dst.own_conn().await?;
-        for pass in 0..self.opts.max_passes {
-            let pending = feed.changes.lock().pending();
-            if pass > 0 && pending <= self.opts.fence_keys {
-                break;
-            }
-            let n = self.recopy(feed, &mut source, &mut target, false).await?;
-            self.passes += 1;
-            self.progress.lag_events = feed.changes.lock().pending() as u64;
-            self.record(MovePhase::CatchingUp).await?;
-            if n == 0 {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
-        let _ = source.disconnect().await;
-        let _ = target.disconnect().await;
-        Ok(())
-    }
-
-    /// One pass: the keys the feed found since the last, re-copied.
-    /// Before the fence, from a consistent snapshot of the source, the
-    /// keys changed up to its log position (those changed later wait for
-    /// the next pass); under it (`fenced`: `source` holds the lock), all.
-    async fn recopy(
-        &mut self,
-        feed: &Feed,
-        source: &mut Conn,
-        target: &mut Conn,
-        fenced: bool,
-    ) -> Result<u64> {
-        let upto = if fenced {
-            None
-        } else {
-            source
-                .query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                .await
-                .map_err(|e| map_error(self.from, e))?;
-            let pos = snapshot_pos(source, self.from).await?;
-            feed.wait_for(&pos, Duration::from_secs(30)).await?;
-            Some(pos)
-        };
-        let (keys, whole) = feed.take(upto.as_ref())?;
-        let mut n = 0;
-        let mut recorded = Instant::now();
-        for (i, keys) in keys.into_iter().enumerate() {
-            let t = &self.tables[i];
-            if whole[i] {
-                rows::clear(target, self.to, t).await?;
-                let all = Throttle { duty: 1.0 };
-                rows::copy_all(source, self.from, target, self.to, t, &all).await?;
-                n += 1;
-            }
-            for chunk in keys.chunks(5_000) {
-                let done = rows::recopy_keys(source, self.from, target, self.to, t, chunk).await?;
-                n += done;
-                self.progress.keys_caught_up += done;
-                // Progress within a long pass, about once a second.
-                if !fenced && recorded.elapsed() > Duration::from_secs(1) {
-                    self.progress.lag_events = feed.changes.lock().pending() as u64;
-                    self.record(MovePhase::CatchingUp).await?;
-                    recorded = Instant::now();
-                }
-            }
-        }
-        if !fenced {
-            source
-                .query_drop("COMMIT")
-                .await
-                .map_err(|e| map_error(self.from, e))?;
-        }
-        Ok(n)
     }
 
     /// Step 7: this node's catalog reloaded; the retired copy dropped once

@@ -82,7 +82,7 @@ async fn recover_open(router: &Router, finish_switched: bool) -> Result<Vec<Stri
                     m.phase.as_str()
                 )
             }
-            MovePhase::Done | MovePhase::RolledBack => continue,
+            MovePhase::Done | MovePhase::RolledBack | MovePhase::Unverified => continue,
         };
         out.push(line);
     }
