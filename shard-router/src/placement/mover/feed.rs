@@ -147,9 +147,9 @@ impl Feed {
                     continue;
                 };
                 // A key an XA commit changed is read once more by the
-                // next pass: MariaDB logs `XA COMMIT` of a prepared branch
-                // before every snapshot sees it committed, so the read at
-                // this snapshot may still find the row as it was.
+                // next pass: that a snapshot whose log position follows
+                // the `XA COMMIT` of a prepared branch also sees it
+                // committed is not documented; one more read costs little.
                 if xa && upto.is_some() {
                     set.insert(k, (v.clone(), at, false));
                 }
