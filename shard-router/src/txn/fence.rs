@@ -25,8 +25,7 @@
 //! sessions take one ([`Fences::begin`]) and hold it to its end; its
 //! generation says whether it began before a fence.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,6 +35,10 @@ use parking_lot::{Mutex, RwLock};
 
 /// Generation of work that never waits at a fence (internal statements).
 pub const NEVER_FENCED: u64 = 0;
+
+/// Generations told apart by the ring of open activities: a fence is
+/// answered only while fewer than this many were raised since.
+const RING: usize = 64;
 
 struct Raised {
     record: FenceRecord,
@@ -50,8 +53,9 @@ pub struct Fences {
     /// The poll's text of the raised fences when they were last loaded.
     known: Mutex<String>,
     generation: AtomicU64,
-    /// Open activities per generation.
-    open: Mutex<BTreeMap<u64, usize>>,
+    /// Open activities per generation, in a ring (`generation % RING`):
+    /// two atomic operations per activity, no lock.
+    open: [AtomicUsize; RING],
     lowered: tokio::sync::Notify,
 }
 
@@ -62,7 +66,7 @@ impl Default for Fences {
             raised: RwLock::new(vec![]),
             known: Mutex::new(String::new()),
             generation: AtomicU64::new(1),
-            open: Mutex::new(BTreeMap::new()),
+            open: std::array::from_fn(|_| AtomicUsize::new(0)),
             lowered: tokio::sync::Notify::new(),
         }
     }
@@ -76,13 +80,9 @@ pub struct Activity {
 
 impl Drop for Activity {
     fn drop(&mut self) {
-        let mut open = self.fences.open.lock();
-        if let Some(n) = open.get_mut(&self.generation) {
-            *n -= 1;
-            if *n == 0 {
-                open.remove(&self.generation);
-            }
-        }
+        self.fences
+            .slot(self.generation)
+            .fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -92,19 +92,39 @@ impl Fences {
         self.any.load(Ordering::Acquire)
     }
 
+    fn slot(&self, generation: u64) -> &AtomicUsize {
+        &self.open[(generation % RING as u64) as usize]
+    }
+
     /// Opens an activity (a transaction, or a statement outside one).
     pub fn begin(self: &Arc<Self>) -> Activity {
-        let mut open = self.open.lock();
-        let generation = self.generation.load(Ordering::Acquire);
-        *open.entry(generation).or_default() += 1;
-        Activity {
-            fences: self.clone(),
-            generation,
+        loop {
+            let generation = self.generation.load(Ordering::SeqCst);
+            self.slot(generation).fetch_add(1, Ordering::SeqCst);
+            // A fence raised in between: counted as older, this activity
+            // could be missed by an answer already sent; count it anew.
+            if self.generation.load(Ordering::SeqCst) == generation {
+                return Activity {
+                    fences: self.clone(),
+                    generation,
+                };
+            }
+            self.slot(generation).fetch_sub(1, Ordering::SeqCst);
         }
     }
 
+    /// No activity older than `generation` is open.
     fn drained_before(&self, generation: u64) -> bool {
-        self.open.lock().range(..generation).next().is_none()
+        let current = self.generation.load(Ordering::SeqCst);
+        if current.saturating_sub(generation) >= RING as u64 - 1 {
+            // The ring no longer tells older from newer: never answered
+            // (the mover then relies on its lock alone).
+            return false;
+        }
+        (0..RING as u64)
+            .map(|back| generation.wrapping_sub(1 + back))
+            .take(RING - 1 - (current - generation) as usize)
+            .all(|g| self.slot(g).load(Ordering::SeqCst) == 0)
     }
 
     fn is_raised(&self, move_id: u64, generation: u64) -> bool {
@@ -141,11 +161,9 @@ impl Fences {
                 match raised.iter().position(|r| r.record == record) {
                     Some(i) => next.push(raised.swap_remove(i)),
                     None => {
-                        // Under `open`'s lock: an activity begins either
-                        // before the fence (older generation) or after.
-                        let open = self.open.lock();
-                        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-                        drop(open);
+                        // An activity begins either before the fence
+                        // (older generation) or after (see `begin`).
+                        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
                         answer.push((record.move_id, generation));
                         next.push(Raised { record, generation });
                     }
@@ -244,6 +262,6 @@ mod tests {
         drop(old);
         assert!(fences.drained_before(g), "only newer activities are open");
         drop(new);
-        assert!(fences.open.lock().is_empty());
+        assert!(fences.open.iter().all(|n| n.load(Ordering::SeqCst) == 0));
     }
 }
