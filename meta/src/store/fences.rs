@@ -104,13 +104,7 @@ impl MetaStore {
 
     /// Lowers a move's fence (nothing if none is raised).
     pub async fn lower_fence(&self, move_id: u64) -> Result<()> {
-        let mut conn = self.conn().await?;
-        conn.exec_drop("DELETE FROM move_fences WHERE move_id = ?", (move_id,))
-            .await
-            .map_err(me)?;
-        conn.exec_drop("DELETE FROM fence_acks WHERE move_id = ?", (move_id,))
-            .await
-            .map_err(me)
+        lower(&mut self.conn().await?, move_id).await
     }
 
     /// A node's answer: it holds new transactions away from the fenced
@@ -149,12 +143,16 @@ impl DdlTxn {
     /// The move's fence lowered in the transaction that switches the map:
     /// nodes see the new map and the open slot at once.
     pub async fn lower_fence(&mut self, move_id: u64) -> Result<()> {
-        let c = self.c()?;
-        c.exec_drop("DELETE FROM move_fences WHERE move_id = ?", (move_id,))
-            .await
-            .map_err(me)?;
-        c.exec_drop("DELETE FROM fence_acks WHERE move_id = ?", (move_id,))
-            .await
-            .map_err(me)
+        lower(self.c()?, move_id).await
     }
+}
+
+/// A move's fence and its answers deleted on `conn`.
+async fn lower(conn: &mut mysql_async::Conn, move_id: u64) -> Result<()> {
+    conn.exec_drop("DELETE FROM move_fences WHERE move_id = ?", (move_id,))
+        .await
+        .map_err(me)?;
+    conn.exec_drop("DELETE FROM fence_acks WHERE move_id = ?", (move_id,))
+        .await
+        .map_err(me)
 }

@@ -59,6 +59,13 @@ pub struct Moved {
 }
 
 /// The checksum of one physical table (`db.tbl` rendered).
+/// `LOCK TABLES` taking every one of `objects` (shard SQL names) for
+/// writing.
+pub(super) fn lock_tables_sql(objects: &[String]) -> String {
+    let each: Vec<String> = objects.iter().map(|o| format!("{o} WRITE")).collect();
+    format!("LOCK TABLES {}", each.join(", "))
+}
+
 pub(super) async fn checksum_of(
     conn: &mut Conn,
     shard: ShardId,
@@ -128,14 +135,7 @@ async fn lock_and_copy(
     };
     for (shard, objects) in by_shard {
         let mut conn = router.shard(shard)?.conn().await?;
-        let lock = format!(
-            "LOCK TABLES {}",
-            objects
-                .iter()
-                .map(|o| format!("{o} WRITE"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let lock = lock_tables_sql(&objects);
         conn.query_drop(format!("SET SESSION lock_wait_timeout = {LOCK_WAIT_SECS}"))
             .await
             .map_err(|e| map_error(shard, e))?;

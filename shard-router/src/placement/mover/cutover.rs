@@ -22,14 +22,7 @@ impl Mover<'_> {
     /// before the copy). Returns the lock and when the fence was raised.
     pub(super) async fn fence(&mut self, feed: Option<&Feed>) -> Result<(Conn, Instant)> {
         let objects: Vec<String> = self.tables.iter().map(|t| t.object.clone()).collect();
-        let lock_sql = format!(
-            "LOCK TABLES {}",
-            objects
-                .iter()
-                .map(|o| format!("{o} WRITE"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let lock_sql = super::super::redistribute::lock_tables_sql(&objects);
         let record = FenceRecord {
             move_id: self.id,
             shard: self.from,
