@@ -68,6 +68,11 @@ pub struct ComputeConfig {
     /// addresses are in meta's shard map; the password is kept only here,
     /// in this node's 0600 config file, never in meta).
     pub shard_password: String,
+    /// Password of the shards' administrative account (`tessera_admin`),
+    /// with which this node fails over a replicated shard whose primary
+    /// stopped answering; empty: this node never fails over.
+    #[serde(default)]
+    pub shard_admin_password: String,
     /// Name of the schema (database) holding the catalog on the meta server.
     #[serde(default = "default_meta_db")]
     pub meta_database: String,

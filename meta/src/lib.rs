@@ -17,7 +17,8 @@ pub use catalog::{
 };
 pub use placement::Placement;
 pub use store::{
-    DdlTxn, FenceRecord, MetaState, MetaStore, MovePhase, MoveProgress, MoveRecord, OrphanClaim,
+    DdlTxn, Failover, FenceRecord, MetaState, MetaStore, MovePhase, MoveProgress, MoveRecord,
+    OrphanClaim, ReplicaRecord, ReplicaState,
 };
 
 /// Prefix of every MariaDB database Tessera creates on a shard: schema `s`

@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Statements creating version 1 of the metadata schema. `settings` holds
 /// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
@@ -128,6 +128,15 @@ pub const V12: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS fence_acks (move_id BIGINT NOT NULL, node_id INT NOT NULL, PRIMARY KEY (move_id, node_id))",
 ];
 
+/// Version 13: replicated shards (`store::replicas`): each shard's
+/// replicas and their state, the lease one compute node holds to watch the
+/// primaries and fail them over, and the history of failovers.
+pub const V13: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS shard_replicas (shard_id INT NOT NULL, host VARCHAR(255) NOT NULL, port INT NOT NULL, state VARCHAR(16) NOT NULL, PRIMARY KEY (shard_id, host, port))",
+    "CREATE TABLE IF NOT EXISTS leases (name VARCHAR(64) PRIMARY KEY, holder INT NOT NULL, expires_at TIMESTAMP(3) NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS failovers (failover_id BIGINT AUTO_INCREMENT PRIMARY KEY, shard_id INT NOT NULL, old_host VARCHAR(255) NOT NULL, old_port INT NOT NULL, new_host VARCHAR(255) NOT NULL, new_port INT NOT NULL, gtid VARCHAR(1024) NOT NULL, node_id INT NOT NULL, detected_ms INT NOT NULL, failed_over_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3))",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -159,6 +168,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (10, V10),
         (11, V11),
         (12, V12),
+        (13, V13),
     ] {
         if current < version {
             for stmt in stmts {

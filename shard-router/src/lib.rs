@@ -19,6 +19,7 @@
 //! `ARCHITECTURE.md`.
 
 pub mod dist;
+pub mod failover;
 pub mod placement;
 pub mod route;
 pub mod sql;
@@ -289,6 +290,15 @@ impl Router {
             .get(&id)
             .map(|(_, client)| client.clone())
             .ok_or_else(|| Error::internal(format!("unknown {id}")))
+    }
+
+    /// The shard account's login (replicas follow their primary with it).
+    pub(crate) fn shard_login(&self, id: ShardId) -> Result<failover::promote::Login> {
+        let server = self.placement().server(id)?.clone();
+        Ok(failover::promote::Login {
+            user: server.user,
+            password: self.shard_password.clone(),
+        })
     }
 
     /// Next value of a global sequence, from this node's reserved range.

@@ -96,6 +96,11 @@ enum ClusterCmd {
         /// moves need it, and rebalance, move and remove-shard refuse).
         #[arg(long)]
         no_shard_binlog: bool,
+        /// Replicas of every shard (semi-synchronous GTID replication; a
+        /// compute node promotes one when its primary stops answering).
+        /// Fixed when the cluster is made; 2 for production.
+        #[arg(long)]
+        replicas: Option<u32>,
     },
     /// Show every node, its role, pid, address and login.
     Status {
@@ -171,6 +176,7 @@ fn main() {
                 durability,
                 default_partitions,
                 no_shard_binlog,
+                replicas,
             } => {
                 let dd = match default_distribution.as_str() {
                     "hash" => DefaultDistribution::Hash,
@@ -197,6 +203,7 @@ fn main() {
                     durability,
                     default_partitions,
                     shard_binlog: !no_shard_binlog,
+                    replicas,
                 })
             }
             ClusterCmd::Status { data_dir, json } => {
@@ -292,6 +299,10 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
             router.clone(),
             std::time::Duration::from_millis(cfg.recovery_interval_ms.max(100)),
             std::time::Duration::from_secs(cfg.xa_orphan_timeout_secs),
+        ));
+        tokio::spawn(shard_router::failover::watch(
+            router.clone(),
+            cfg.shard_admin_password.clone(),
         ));
         let hb = router.clone();
         tokio::spawn(async move {

@@ -44,16 +44,24 @@ fn port_free(p: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
 }
 
-fn pick_base_port() -> u16 {
+/// A base port with `span` free ports above it: from 20000 in steps of
+/// 40 for a cluster without replicas, from 30000 in steps of 200 for one
+/// with them (replicas listen from base + 100 on).
+fn pick_base_port(span: u16) -> u16 {
+    let (from, step) = if span <= 40 {
+        (20000, 40)
+    } else {
+        (30000, 200)
+    };
     let seed = (std::process::id() as u64 * 7919
         + std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0))
-        % 200;
-    for i in 0..200u64 {
-        let base = 20000 + (((seed + i) % 200) as u16) * 40;
-        if (0..20).all(|o| port_free(base + o)) {
+        % 100;
+    for i in 0..100u64 {
+        let base = from + (((seed + i) % 100) as u16) * step;
+        if (0..span).all(|o| port_free(base + o)) {
             return base;
         }
     }
@@ -82,15 +90,22 @@ impl TestCluster {
     }
 
     pub fn start(shards: u32, compute: u32) -> TestCluster {
+        Self::start_with(shards, compute, 0)
+    }
+
+    /// A cluster whose shards have `replicas` replicas each (in its own
+    /// folder and port range, so it can run beside another).
+    pub fn start_with(shards: u32, compute: u32, replicas: u32) -> TestCluster {
         let bin = tessera_bin();
         assert!(
             bin.exists(),
             "{} not built: run `cargo build --bin tessera` first",
             bin.display()
         );
-        let dir = std::env::temp_dir().join(format!("tessera-test-{}", std::process::id()));
+        let suffix = if replicas > 0 { "-r" } else { "" };
+        let dir = std::env::temp_dir().join(format!("tessera-test-{}{suffix}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let base = pick_base_port();
+        let base = pick_base_port(if replicas > 0 { 140 } else { 20 });
         let out = Command::new(&bin)
             .args(["cluster", "up", "--data-dir"])
             .arg(&dir)
@@ -101,6 +116,8 @@ impl TestCluster {
                 &compute.to_string(),
                 "--base-port",
                 &base.to_string(),
+                "--replicas",
+                &replicas.to_string(),
             ])
             .output()
             .expect("run tessera cluster up");

@@ -10,6 +10,7 @@ mod fences;
 mod load;
 mod moves;
 mod queue;
+mod replicas;
 mod sequences;
 mod settings;
 
@@ -17,6 +18,7 @@ pub use ddl::DdlTxn;
 pub use fences::{FenceRecord, MetaState, FENCE_EXPIRY_SECS};
 pub use moves::{MovePhase, MoveProgress, MoveRecord};
 pub use queue::OrphanClaim;
+pub use replicas::{Failover, ReplicaRecord, ReplicaState};
 pub use sequences::SequenceRange;
 
 use common::config::MysqlEndpoint;
@@ -101,7 +103,8 @@ impl MetaStore {
     }
 
     /// Creates (or upgrades) the metadata schema on a fresh meta server and
-    /// records the shards. Idempotent.
+    /// records the shards that are not recorded yet (a shard's server,
+    /// once recorded, changes only by a failover). Idempotent.
     pub async fn bootstrap(
         endpoint: &MysqlEndpoint,
         database: &str,
@@ -143,7 +146,7 @@ impl MetaStore {
         }
         for s in shards {
             conn.exec_drop(
-                "REPLACE INTO shards (shard_id, host, port, user) VALUES (?, ?, ?, ?)",
+                "INSERT IGNORE INTO shards (shard_id, host, port, user) VALUES (?, ?, ?, ?)",
                 (s.id.0, &s.endpoint.host, s.endpoint.port, &s.endpoint.user),
             )
             .await

@@ -80,6 +80,7 @@ pub fn add_shard(dir: &Path) -> AnyResult<()> {
     let i = cf.shards + 1;
     let node = Node {
         role: Role::Shard,
+        shard: i,
         name: format!("shard{i}"),
         port: cf.shard_port(i),
         dir: dir.join(format!("shard{i}")),
@@ -226,6 +227,7 @@ pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
     std::thread::sleep(2 * shard_router::CATALOG_POLL + REMOVE_GRACE);
     let node = Node {
         role: Role::Shard,
+        shard,
         name: format!("shard{shard}"),
         port: cf.shard_port(shard),
         dir: dir.join(format!("shard{shard}")),

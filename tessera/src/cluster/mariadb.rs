@@ -113,7 +113,8 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
         // XA waits hand the worker's place to another thread.
         .arg("--thread-handling=pool-of-threads");
-    if node.role == Role::Shard && cf.shard_binlog {
+    let shard_server = matches!(node.role, Role::Shard | Role::Replica);
+    if shard_server && cf.shard_binlog {
         // A shard's row-based binary log is how a partition move catches
         // up with the writes made while its rows were copied
         // (`shard_router::placement::mover`); the server id only has to be
@@ -123,6 +124,9 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
             .arg("--binlog-row-image=FULL")
             .arg(format!("--server-id={}", node.port))
             .arg("--binlog-expire-logs-seconds=86400");
+    }
+    if shard_server && cf.replicas > 0 {
+        cmd.args(super::replicas::server_options());
     }
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
@@ -183,6 +187,9 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
         };
         let pw = cf.password_of(role).replace('\'', "''");
         let mut stmts = vec![
+            // Accounts are each server's own: never in the binary log,
+            // so a replica's history is exactly its primary's.
+            "SET SESSION sql_log_bin = 0".to_string(),
             // Anonymous accounts, if the installer made any.
             "DELETE FROM mysql.global_priv WHERE User = ''".to_string(),
             "FLUSH PRIVILEGES".to_string(),
@@ -195,6 +202,9 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
             stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
         }
         stmts.extend(grants(role, &cf.mysql_user));
+        if role != Role::Meta && !cf.admin_password.is_empty() {
+            stmts.extend(super::replicas::admin_account(cf));
+        }
         stmts.push("FLUSH PRIVILEGES".to_string());
         for sql in stmts {
             conn.query_drop(sql).await.map_err(|e| e.to_string())?;

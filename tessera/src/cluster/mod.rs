@@ -6,6 +6,7 @@
 mod grow;
 mod mariadb;
 mod process;
+mod replicas;
 
 pub use grow::{
     add_shard, move_one, moves, print_open_moves, rebalance_cluster, remove_shard, MoveArgs,
@@ -65,6 +66,17 @@ pub struct ClusterFile {
     /// `rebalance`, `move` and `remove-shard` then refuse.
     #[serde(default = "yes")]
     pub shard_binlog: bool,
+    /// Replicas of every shard (0: none). Each follows its primary over
+    /// GTID replication, semi-synchronously (a commit is acknowledged only
+    /// once a replica has it), and the compute nodes promote one when the
+    /// primary stops answering (`shard_router::failover`).
+    #[serde(default)]
+    pub replicas: u32,
+    /// The password of the shards' administrative account
+    /// (`tessera_admin`: replication control and read-only switches for
+    /// failover, no data privileges). Empty in clusters made before it.
+    #[serde(default)]
+    pub admin_password: String,
 }
 
 fn yes() -> bool {
@@ -119,6 +131,8 @@ pub(super) fn write_private(path: &Path, text: &str) -> AnyResult<()> {
 pub enum Role {
     Meta,
     Shard,
+    /// A replica of a shard (`Node::shard` says which).
+    Replica,
     Compute,
     Haproxy,
 }
@@ -128,6 +142,7 @@ impl Role {
         match self {
             Role::Meta => "meta",
             Role::Shard => "shard",
+            Role::Replica => "replica",
             Role::Compute => "compute",
             Role::Haproxy => "haproxy",
         }
@@ -136,6 +151,8 @@ impl Role {
 
 pub struct Node {
     pub role: Role,
+    /// The shard a shard server or replica serves (0 for other roles).
+    pub shard: u32,
     pub name: String,
     pub port: u16,
     pub dir: PathBuf,
@@ -154,6 +171,10 @@ impl ClusterFile {
             self.base_port + 20 + i as u16
         }
     }
+    /// Replica `r` (from 1) of shard `i`: base + 100 + 10 i + r.
+    pub fn replica_port(&self, i: u32, r: u32) -> u16 {
+        self.base_port + 100 + (10 * i + r) as u16
+    }
     pub fn compute_port(&self, i: u32) -> u16 {
         self.base_port + i as u16 - 1
     }
@@ -164,6 +185,7 @@ impl ClusterFile {
     pub fn nodes(&self, dir: &Path) -> Vec<Node> {
         let mut v = vec![Node {
             role: Role::Meta,
+            shard: 0,
             name: "meta".into(),
             port: self.meta_port(),
             dir: dir.join("meta"),
@@ -171,14 +193,17 @@ impl ClusterFile {
         for i in (1..=self.shards).filter(|i| !self.removed_shards.contains(i)) {
             v.push(Node {
                 role: Role::Shard,
+                shard: i,
                 name: format!("shard{i}"),
                 port: self.shard_port(i),
                 dir: dir.join(format!("shard{i}")),
             });
+            v.extend(self.replica_nodes(dir, i));
         }
         for i in 1..=self.compute {
             v.push(Node {
                 role: Role::Compute,
+                shard: 0,
                 name: format!("compute{i}"),
                 port: self.compute_port(i),
                 dir: dir.join(format!("compute{i}")),
@@ -187,6 +212,7 @@ impl ClusterFile {
         if self.haproxy {
             v.push(Node {
                 role: Role::Haproxy,
+                shard: 0,
                 name: "haproxy".into(),
                 port: self.haproxy_port(),
                 dir: dir.join("haproxy"),
@@ -195,10 +221,23 @@ impl ClusterFile {
         v
     }
 
+    /// The replicas of shard `i`.
+    pub fn replica_nodes(&self, dir: &Path, i: u32) -> Vec<Node> {
+        (1..=self.replicas)
+            .map(|r| Node {
+                role: Role::Replica,
+                shard: i,
+                name: format!("shard{i}r{r}"),
+                port: self.replica_port(i, r),
+                dir: dir.join(format!("shard{i}r{r}")),
+            })
+            .collect()
+    }
+
     /// The cluster account's password on a node of this role.
     pub fn password_of(&self, role: Role) -> &str {
         match role {
-            Role::Shard if !self.shard_password.is_empty() => &self.shard_password,
+            Role::Shard | Role::Replica if !self.shard_password.is_empty() => &self.shard_password,
             _ => &self.mysql_password,
         }
     }
@@ -232,6 +271,8 @@ pub struct UpArgs {
     pub durability: Option<Durability>,
     pub default_partitions: u32,
     pub shard_binlog: bool,
+    /// `None`: keep the cluster's setting (0 for a new cluster).
+    pub replicas: Option<u32>,
 }
 
 pub fn up(args: UpArgs) -> AnyResult<()> {
@@ -257,7 +298,12 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 removed_shards: vec![],
                 default_partitions: args.default_partitions,
                 shard_binlog: args.shard_binlog,
+                replicas: args.replicas.unwrap_or(0),
+                admin_password: random_token(16),
             };
+            if cf.replicas > 0 && !cf.shard_binlog {
+                return Err("replicas follow the shards' binary log: --replicas needs it".into());
+            }
             write_private(
                 &dir.join("cluster.toml"),
                 &toml::to_string_pretty(&cf).map_err(|e| e.to_string())?,
@@ -266,6 +312,12 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         }
     };
     let mut cf = cf;
+    if args.replicas.is_some_and(|r| r != cf.replicas) {
+        return Err(format!(
+            "this cluster has {} replicas per shard; changing it after the cluster was made is not supported yet",
+            cf.replicas
+        ));
+    }
     let durability = args.durability.unwrap_or(cf.durability);
     if (args.haproxy && !cf.haproxy) || durability != cf.durability {
         cf.haproxy |= args.haproxy;
@@ -338,6 +390,9 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         store.disconnect().await;
         Ok::<_, String>(())
     })?;
+    if cf.replicas > 0 {
+        rt.block_on(replicas::configure(&cf, &nodes))?;
+    }
     for (n, r) in nodes.iter().zip(&running) {
         if *r || n.role != Role::Compute {
             continue;

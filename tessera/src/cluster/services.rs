@@ -20,6 +20,11 @@ pub(super) fn start_compute(
         listen: format!("127.0.0.1:{}", node.port),
         meta: cf.endpoint(Role::Meta, cf.meta_port()),
         shard_password: cf.password_of(Role::Shard).to_string(),
+        shard_admin_password: if cf.replicas > 0 {
+            cf.admin_password.clone()
+        } else {
+            String::new()
+        },
         meta_database: "tessera_meta".into(),
         shard_pool_max: 200,
         default_distribution: cf.default_distribution,

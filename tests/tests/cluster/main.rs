@@ -1,10 +1,12 @@
 //! The one integration test binary: starts a 3 compute + 3 shard cluster once
-//! and runs every scenario against it, then stops it. Scenarios live in
+//! and runs every scenario against it, then stops it; then failover runs on
+//! a cluster of its own (3 shards with 2 replicas each). Scenarios live in
 //! modules by concern: placement and DDL, the protocol, execution, transactions,
-//! faults and limits, pushdown, security, and the `.slt` files.
+//! faults and limits, pushdown, security, failover, and the `.slt` files.
 
 mod clients;
 mod execution;
+mod failover;
 mod faults;
 mod growth;
 mod placement;
@@ -35,6 +37,20 @@ use transactions::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_suite() {
+    // TESSERA_SCENARIO=name runs just the scenarios of that name.
+    let only = std::env::var("TESSERA_SCENARIO").ok();
+    if only.as_deref() != Some("failover") {
+        main_suite(only.as_deref()).await;
+    }
+    if only.as_deref().is_none_or(|o| o == "failover") {
+        let t = std::time::Instant::now();
+        failover::failover().await;
+        println!("step failover: {:.1} s", t.elapsed().as_secs_f64());
+    }
+}
+
+/// Every scenario but failover, on one 3 compute + 3 shard cluster.
+async fn main_suite(only: Option<&str>) {
     let cluster = TestCluster::start(3, 3);
     // TESSERA_FUZZ_ONLY=1 runs just the wire fuzzer (to replay a seed).
     if std::env::var("TESSERA_FUZZ_ONLY").is_ok() {
@@ -42,11 +58,9 @@ async fn cluster_suite() {
         return;
     }
     // Each scenario's time, so a slow CI run shows where it went.
-    // TESSERA_SCENARIO=name runs just the scenarios of that name.
-    let only = std::env::var("TESSERA_SCENARIO").ok();
     macro_rules! step {
         ($name:expr, $e:expr) => {{
-            if only.as_deref().is_none_or(|o| o == $name) {
+            if only.is_none_or(|o| o == $name) {
                 let t = std::time::Instant::now();
                 $e;
                 println!("step {}: {:.1} s", $name, t.elapsed().as_secs_f64());

@@ -1,0 +1,218 @@
+//! One promotion: the replica with the most of a failed primary's binary
+//! log becomes the shard's primary, the other replicas follow it.
+//!
+//! 1. Every replica must answer (with one of them missing, the one that
+//!    holds a commit only it acknowledged could be the missing one: no
+//!    promotion, the watcher tries again).
+//! 2. Each stops receiving from the old primary (`STOP SLAVE IO_THREAD`):
+//!    from here on no replica can acknowledge a commit to it, so a primary
+//!    that was only silent (stopped, cut off) can commit nothing more.
+//! 3. Each applies what it received (`MASTER_GTID_WAIT` on its
+//!    `Gtid_IO_Pos`); the one whose `gtid_current_pos` is furthest is
+//!    promoted: replication reset, semi-synchronous commits on, writable.
+//! 4. The others follow it from their own GTID position.
+//!
+//! Every step is idempotent: a watcher that dies midway leaves replicas
+//! stopped or already following the promoted one, and the next holder of
+//! the lease runs the same steps to the same result.
+
+use std::time::Duration;
+
+use common::{Error, Result, ShardId};
+use mysql_async::prelude::*;
+use mysql_async::Conn;
+
+use storage_adapter::quote_str;
+
+use super::admin_conn;
+
+/// How long a replica may take to apply what it received.
+const APPLY_TIMEOUT_SECS: u32 = 30;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub(super) struct Promoted {
+    pub server: (String, u16),
+    pub gtid: String,
+}
+
+/// The shard account replicas log in to their primary with.
+pub(crate) struct Login {
+    pub user: String,
+    pub password: String,
+}
+
+pub(super) async fn promote(
+    shard: ShardId,
+    replicas: &[(String, u16)],
+    admin_password: &str,
+    login: &Login,
+) -> Result<Promoted> {
+    if replicas.is_empty() {
+        return Err(Error::internal(format!(
+            "{shard} has no replica to promote"
+        )));
+    }
+    let mut conns = Vec::with_capacity(replicas.len());
+    for (host, port) in replicas {
+        let c = admin_conn(host, *port, admin_password, CONNECT_TIMEOUT)
+            .await
+            .map_err(|e| {
+                Error::internal(format!(
+                    "{shard}: replica {host}:{port} does not answer ({e}); a promotion needs every replica"
+                ))
+            })?;
+        conns.push(c);
+    }
+    for c in conns.iter_mut() {
+        // "not configured as a replica": it was promoted by a watcher that
+        // died before recording it; nothing to stop.
+        let _ = c.query_drop("STOP SLAVE IO_THREAD").await;
+    }
+    let mut positions = Vec::with_capacity(conns.len());
+    for (c, (host, port)) in conns.iter_mut().zip(replicas) {
+        let pos = applied_position(c)
+            .await
+            .map_err(|e| Error::internal(format!("{shard}: replica {host}:{port}: {e}")))?;
+        positions.push(pos);
+    }
+    let best = furthest(&positions);
+    let (host, port) = replicas[best].clone();
+    let gtid = positions[best].clone();
+    make_primary(&mut conns[best]).await?;
+    for (i, c) in conns.iter_mut().enumerate() {
+        if i != best {
+            follow(c, &host, port, login).await?;
+        }
+    }
+    for c in conns {
+        let _ = c.disconnect().await;
+    }
+    Ok(Promoted {
+        server: (host, port),
+        gtid,
+    })
+}
+
+/// Waits until the replica applied everything it received, then answers
+/// its GTID position.
+async fn applied_position(c: &mut Conn) -> Result<String> {
+    let status: Option<mysql_async::Row> = c.query_first("SHOW SLAVE STATUS").await.map_err(me)?;
+    let received: Option<String> = status
+        .as_ref()
+        .and_then(|r| r.get_opt::<String, _>("Gtid_IO_Pos"))
+        .and_then(|r| r.ok());
+    if let Some(received) = received.filter(|r| !r.is_empty()) {
+        let waited: Option<i64> = c
+            .exec_first(
+                "SELECT MASTER_GTID_WAIT(?, ?)",
+                (received.as_str(), APPLY_TIMEOUT_SECS),
+            )
+            .await
+            .map_err(me)?;
+        if waited != Some(0) {
+            return Err(Error::internal(format!(
+                "did not apply what it received ({received}) within {APPLY_TIMEOUT_SECS} s"
+            )));
+        }
+    }
+    let pos: Option<String> = c
+        .query_first("SELECT @@GLOBAL.gtid_current_pos")
+        .await
+        .map_err(me)?;
+    Ok(pos.unwrap_or_default())
+}
+
+/// The index of the position furthest along (the highest sequence number
+/// of replication domain 0, where all of a shard's transactions are).
+fn furthest(positions: &[String]) -> usize {
+    let mut best = 0;
+    let mut best_seq = None;
+    for (i, p) in positions.iter().enumerate() {
+        let seq = domain0_seq(p);
+        if best_seq.is_none() || seq > best_seq {
+            best = i;
+            best_seq = seq;
+        }
+    }
+    best
+}
+
+/// The sequence number of domain 0 in a GTID position (`0-11-42,1-5-7`).
+fn domain0_seq(pos: &str) -> Option<u64> {
+    pos.split(',')
+        .filter_map(|g| {
+            let mut parts = g.trim().splitn(3, '-');
+            let domain = parts.next()?;
+            let _server = parts.next()?;
+            let seq = parts.next()?;
+            (domain == "0").then(|| seq.parse::<u64>().ok()).flatten()
+        })
+        .max()
+}
+
+async fn make_primary(c: &mut Conn) -> Result<()> {
+    for sql in [
+        "STOP SLAVE",
+        "RESET SLAVE ALL",
+        "SET GLOBAL rpl_semi_sync_master_enabled = ON",
+        "SET GLOBAL read_only = OFF",
+    ] {
+        c.query_drop(sql).await.map_err(me)?;
+    }
+    Ok(())
+}
+
+async fn follow(c: &mut Conn, host: &str, port: u16, login: &Login) -> Result<()> {
+    c.query_drop("STOP SLAVE").await.map_err(me)?;
+    // CHANGE MASTER takes no parameters: literals, quoted as every value
+    // sent to a shard is (the connection has NO_BACKSLASH_ESCAPES).
+    c.query_drop(format!(
+        "CHANGE MASTER TO MASTER_HOST = {}, MASTER_PORT = {port}, MASTER_USER = {}, \
+         MASTER_PASSWORD = {}, MASTER_USE_GTID = slave_pos",
+        quote_str(host),
+        quote_str(&login.user),
+        quote_str(&login.password)
+    ))
+    .await
+    .map_err(me)?;
+    c.query_drop("START SLAVE").await.map_err(me)
+}
+
+/// Keeps an old primary from serving: read-only, and every connection of
+/// a client account killed (the failover account's own excepted).
+pub(super) async fn fence(c: &mut Conn) -> Result<()> {
+    c.query_drop("SET GLOBAL read_only = ON")
+        .await
+        .map_err(me)?;
+    let ids: Vec<u64> = c
+        .exec(
+            "SELECT id FROM information_schema.processlist WHERE user NOT IN (?, 'root', 'system user', 'event_scheduler') AND id <> CONNECTION_ID()",
+            (super::ADMIN_USER,),
+        )
+        .await
+        .map_err(me)?;
+    for id in ids {
+        let _ = c.query_drop(format!("KILL CONNECTION {id}")).await;
+    }
+    Ok(())
+}
+
+fn me(e: mysql_async::Error) -> Error {
+    Error::internal(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn furthest_by_domain_zero() {
+        assert_eq!(domain0_seq("0-11-42"), Some(42));
+        assert_eq!(domain0_seq("1-5-700,0-12-43"), Some(43));
+        assert_eq!(domain0_seq(""), None);
+        let p = vec!["0-11-42".to_string(), "0-12-43".into(), "".into()];
+        assert_eq!(furthest(&p), 1);
+        let p = vec!["".to_string(), "0-11-7".into()];
+        assert_eq!(furthest(&p), 1);
+    }
+}

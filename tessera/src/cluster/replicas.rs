@@ -1,0 +1,148 @@
+//! Replicas of a local cluster's shards (`cluster up --replicas N`): the
+//! servers' replication options, the administrative account the compute
+//! nodes fail over with, and, at every `cluster up`, each shard server set
+//! to the role meta gives it (the primary writable and waiting for a
+//! replica's acknowledgement; replicas read-only and following it).
+//! Design: docs/rfcs/2026-12-04-replicas-and-failover.md.
+
+use super::*;
+use mysql_async::prelude::*;
+
+/// The account the compute nodes' failover watcher uses on shard servers:
+/// replication control, read-only switches and KILL, no data privileges.
+pub const ADMIN_USER: &str = "tessera_admin";
+
+/// How long a commit waits for a replica's acknowledgement before the
+/// primary would fall back to asynchronous replication (MariaDB's
+/// largest): never, in practice. A primary whose replicas are all gone
+/// makes its commits wait, and `Rpl_semi_sync_master_status` says why.
+const SEMI_SYNC_TIMEOUT_MS: u64 = 4_294_967_295;
+
+/// Options of every server of a replicated shard (primary or replica):
+/// any of them can be promoted, so all log the changes they apply and
+/// start read-only; `configure` opens the primary for writes.
+pub(super) fn server_options() -> Vec<String> {
+    vec![
+        "--log-slave-updates=ON".into(),
+        "--read-only=ON".into(),
+        "--rpl-semi-sync-slave-enabled=ON".into(),
+        "--rpl-semi-sync-master-wait-point=AFTER_SYNC".into(),
+        format!("--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}"),
+        // Replicated XA PREPAREs and the rows of each transaction applied
+        // in order, one at a time: a promoted replica is its primary's
+        // history exactly.
+        "--slave-parallel-threads=0".into(),
+    ]
+}
+
+/// The administrative account on a shard server (idempotent statements).
+pub(super) fn admin_account(cf: &ClusterFile) -> Vec<String> {
+    let pw = cf.admin_password.replace('\'', "''");
+    vec![
+        format!("CREATE USER IF NOT EXISTS '{ADMIN_USER}'@'%' IDENTIFIED BY '{pw}'"),
+        format!(
+            "GRANT REPLICATION SLAVE ADMIN, SLAVE MONITOR, REPLICATION MASTER ADMIN, BINLOG MONITOR, \
+             READ_ONLY ADMIN, CONNECTION ADMIN, PROCESS, RELOAD ON *.* TO '{ADMIN_USER}'@'%'"
+        ),
+    ]
+}
+
+async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
+    let sock = node.dir.join("mysqld.sock");
+    let opts = mysql_async::OptsBuilder::default()
+        .socket(Some(sock.to_string_lossy().to_string()))
+        .user(Some("root"));
+    mysql_async::Conn::new(opts)
+        .await
+        .map_err(|e| format!("{}: {e}", node.name))
+}
+
+/// Records the replicas in meta and sets every shard server to its role:
+/// the primary meta names writable with semi-synchronous commits, each
+/// replica read-only and replicating from it (set up once; a replica
+/// remembers its primary across restarts), a failed-over old primary
+/// read-only and left alone.
+pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()> {
+    let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+        .map_err(|e| e.to_string())?;
+    for n in nodes.iter().filter(|n| n.role == Role::Replica) {
+        store
+            .register_replica(ShardId(n.shard), "127.0.0.1", n.port)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let catalog = store.load_catalog().await.map_err(|e| e.to_string())?;
+    let states = store.shard_replicas().await.map_err(|e| e.to_string())?;
+    store.disconnect().await;
+    for n in nodes
+        .iter()
+        .filter(|n| matches!(n.role, Role::Shard | Role::Replica))
+    {
+        let primary = catalog
+            .placement
+            .server(ShardId(n.shard))
+            .map_err(|e| e.to_string())?
+            .port;
+        let mut conn = root_conn(n).await?;
+        let state = states
+            .iter()
+            .find(|r| r.shard.0 == n.shard && r.port == n.port)
+            .map(|r| r.state);
+        let sql = role_statements(cf, n, primary, state, &mut conn).await?;
+        for stmt in sql {
+            conn.query_drop(&stmt)
+                .await
+                .map_err(|e| format!("{}: {stmt}: {e}", n.name))?;
+        }
+        let _ = conn.disconnect().await;
+    }
+    Ok(())
+}
+
+/// What sets one shard server to its role.
+async fn role_statements(
+    cf: &ClusterFile,
+    n: &Node,
+    primary: u16,
+    state: Option<meta::ReplicaState>,
+    conn: &mut mysql_async::Conn,
+) -> AnyResult<Vec<String>> {
+    if n.port == primary {
+        return Ok(vec![
+            "SET GLOBAL rpl_semi_sync_master_enabled = ON".into(),
+            "SET GLOBAL read_only = OFF".into(),
+        ]);
+    }
+    let mut sql = vec![
+        "SET GLOBAL rpl_semi_sync_master_enabled = OFF".to_string(),
+        "SET GLOBAL read_only = ON".to_string(),
+    ];
+    match state {
+        Some(meta::ReplicaState::Replica) => {
+            let following: Vec<mysql_async::Row> = conn
+                .query("SHOW SLAVE STATUS")
+                .await
+                .map_err(|e| format!("{}: {e}", n.name))?;
+            if following.is_empty() {
+                sql.push(change_master(cf, primary));
+                sql.push("START SLAVE".into());
+            }
+        }
+        Some(meta::ReplicaState::Failed) | None => println!(
+            "{} was a primary that was failed over: it stays read-only and out of the cluster until it is rebuilt",
+            n.name
+        ),
+    }
+    Ok(sql)
+}
+
+/// Points a replica at a primary on this host, from the GTID position it
+/// has applied.
+fn change_master(cf: &ClusterFile, primary: u16) -> String {
+    format!(
+        "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {primary}, MASTER_USER = '{}', \
+         MASTER_PASSWORD = '{}', MASTER_USE_GTID = slave_pos",
+        cf.mysql_user.replace('\'', "''"),
+        cf.password_of(Role::Shard).replace('\'', "''")
+    )
+}
