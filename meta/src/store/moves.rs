@@ -264,6 +264,9 @@ impl DdlTxn {
         conn.exec_drop("DELETE FROM shards WHERE shard_id = ?", (id.0,))
             .await
             .map_err(me)?;
+        conn.exec_drop("DELETE FROM shard_replicas WHERE shard_id = ?", (id.0,))
+            .await
+            .map_err(me)?;
         conn.query_drop("UPDATE shard_map SET map_version = map_version + 1 WHERE id = 1")
             .await
             .map_err(me)

@@ -88,10 +88,17 @@ pub fn add_shard(dir: &Path) -> AnyResult<()> {
     if port_answers(node.port) {
         return Err(format!("port {} (for {}) is in use", node.port, node.name));
     }
-    println!("starting {} on port {}", node.name, node.port);
-    start_mariadb(&cf, &node)?;
+    let replicas = cf.replica_nodes(dir, i);
+    for n in std::iter::once(&node).chain(&replicas) {
+        if n.port != node.port && port_answers(n.port) {
+            return Err(format!("port {} (for {}) is in use", n.port, n.name));
+        }
+        println!("starting {} on port {}", n.name, n.port);
+        start_mariadb(&cf, n)?;
+    }
     cf.shards = i;
     save(dir, &cf)?;
+    let port = node.port;
     let rt = runtime()?;
     rt.block_on(async {
         let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
@@ -108,11 +115,16 @@ pub fn add_shard(dir: &Path) -> AnyResult<()> {
         .map_err(|e| e.to_string())?;
         ddl.commit().await.map_err(|e| e.to_string())?;
         store.disconnect().await;
+        if !replicas.is_empty() {
+            let mut servers = vec![node];
+            servers.extend(replicas);
+            super::replicas::configure(&cf, &servers).await?;
+        }
         Ok::<_, String>(())
     })?;
     println!(
         "shard{i} added (port {}); it holds no partitions yet: run `tessera cluster rebalance`",
-        node.port
+        port
     );
     Ok(())
 }
@@ -233,6 +245,9 @@ pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
         dir: dir.join(format!("shard{shard}")),
     };
     super::stop_node(&node);
+    for replica in cf.replica_nodes(dir, shard) {
+        super::stop_node(&replica);
+    }
     if !cf.removed_shards.contains(&shard) {
         cf.removed_shards.push(shard);
     }

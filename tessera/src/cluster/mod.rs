@@ -429,6 +429,11 @@ fn print_connect(cf: &ClusterFile) {
 }
 pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
     let cf = existing(dir)?;
+    let states = if cf.replicas > 0 {
+        replicas::server_states(&cf)
+    } else {
+        Default::default()
+    };
     let mut out = vec![];
     for n in cf.nodes(dir) {
         let pid = node_pid(&n);
@@ -442,6 +447,11 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
             "running": pid.is_some(),
             "answers": answers,
         });
+        if let Some(state) = states.get(&n.port) {
+            // What the server is now: its shard's primary, a replica, or
+            // an old primary that was failed over.
+            obj["state"] = (*state).into();
+        }
         if n.role == Role::Compute || n.role == Role::Haproxy {
             obj["user"] = cf.pg_user.clone().into();
             obj["password"] = cf.pg_password.clone().into();
@@ -474,7 +484,7 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
             println!(
                 "{:<10} {:<8} {:>8} {:<16} {:<8} {:<8} {:<12} {}/{}",
                 o["name"].as_str().unwrap_or(""),
-                o["role"].as_str().unwrap_or(""),
+                o["state"].as_str().or(o["role"].as_str()).unwrap_or(""),
                 o["pid"]
                     .as_i64()
                     .map(|p| p.to_string())

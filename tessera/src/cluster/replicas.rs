@@ -146,3 +146,39 @@ fn change_master(cf: &ClusterFile, primary: u16) -> String {
         cf.password_of(Role::Shard).replace('\'', "''")
     )
 }
+
+/// What each shard server is now, by port: `primary`, `replica` or
+/// `failed`, as meta records it (empty when meta does not answer).
+pub(super) fn server_states(cf: &ClusterFile) -> std::collections::HashMap<u16, &'static str> {
+    let mut states = std::collections::HashMap::new();
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return states;
+    };
+    rt.block_on(async {
+        let Ok(store) =
+            MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+        else {
+            return;
+        };
+        let asked = async {
+            let catalog = store.load_catalog().await.ok()?;
+            let replicas = store.shard_replicas().await.ok()?;
+            Some((catalog, replicas))
+        };
+        if let Ok(Some((catalog, replicas))) =
+            tokio::time::timeout(std::time::Duration::from_secs(3), asked).await
+        {
+            for (_, server) in catalog.placement.servers() {
+                states.insert(server.port, "primary");
+            }
+            for r in replicas {
+                states.insert(r.port, r.state.as_str());
+            }
+        }
+        store.disconnect().await;
+    });
+    states
+}
