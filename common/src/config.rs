@@ -64,6 +64,11 @@ pub struct ComputeConfig {
     pub listen: String,
     /// The metadata MariaDB.
     pub meta: MysqlEndpoint,
+    /// Meta's replicas (`host:port`, same login as `meta`): the node
+    /// follows whichever of meta's servers is the primary, and promotes a
+    /// replica when the primary stops answering.
+    #[serde(default)]
+    pub meta_replicas: Vec<String>,
     /// Password of the shard account (the account's name and the shards'
     /// addresses are in meta's shard map; the password is kept only here,
     /// in this node's 0600 config file, never in meta).

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod placement;
+pub mod replication;
 pub mod schema;
 pub mod store;
 pub mod table;

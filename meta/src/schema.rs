@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// Statements creating version 1 of the metadata schema. `settings` holds
 /// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
@@ -137,6 +137,13 @@ pub const V13: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS failovers (failover_id BIGINT AUTO_INCREMENT PRIMARY KEY, shard_id INT NOT NULL, old_host VARCHAR(255) NOT NULL, old_port INT NOT NULL, new_host VARCHAR(255) NOT NULL, new_port INT NOT NULL, gtid VARCHAR(1024) NOT NULL, node_id INT NOT NULL, detected_ms INT NOT NULL, failed_over_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3))",
 ];
 
+/// Version 14: a replicated meta (`store::primary`): the primary, as the
+/// servers' own replicated record names it, and the epoch every meta
+/// failover moves.
+pub const V14: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS meta_primary (id INT PRIMARY KEY, host VARCHAR(255) NOT NULL, port INT NOT NULL, epoch BIGINT NOT NULL)",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -169,6 +176,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (11, V11),
         (12, V12),
         (13, V13),
+        (14, V14),
     ] {
         if current < version {
             for stmt in stmts {

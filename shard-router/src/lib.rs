@@ -293,9 +293,9 @@ impl Router {
     }
 
     /// The shard account's login (replicas follow their primary with it).
-    pub(crate) fn shard_login(&self, id: ShardId) -> Result<failover::promote::Login> {
+    pub(crate) fn shard_login(&self, id: ShardId) -> Result<meta::replication::Login> {
         let server = self.placement().server(id)?.clone();
-        Ok(failover::promote::Login {
+        Ok(meta::replication::Login {
             user: server.user,
             password: self.shard_password.clone(),
         })

@@ -272,8 +272,22 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {
-        let store =
-            meta::MetaStore::connect(&cfg.meta, &cfg.meta_database).map_err(|e| e.to_string())?;
+        let mut servers = vec![cfg.meta.clone()];
+        for r in &cfg.meta_replicas {
+            let (host, port) = r
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h.to_string(), p.parse().ok()?)))
+                .ok_or_else(|| format!("meta_replicas: {r} is not host:port"))?;
+            servers.push(common::config::MysqlEndpoint {
+                host,
+                port,
+                ..cfg.meta.clone()
+            });
+        }
+        let store = meta::MetaStore::connect_servers(servers, &cfg.meta_database)
+            .map_err(|e| e.to_string())?;
+        // Meta's primary may have moved since this node's config was written.
+        let _ = store.follow_primary(true).await;
         let router = shard_router::Router::new(
             store,
             cfg.node_id,

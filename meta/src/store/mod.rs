@@ -9,6 +9,7 @@ mod ddl;
 mod fences;
 mod load;
 mod moves;
+mod primary;
 mod queue;
 mod replicas;
 mod sequences;
@@ -20,6 +21,8 @@ pub use moves::{MovePhase, MoveProgress, MoveRecord};
 pub use queue::OrphanClaim;
 pub use replicas::{Failover, ReplicaRecord, ReplicaState};
 pub use sequences::SequenceRange;
+
+use std::sync::{Arc, RwLock};
 
 use common::config::MysqlEndpoint;
 use common::{Error, Result};
@@ -35,6 +38,17 @@ fn me(e: mysql_async::Error) -> Error {
 
 #[derive(Clone)]
 pub struct MetaStore {
+    /// The pools of the meta server in use (the primary, once a failover
+    /// moved it: `primary.rs`).
+    current: Arc<RwLock<Current>>,
+    /// Every meta server this store may use: the configured primary
+    /// first, then its replicas.
+    servers: Arc<Vec<MysqlEndpoint>>,
+    database: Arc<str>,
+}
+
+struct Current {
+    server: MysqlEndpoint,
     pool: Pool,
     /// Connections that hold the snapshot barrier
     /// (`shard_router::txn::snapshot`), apart from `pool`: a distributed commit
@@ -45,8 +59,8 @@ pub struct MetaStore {
     barrier: Pool,
 }
 
-impl MetaStore {
-    pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
+impl Current {
+    fn new(endpoint: &MysqlEndpoint, database: &str) -> Result<Current> {
         let opts = Opts::from_url(&endpoint.url(Some(database))).map_err(Error::meta)?;
         // Idle connections must stay pooled: with mysql_async's default
         // `inactive_connection_ttl` of 0 the pool keeps only `min` idle
@@ -70,22 +84,86 @@ impl MetaStore {
         };
         // The barrier's: one per distributed commit in its second phase
         // at once, and one per reading node's exclusive hold.
-        Ok(MetaStore {
+        Ok(Current {
+            server: endpoint.clone(),
             pool: pool_of(1, 64),
             barrier: pool_of(0, 512),
         })
     }
+}
+
+impl MetaStore {
+    pub fn connect(endpoint: &MysqlEndpoint, database: &str) -> Result<MetaStore> {
+        Self::connect_servers(vec![endpoint.clone()], database)
+    }
+
+    /// A store over a replicated meta: `servers[0]` is used until
+    /// [`MetaStore::follow_primary`] finds another primary.
+    pub fn connect_servers(servers: Vec<MysqlEndpoint>, database: &str) -> Result<MetaStore> {
+        let first = servers
+            .first()
+            .ok_or_else(|| Error::meta("no meta server configured"))?;
+        Ok(MetaStore {
+            current: Arc::new(RwLock::new(Current::new(first, database)?)),
+            servers: Arc::new(servers),
+            database: database.into(),
+        })
+    }
+
+    /// Every meta server (the configured primary first).
+    pub fn servers(&self) -> &[MysqlEndpoint] {
+        &self.servers
+    }
+
+    /// The meta server in use.
+    pub fn server(&self) -> MysqlEndpoint {
+        self.current
+            .read()
+            .map(|c| c.server.clone())
+            .unwrap_or_else(|p| p.into_inner().server.clone())
+    }
+
+    /// The database holding the catalog.
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
+    /// Uses `server` from now on (new pools; the old ones closed as their
+    /// connections come back). Answers whether it changed.
+    pub fn switch_to(&self, server: &MysqlEndpoint) -> Result<bool> {
+        if self.server() == *server {
+            return Ok(false);
+        }
+        let fresh = Current::new(server, &self.database)?;
+        let old = {
+            let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
+            std::mem::replace(&mut *cur, fresh)
+        };
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = old.pool.disconnect().await;
+                let _ = old.barrier.disconnect().await;
+            });
+        }
+        tracing::warn!("meta is {}:{} from now on", server.host, server.port);
+        Ok(true)
+    }
+
+    fn pools(&self) -> (Pool, Pool) {
+        let c = self.current.read().unwrap_or_else(|p| p.into_inner());
+        (c.pool.clone(), c.barrier.clone())
+    }
 
     /// A connection to hold the snapshot barrier on (see `barrier`).
     pub async fn barrier_conn(&self) -> Result<Conn> {
-        Self::conn_of(&self.barrier).await
+        Self::conn_of(&self.pools().1).await
     }
 
     /// A pooled meta connection. A connection attempt reset by the server
     /// (seen under bursts of 256 sysbench clients connecting at once) is
     /// retried twice before it is reported.
     pub async fn conn(&self) -> Result<Conn> {
-        Self::conn_of(&self.pool).await
+        Self::conn_of(&self.pools().0).await
     }
 
     async fn conn_of(pool: &Pool) -> Result<Conn> {
@@ -144,6 +222,13 @@ impl MetaStore {
                 .map_err(me)?;
             }
         }
+        // The primary is the server bootstrapped, until a failover.
+        conn.exec_drop(
+            "INSERT IGNORE INTO meta_primary (id, host, port, epoch) VALUES (1, ?, ?, 1)",
+            (&endpoint.host, endpoint.port),
+        )
+        .await
+        .map_err(me)?;
         for s in shards {
             conn.exec_drop(
                 "INSERT IGNORE INTO shards (shard_id, host, port, user) VALUES (?, ?, ?, ?)",
@@ -218,8 +303,9 @@ impl MetaStore {
     }
 
     pub async fn disconnect(self) {
-        let _ = self.pool.disconnect().await;
-        let _ = self.barrier.disconnect().await;
+        let (pool, barrier) = self.pools();
+        let _ = pool.disconnect().await;
+        let _ = barrier.disconnect().await;
     }
 }
 

@@ -15,13 +15,12 @@
 //! stops each one's stream from the old primary before reading positions,
 //! and promotes the one that applied the most.
 
-pub(crate) mod promote;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Error, Result, ShardId};
+use common::{Result, ShardId};
+use meta::replication::{self, admin_conn};
 use meta::{ReplicaRecord, ReplicaState};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
@@ -30,9 +29,6 @@ use crate::Router;
 
 /// The meta lease of the node that watches the primaries.
 pub const LEASE: &str = "shard_failover";
-
-/// The administrative account on shard servers (made by `cluster up`).
-pub const ADMIN_USER: &str = "tessera_admin";
 
 /// How often the watcher probes each primary.
 pub const PROBE_EVERY: Duration = Duration::from_millis(250);
@@ -51,7 +47,8 @@ const RENEW_EVERY: Duration = Duration::from_secs(1);
 /// while this node holds it, probes the primaries and fails them over.
 /// A node without the administrative password never takes the lease.
 pub async fn watch(router: Arc<Router>, admin_password: String) {
-    if admin_password.is_empty() {
+    let replicated_meta = router.meta.servers().len() > 1;
+    if admin_password.is_empty() && !replicated_meta {
         return;
     }
     let mut w = Watcher {
@@ -62,9 +59,17 @@ pub async fn watch(router: Arc<Router>, admin_password: String) {
         replicas: vec![],
         probes: HashMap::new(),
         misses: HashMap::new(),
+        meta_misses: None,
+        meta_checked: Instant::now(),
     };
     loop {
         tokio::time::sleep(PROBE_EVERY).await;
+        if replicated_meta {
+            w.meta_round().await;
+        }
+        if w.admin_password.is_empty() {
+            continue;
+        }
         if let Err(e) = w.round().await {
             tracing::warn!("failover watcher: {e}");
         }
@@ -83,9 +88,68 @@ struct Watcher {
     probes: HashMap<ShardId, (u16, Conn)>,
     /// Missed probes in a row, and when the first of them was sent.
     misses: HashMap<ShardId, (u32, Instant)>,
+    /// The same for meta's primary.
+    meta_misses: Option<(u32, Instant)>,
+    /// When meta's servers were last asked which is the primary.
+    meta_checked: Instant,
 }
 
 impl Watcher {
+    /// Meta's primary: probed every round; every second every meta server
+    /// is asked which is the primary (a failover another node made is
+    /// followed, an old primary that came back is fenced); after
+    /// [`MISSES`] misses a replica is promoted.
+    async fn meta_round(&mut self) {
+        let meta = self.router.meta.clone();
+        let probe = async {
+            let mut c = meta.conn().await?;
+            c.query_drop("SELECT 1").await.map_err(common::Error::meta)
+        };
+        let answered = matches!(tokio::time::timeout(PROBE_TIMEOUT, probe).await, Ok(Ok(())));
+        if answered {
+            self.meta_misses = None;
+            if self.meta_checked.elapsed() >= RENEW_EVERY {
+                self.meta_checked = Instant::now();
+                if let Err(e) = meta.follow_primary(true).await {
+                    tracing::debug!("asking meta's servers: {e}");
+                }
+                if !self.admin_password.is_empty() {
+                    meta.fence_stale(&self.admin_password).await;
+                }
+            }
+            return;
+        }
+        let m = self.meta_misses.get_or_insert((0, Instant::now()));
+        m.0 += 1;
+        tracing::warn!("meta's primary missed probe {} of {MISSES}", m.0);
+        if m.0 < MISSES {
+            return;
+        }
+        let first_miss = m.1;
+        let moved = match meta.follow_primary(true).await {
+            Ok(true) => true,
+            _ if self.admin_password.is_empty() => false,
+            _ => match meta
+                .fail_over(&self.admin_password, self.router.node_id)
+                .await
+            {
+                Ok(done) => done,
+                Err(e) => {
+                    tracing::warn!("meta failover not done yet: {e}");
+                    false
+                }
+            },
+        };
+        if moved {
+            tracing::warn!(
+                "meta: on its new primary {} ms after the first missed probe",
+                first_miss.elapsed().as_millis()
+            );
+            self.meta_misses = None;
+            let _ = self.router.check_version().await;
+        }
+    }
+
     async fn round(&mut self) -> Result<()> {
         if !self.lease().await? {
             return Ok(());
@@ -195,7 +259,9 @@ impl Watcher {
             .map(|r| (r.host.clone(), r.port))
             .collect();
         let login = self.router.shard_login(shard)?;
-        let promoted = promote::promote(shard, &replicas, &self.admin_password, &login).await?;
+        let promoted =
+            replication::promote(&shard.to_string(), &replicas, &self.admin_password, &login)
+                .await?;
         let f = meta::Failover {
             shard,
             old: old.clone(),
@@ -236,41 +302,11 @@ impl Watcher {
             .collect();
         for (host, port) in failed {
             if let Ok(mut c) = admin_conn(&host, port, &self.admin_password, PROBE_TIMEOUT).await {
-                if let Err(e) = promote::fence(&mut c).await {
+                if let Err(e) = replication::fence(&mut c).await {
                     tracing::warn!("fencing the old primary {host}:{port}: {e}");
                 }
                 let _ = c.disconnect().await;
             }
         }
-    }
-}
-
-/// A connection of the administrative account to a shard server, over
-/// TCP, given up after `timeout`.
-pub(crate) async fn admin_conn(
-    host: &str,
-    port: u16,
-    password: &str,
-    timeout: Duration,
-) -> Result<Conn> {
-    let opts = mysql_async::OptsBuilder::default()
-        .ip_or_hostname(host)
-        .tcp_port(port)
-        .user(Some(ADMIN_USER))
-        .pass(Some(password))
-        .prefer_socket(false)
-        // Strings are quoted by doubling quotes only
-        // (`storage_adapter::quote_str`).
-        .init(vec!["SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"]);
-    match tokio::time::timeout(timeout, Conn::new(opts)).await {
-        Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(Error::ShardUnavailable {
-            shard: format!("{host}:{port}"),
-            message: e.to_string(),
-        }),
-        Err(_) => Err(Error::ShardUnavailable {
-            shard: format!("{host}:{port}"),
-            message: "no answer".into(),
-        }),
     }
 }

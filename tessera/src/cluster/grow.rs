@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::ShardId;
-use meta::{MetaStore, MoveRecord, ShardInfo};
+use meta::{MoveRecord, ShardInfo};
 use shard_router::placement::mover::{
     self, plan::PlannedMove, rebalance::rebalance, recover::recover_moves, MoveOptions,
     MoveRequest, MoveStatus,
@@ -36,8 +36,7 @@ fn runtime() -> AnyResult<tokio::runtime::Runtime> {
 }
 
 async fn router_of(cf: &ClusterFile) -> AnyResult<Arc<Router>> {
-    let meta = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
-        .map_err(|e| e.to_string())?;
+    let meta = cf.meta_store().await?;
     Router::new(meta, 0, 16, 1, cf.password_of(Role::Shard).to_string())
         .await
         .map_err(|e| e.to_string())
@@ -101,8 +100,7 @@ pub fn add_shard(dir: &Path) -> AnyResult<()> {
     let port = node.port;
     let rt = runtime()?;
     rt.block_on(async {
-        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
-            .map_err(|e| e.to_string())?;
+        let store = cf.meta_store().await?;
         let mut ddl = store
             .begin_ddl(0, &format!("-- add shard {i}"))
             .await
@@ -298,7 +296,7 @@ pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
 /// is not running).
 pub fn print_open_moves(dir: &Path) -> AnyResult<()> {
     let cf = existing(dir)?;
-    if !port_answers(cf.meta_port()) {
+    if !cf.meta_servers().iter().any(|s| port_answers(s.port)) {
         return Ok(());
     }
     match read_moves(&cf, true) {
@@ -314,8 +312,7 @@ pub fn print_open_moves(dir: &Path) -> AnyResult<()> {
 
 fn read_moves(cf: &ClusterFile, open_only: bool) -> AnyResult<Vec<MoveRecord>> {
     runtime()?.block_on(async {
-        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
-            .map_err(|e| e.to_string())?;
+        let store = cf.meta_store().await?;
         let all = store.moves(open_only).await.map_err(|e| e.to_string());
         store.disconnect().await;
         all

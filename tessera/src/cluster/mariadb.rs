@@ -50,6 +50,8 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     }
     let sock = node.dir.join("mysqld.sock");
     let log = node.dir.join("node.log");
+    // A replica is configured as the server it replicates.
+    let kind = node.kind();
     // secure_file_priv must name an existing directory: an empty one that
     // only the server's user may enter.
     let no_files = node.dir.join("no-file-access");
@@ -74,14 +76,14 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         // Durable by default; meta holds the commit decisions, so it
         // flushes at every commit whatever the setting.
         .arg(
-            if node.role == Role::Meta || cf.durability == Durability::Durable {
+            if kind == Role::Meta || cf.durability == Durability::Durable {
                 "--innodb-flush-log-at-trx-commit=1"
             } else {
                 "--innodb-flush-log-at-trx-commit=2"
             },
         )
         .arg(
-            if node.role == Role::Meta || cf.durability == Durability::Durable {
+            if kind == Role::Meta || cf.durability == Durability::Durable {
                 "--sync-binlog=1"
             } else {
                 "--sync-binlog=0"
@@ -93,7 +95,7 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         .arg("--local-infile=0")
         // 1 GiB per shard holds a TPC-H SF1 partition's working set; the
         // pool grows on demand (allocated, not reserved, on Linux).
-        .arg(if node.role == Role::Meta {
+        .arg(if kind == Role::Meta {
             "--innodb-buffer-pool-size=256M"
         } else {
             "--innodb-buffer-pool-size=1G"
@@ -113,8 +115,8 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
         // XA waits hand the worker's place to another thread.
         .arg("--thread-handling=pool-of-threads");
-    let shard_server = matches!(node.role, Role::Shard | Role::Replica);
-    if shard_server && cf.shard_binlog {
+    let replicated = cf.replicas > 0;
+    if (kind == Role::Shard && cf.shard_binlog) || replicated {
         // A shard's row-based binary log is how a partition move catches
         // up with the writes made while its rows were copied
         // (`shard_router::placement::mover`); the server id only has to be
@@ -125,7 +127,7 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
             .arg(format!("--server-id={}", node.port))
             .arg("--binlog-expire-logs-seconds=86400");
     }
-    if shard_server && cf.replicas > 0 {
+    if replicated {
         cmd.args(super::replicas::server_options());
     }
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
@@ -133,7 +135,7 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     // Every start, not only the first: the grants are idempotent, and a
     // cluster made by an older version gets the ones added since (the
     // binary log privileges partition moves need).
-    create_mysql_user(cf, node.role, &sock)?;
+    create_mysql_user(cf, kind, &sock)?;
     Ok(())
 }
 
@@ -143,9 +145,11 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
 /// recovery, but no FILE, no GRANT OPTION, no access to `mysql` or `sys`.
 pub(super) fn grants(role: Role, user: &str) -> Vec<String> {
     match role {
-        Role::Meta => vec![format!(
-            "GRANT ALL PRIVILEGES ON `tessera_meta`.* TO '{user}'@'%'"
-        )],
+        // Meta's replicas follow it with the cluster account.
+        Role::Meta => vec![
+            format!("GRANT ALL PRIVILEGES ON `tessera_meta`.* TO '{user}'@'%'"),
+            format!("GRANT REPLICATION SLAVE ON *.* TO '{user}'@'%'"),
+        ],
         _ => vec![
             format!(
                 "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, REFERENCES, \
@@ -202,7 +206,7 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
             stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
         }
         stmts.extend(grants(role, &cf.mysql_user));
-        if role != Role::Meta && !cf.admin_password.is_empty() {
+        if cf.replicas > 0 && !cf.admin_password.is_empty() {
             stmts.extend(super::replicas::admin_account(cf));
         }
         stmts.push("FLUSH PRIVILEGES".to_string());

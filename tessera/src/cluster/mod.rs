@@ -158,6 +158,18 @@ pub struct Node {
     pub dir: PathBuf,
 }
 
+impl Node {
+    /// What the server is configured as: a replica as the server it
+    /// replicates (meta's or a shard's).
+    pub fn kind(&self) -> Role {
+        match self.role {
+            Role::Replica if self.shard == 0 => Role::Meta,
+            Role::Replica => Role::Shard,
+            r => r,
+        }
+    }
+}
+
 impl ClusterFile {
     pub fn meta_port(&self) -> u16 {
         self.base_port + 10
@@ -171,7 +183,8 @@ impl ClusterFile {
             self.base_port + 20 + i as u16
         }
     }
-    /// Replica `r` (from 1) of shard `i`: base + 100 + 10 i + r.
+    /// Replica `r` (from 1) of shard `i` (of meta for `i` = 0):
+    /// base + 100 + 10 i + r.
     pub fn replica_port(&self, i: u32, r: u32) -> u16 {
         self.base_port + 100 + (10 * i + r) as u16
     }
@@ -190,6 +203,7 @@ impl ClusterFile {
             port: self.meta_port(),
             dir: dir.join("meta"),
         }];
+        v.extend(self.replica_nodes(dir, 0));
         for i in (1..=self.shards).filter(|i| !self.removed_shards.contains(i)) {
             v.push(Node {
                 role: Role::Shard,
@@ -221,15 +235,22 @@ impl ClusterFile {
         v
     }
 
-    /// The replicas of shard `i`.
+    /// The replicas of shard `i` (of meta for 0).
     pub fn replica_nodes(&self, dir: &Path, i: u32) -> Vec<Node> {
         (1..=self.replicas)
-            .map(|r| Node {
-                role: Role::Replica,
-                shard: i,
-                name: format!("shard{i}r{r}"),
-                port: self.replica_port(i, r),
-                dir: dir.join(format!("shard{i}r{r}")),
+            .map(|r| {
+                let name = if i == 0 {
+                    format!("metar{r}")
+                } else {
+                    format!("shard{i}r{r}")
+                };
+                Node {
+                    role: Role::Replica,
+                    shard: i,
+                    port: self.replica_port(i, r),
+                    dir: dir.join(&name),
+                    name,
+                }
             })
             .collect()
     }
@@ -237,7 +258,7 @@ impl ClusterFile {
     /// The cluster account's password on a node of this role.
     pub fn password_of(&self, role: Role) -> &str {
         match role {
-            Role::Shard | Role::Replica if !self.shard_password.is_empty() => &self.shard_password,
+            Role::Shard if !self.shard_password.is_empty() => &self.shard_password,
             _ => &self.mysql_password,
         }
     }
@@ -250,6 +271,25 @@ impl ClusterFile {
             user: self.mysql_user.clone(),
             password: self.password_of(role).to_string(),
         }
+    }
+
+    /// Every meta server: the first one made, then its replicas.
+    pub fn meta_servers(&self) -> Vec<MysqlEndpoint> {
+        std::iter::once(self.meta_port())
+            .chain((1..=self.replicas).map(|r| self.replica_port(0, r)))
+            .map(|p| self.endpoint(Role::Meta, p))
+            .collect()
+    }
+
+    /// A store on meta's primary (when meta is replicated, the server
+    /// its servers name).
+    pub async fn meta_store(&self) -> AnyResult<MetaStore> {
+        let store = MetaStore::connect_servers(self.meta_servers(), "tessera_meta")
+            .map_err(|e| e.to_string())?;
+        if let Err(e) = store.follow_primary(false).await {
+            tracing::debug!("asking meta's servers: {e}");
+        }
+        Ok(store)
     }
 
     pub fn psql_url(&self, port: u16) -> String {
@@ -359,6 +399,11 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let meta_primary = if cf.replicas > 0 {
+        rt.block_on(replicas::configure_meta(&cf, &nodes))?
+    } else {
+        cf.endpoint(Role::Meta, cf.meta_port())
+    };
     rt.block_on(async {
         let shards: Vec<ShardInfo> = (1..=cf.shards)
             .filter(|i| !cf.removed_shards.contains(i))
@@ -367,16 +412,10 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 endpoint: cf.endpoint(Role::Shard, cf.shard_port(i)),
             })
             .collect();
-        MetaStore::bootstrap(
-            &cf.endpoint(Role::Meta, cf.meta_port()),
-            "tessera_meta",
-            &cf.cluster_id,
-            &shards,
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-        let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
+        MetaStore::bootstrap(&meta_primary, "tessera_meta", &cf.cluster_id, &shards)
+            .await
             .map_err(|e| e.to_string())?;
+        let store = MetaStore::connect(&meta_primary, "tessera_meta").map_err(|e| e.to_string())?;
         if store
             .user_credentials(&cf.pg_user)
             .await
@@ -457,11 +496,11 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
             obj["password"] = cf.pg_password.clone().into();
         } else {
             obj["user"] = cf.mysql_user.clone().into();
-            obj["password"] = cf.password_of(n.role).into();
+            obj["password"] = cf.password_of(n.kind()).into();
             // Pool use as the shard sees it: connections open to it (from
             // every compute node) and how many are running a statement.
             if answers {
-                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.role, n.port)) {
+                if let Some((open, busy)) = mysql_connections(&cf.endpoint(n.kind(), n.port)) {
                     obj["connections"] = open.into();
                     obj["running_statements"] = busy.into();
                 }

@@ -57,15 +57,82 @@ async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
         .map_err(|e| format!("{}: {e}", node.name))
 }
 
+/// Sets meta's servers to their roles and answers the primary's login:
+/// the server whose own record names it at the highest epoch (the first
+/// one made, in a new cluster) is writable with semi-synchronous commits;
+/// the others are read-only and follow it, but for an old primary (it
+/// names itself at an older epoch), which is left alone.
+pub(super) async fn configure_meta(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<MysqlEndpoint> {
+    let servers = cf.meta_servers();
+    let claims =
+        meta::replication::meta_claims(&servers, "tessera_meta", std::time::Duration::from_secs(2))
+            .await;
+    let (primary, epoch) = meta::replication::primary_of(&claims, false)
+        .unwrap_or_else(|| (cf.endpoint(Role::Meta, cf.meta_port()), 0));
+    let metas: Vec<&Node> = nodes.iter().filter(|n| n.kind() == Role::Meta).collect();
+    // Replicas first: the primary's commits wait for one of them.
+    for n in metas.iter().filter(|n| n.port != primary.port) {
+        let old_primary = claims
+            .iter()
+            .find(|c| c.server.port == n.port)
+            .and_then(|c| c.own_epoch())
+            .is_some_and(|e| e < epoch);
+        let mut conn = root_conn(n).await?;
+        let mut sql = vec![
+            "SET GLOBAL rpl_semi_sync_master_enabled = OFF".to_string(),
+            "SET GLOBAL read_only = ON".to_string(),
+        ];
+        if old_primary {
+            println!(
+                "{} was meta's primary before a failover: it stays read-only until it is rebuilt",
+                n.name
+            );
+        } else {
+            let following: Vec<mysql_async::Row> = conn
+                .query("SHOW SLAVE STATUS")
+                .await
+                .map_err(|e| format!("{}: {e}", n.name))?;
+            if following.is_empty() {
+                sql.push(change_master(cf, Role::Meta, primary.port));
+                sql.push("START SLAVE".into());
+            }
+        }
+        run_all(&mut conn, n, &sql).await?;
+    }
+    if let Some(n) = metas.iter().find(|n| n.port == primary.port) {
+        let mut conn = root_conn(n).await?;
+        run_all(&mut conn, n, &primary_statements()).await?;
+    }
+    Ok(primary)
+}
+
+async fn run_all(conn: &mut mysql_async::Conn, n: &Node, sql: &[String]) -> AnyResult<()> {
+    for stmt in sql {
+        conn.query_drop(stmt)
+            .await
+            .map_err(|e| format!("{}: {stmt}: {e}", n.name))?;
+    }
+    Ok(())
+}
+
+fn primary_statements() -> Vec<String> {
+    vec![
+        "SET GLOBAL rpl_semi_sync_master_enabled = ON".into(),
+        "SET GLOBAL read_only = OFF".into(),
+    ]
+}
+
 /// Records the replicas in meta and sets every shard server to its role:
 /// the primary meta names writable with semi-synchronous commits, each
 /// replica read-only and replicating from it (set up once; a replica
 /// remembers its primary across restarts), a failed-over old primary
 /// read-only and left alone.
 pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()> {
-    let store = MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
-        .map_err(|e| e.to_string())?;
-    for n in nodes.iter().filter(|n| n.role == Role::Replica) {
+    let store = cf.meta_store().await?;
+    for n in nodes
+        .iter()
+        .filter(|n| n.role == Role::Replica && n.shard > 0)
+    {
         store
             .register_replica(ShardId(n.shard), "127.0.0.1", n.port)
             .await
@@ -74,10 +141,7 @@ pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()>
     let catalog = store.load_catalog().await.map_err(|e| e.to_string())?;
     let states = store.shard_replicas().await.map_err(|e| e.to_string())?;
     store.disconnect().await;
-    for n in nodes
-        .iter()
-        .filter(|n| matches!(n.role, Role::Shard | Role::Replica))
-    {
+    for n in nodes.iter().filter(|n| n.kind() == Role::Shard) {
         let primary = catalog
             .placement
             .server(ShardId(n.shard))
@@ -89,11 +153,7 @@ pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()>
             .find(|r| r.shard.0 == n.shard && r.port == n.port)
             .map(|r| r.state);
         let sql = role_statements(cf, n, primary, state, &mut conn).await?;
-        for stmt in sql {
-            conn.query_drop(&stmt)
-                .await
-                .map_err(|e| format!("{}: {stmt}: {e}", n.name))?;
-        }
+        run_all(&mut conn, n, &sql).await?;
         let _ = conn.disconnect().await;
     }
     Ok(())
@@ -108,10 +168,7 @@ async fn role_statements(
     conn: &mut mysql_async::Conn,
 ) -> AnyResult<Vec<String>> {
     if n.port == primary {
-        return Ok(vec![
-            "SET GLOBAL rpl_semi_sync_master_enabled = ON".into(),
-            "SET GLOBAL read_only = OFF".into(),
-        ]);
+        return Ok(primary_statements());
     }
     let mut sql = vec![
         "SET GLOBAL rpl_semi_sync_master_enabled = OFF".to_string(),
@@ -124,7 +181,7 @@ async fn role_statements(
                 .await
                 .map_err(|e| format!("{}: {e}", n.name))?;
             if following.is_empty() {
-                sql.push(change_master(cf, primary));
+                sql.push(change_master(cf, Role::Shard, primary));
                 sql.push("START SLAVE".into());
             }
         }
@@ -138,12 +195,12 @@ async fn role_statements(
 
 /// Points a replica at a primary on this host, from the GTID position it
 /// has applied.
-fn change_master(cf: &ClusterFile, primary: u16) -> String {
+fn change_master(cf: &ClusterFile, kind: Role, primary: u16) -> String {
     format!(
         "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {primary}, MASTER_USER = '{}', \
          MASTER_PASSWORD = '{}', MASTER_USE_GTID = slave_pos",
         cf.mysql_user.replace('\'', "''"),
-        cf.password_of(Role::Shard).replace('\'', "''")
+        cf.password_of(kind).replace('\'', "''")
     )
 }
 
@@ -158,11 +215,22 @@ pub(super) fn server_states(cf: &ClusterFile) -> std::collections::HashMap<u16, 
         return states;
     };
     rt.block_on(async {
-        let Ok(store) =
-            MetaStore::connect(&cf.endpoint(Role::Meta, cf.meta_port()), "tessera_meta")
-        else {
+        let Ok(store) = cf.meta_store().await else {
             return;
         };
+        let claims = meta::replication::meta_claims(
+            &cf.meta_servers(),
+            "tessera_meta",
+            std::time::Duration::from_secs(1),
+        )
+        .await;
+        let top = meta::replication::primary_of(&claims, false).map(|(_, e)| e);
+        for c in &claims {
+            // An old primary names itself at an older epoch.
+            let old = c.own_epoch().is_some_and(|e| Some(e) < top);
+            states.insert(c.server.port, if old { "failed" } else { "replica" });
+        }
+        states.insert(store.server().port, "primary");
         let asked = async {
             let catalog = store.load_catalog().await.ok()?;
             let replicas = store.shard_replicas().await.ok()?;

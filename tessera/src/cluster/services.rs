@@ -19,6 +19,12 @@ pub(super) fn start_compute(
         node_id: index,
         listen: format!("127.0.0.1:{}", node.port),
         meta: cf.endpoint(Role::Meta, cf.meta_port()),
+        meta_replicas: cf
+            .meta_servers()
+            .iter()
+            .skip(1)
+            .map(|s| format!("{}:{}", s.host, s.port))
+            .collect(),
         shard_password: cf.password_of(Role::Shard).to_string(),
         shard_admin_password: if cf.replicas > 0 {
             cf.admin_password.clone()

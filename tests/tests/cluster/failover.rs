@@ -1,10 +1,12 @@
-//! Failover of replicated shards (issue 34): a cluster whose shards have
-//! two semi-synchronous replicas each runs transfers between accounts
-//! (and readers of the total) while shard primaries are killed with
-//! SIGKILL. The compute nodes promote a replica each time; clients see
+//! Failover of replicated shards and meta (issue 34): a cluster whose
+//! shards and meta have two semi-synchronous replicas each runs transfers
+//! between accounts (and readers of the total, and inserts drawing a
+//! sequence) while two shard primaries and then meta's primary are killed
+//! with SIGKILL. The compute nodes promote a replica each time; clients see
 //! only retryable errors, the total holds at every read, every
-//! acknowledged transfer is in the ledger, no XA branch is left, and an XA
-//! branch prepared on a killed primary is found prepared on the new one.
+//! acknowledged transfer is in the ledger, no sequence value repeats, no XA
+//! branch is left, and an XA branch prepared on a killed primary is found
+//! prepared on the new one.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,6 +30,7 @@ struct Counters {
     wrong_reads: AtomicU64,
     retryable: AtomicU64,
     transfers: AtomicU64,
+    serials: std::sync::Mutex<Vec<i64>>,
 }
 
 pub(crate) async fn failover() {
@@ -37,6 +40,7 @@ pub(crate) async fn failover() {
         "CREATE TABLE fo_acct (id int PRIMARY KEY, balance bigint NOT NULL); \
          CREATE TABLE fo_log (id bigint PRIMARY KEY, a int, b int); \
          CREATE TABLE fo_rto (id int PRIMARY KEY, n int); \
+         CREATE TABLE fo_seq (id serial PRIMARY KEY, note text); \
          INSERT INTO fo_acct SELECT g, 1000 FROM generate_series(1, {ACCOUNTS}) g; \
          INSERT INTO fo_rto SELECT g, 0 FROM generate_series(1, 60) g"
     ))
@@ -52,7 +56,8 @@ pub(crate) async fn failover() {
     // the promoted replica.
     let foreign_xid = prepare_foreign_branch(&cluster, 2).await;
     let mut rtos = vec![];
-    for shard in [2u32, 1] {
+    // Shards 2 and 1, then meta (shard 0 here).
+    for shard in [2u32, 1, 0] {
         let before = transfers_now(&counters);
         let killed = kill_primary(&cluster, shard).await;
         let rto = first_write_after(&cluster).await;
@@ -76,8 +81,9 @@ pub(crate) async fn failover() {
     }
     let ack = acknowledged.lock().expect("ack").clone();
     println!(
-        "failover: {} transfers acknowledged, {} reads of the total, {} retryable errors, RTOs {rtos:?}",
+        "failover: {} transfers acknowledged, {} serials, {} reads of the total, {} retryable errors, RTOs {rtos:?}",
         ack.len(),
+        counters.serials.lock().expect("serials").len(),
         counters.reads.load(Ordering::Relaxed),
         counters.retryable.load(Ordering::Relaxed)
     );
@@ -87,6 +93,15 @@ pub(crate) async fn failover() {
         "a read saw a wrong total"
     );
     assert!(counters.reads.load(Ordering::Relaxed) > 0);
+    let mut serials = counters.serials.lock().expect("serials").clone();
+    let drawn = serials.len();
+    serials.sort_unstable();
+    serials.dedup();
+    assert_eq!(
+        serials.len(),
+        drawn,
+        "a sequence value was handed out twice"
+    );
     check_after(&cluster, &ack).await;
     check_foreign_branch(&cluster, 2, &foreign_xid).await;
     old_primary_stays_out(&cluster).await;
@@ -142,6 +157,25 @@ async fn start_load(
             }));
         }
         let url = cluster.pg_url(node);
+        let c2 = counters.clone();
+        tasks.push(tokio::spawn(async move {
+            let c = connect(&url).await;
+            while !c2.stop.load(Ordering::Relaxed) {
+                match c
+                    .query_one("INSERT INTO fo_seq (note) VALUES ('x') RETURNING id", &[])
+                    .await
+                {
+                    Ok(r) => c2
+                        .serials
+                        .lock()
+                        .expect("serials")
+                        .push(r.get::<_, i32>(0) as i64),
+                    Err(e) => retryable(&e, "an insert drawing a sequence"),
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }));
+        let url = cluster.pg_url(node);
         let counters = counters.clone();
         tasks.push(tokio::spawn(async move {
             let c = connect(&url).await;
@@ -186,14 +220,49 @@ async fn connect(url: &str) -> tokio_postgres::Client {
     client
 }
 
-/// The server serving `shard` now, as meta says: (port, node folder).
+/// A connection to meta's primary (the writable one of its servers).
+async fn meta_conn(cluster: &TestCluster) -> mysql_async::Conn {
+    let login = &cluster.role("meta")[0];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        for n in cluster.nodes.iter().filter(|n| n.name.starts_with("meta")) {
+            let opts = mysql_async::OptsBuilder::default()
+                .ip_or_hostname("127.0.0.1")
+                .tcp_port(n.port)
+                .user(Some(login.user.clone()))
+                .pass(Some(login.password.clone()))
+                .db_name(Some("tessera_meta"))
+                .prefer_socket(false);
+            if let Ok(mut c) = mysql_async::Conn::new(opts).await {
+                if c.query_first::<u8, _>("SELECT @@read_only")
+                    .await
+                    .ok()
+                    .flatten()
+                    == Some(0)
+                {
+                    return c;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "no writable meta server");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The server serving `shard` now (meta's primary for 0): (port, node).
 async fn primary_of(cluster: &TestCluster, shard: u32) -> (u16, String) {
-    let mut meta = cluster.meta_conn().await;
-    let port: u16 = meta
-        .exec_first("SELECT port FROM shards WHERE shard_id = ?", (shard,))
-        .await
-        .expect("primary")
-        .expect("shard in meta");
+    let mut meta = meta_conn(cluster).await;
+    let port: u16 = if shard == 0 {
+        meta.query_first("SELECT port FROM meta_primary WHERE id = 1")
+            .await
+            .expect("meta primary")
+            .expect("meta_primary row")
+    } else {
+        meta.exec_first("SELECT port FROM shards WHERE shard_id = ?", (shard,))
+            .await
+            .expect("primary")
+            .expect("shard in meta")
+    };
     let node = cluster
         .nodes
         .iter()
@@ -246,8 +315,11 @@ async fn wait_failover_recorded(cluster: &TestCluster, shard: u32, killed: &str)
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (_, node) = primary_of(cluster, shard).await;
+        if node != killed && shard == 0 {
+            return;
+        }
         if node != killed {
-            let mut meta = cluster.meta_conn().await;
+            let mut meta = meta_conn(cluster).await;
             let state: Option<String> = meta
                 .exec_first(
                     "SELECT state FROM shard_replicas WHERE shard_id = ? AND port = ?",
@@ -370,14 +442,19 @@ async fn check_after(cluster: &TestCluster, ack: &HashSet<i64>) {
 /// routed to; the cluster keeps answering.
 async fn old_primary_stays_out(cluster: &TestCluster) {
     cluster.restart_missing();
-    let mut meta = cluster.meta_conn().await;
+    let mut meta = meta_conn(cluster).await;
     let failed: Vec<u16> = meta
         .query("SELECT port FROM shard_replicas WHERE state = 'failed'")
         .await
         .expect("failed servers");
     assert_eq!(failed.len(), 2, "two old primaries recorded failed");
-    for port in failed {
-        let mut s = server_conn(cluster, port).await;
+    let old_meta = cluster.role("meta")[0].port;
+    for port in failed.into_iter().chain([old_meta]) {
+        let mut s = if port == old_meta {
+            tests::mysql_conn(&cluster.role("meta")[0]).await
+        } else {
+            server_conn(cluster, port).await
+        };
         let ro: Option<u8> = s
             .query_first("SELECT @@read_only")
             .await

@@ -1,5 +1,10 @@
+//! Replicated MariaDB servers (a shard's or meta's; issue 34, RFC
+//! 2026-12-04-replicas-and-failover): the administrative account's
+//! connections, a promotion, the fence of an old primary, and which of
+//! meta's servers is its primary.
+//!
 //! One promotion: the replica with the most of a failed primary's binary
-//! log becomes the shard's primary, the other replicas follow it.
+//! log becomes the primary, the other replicas follow it.
 //!
 //! 1. Every replica must answer (with one of them missing, the one that
 //!    holds a commit only it acknowledged could be the missing one: no
@@ -18,39 +23,40 @@
 
 use std::time::Duration;
 
-use common::{Error, Result, ShardId};
+use common::config::MysqlEndpoint;
+use common::{Error, Result};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
-use storage_adapter::quote_str;
-
-use super::admin_conn;
+/// The administrative account on replicated servers (made by `cluster
+/// up`): replication control, read-only switches, KILL; no data.
+pub const ADMIN_USER: &str = "tessera_admin";
 
 /// How long a replica may take to apply what it received.
 const APPLY_TIMEOUT_SECS: u32 = 30;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub(super) struct Promoted {
+pub struct Promoted {
     pub server: (String, u16),
     pub gtid: String,
 }
 
-/// The shard account replicas log in to their primary with.
-pub(crate) struct Login {
+/// The account replicas log in to their primary with.
+pub struct Login {
     pub user: String,
     pub password: String,
 }
 
-pub(super) async fn promote(
-    shard: ShardId,
+/// Promotes the furthest of `replicas` (`what` names the server set in
+/// errors) and points the others at it.
+pub async fn promote(
+    what: &str,
     replicas: &[(String, u16)],
     admin_password: &str,
     login: &Login,
 ) -> Result<Promoted> {
     if replicas.is_empty() {
-        return Err(Error::internal(format!(
-            "{shard} has no replica to promote"
-        )));
+        return Err(Error::internal(format!("{what} has no replica to promote")));
     }
     let mut conns = Vec::with_capacity(replicas.len());
     for (host, port) in replicas {
@@ -58,7 +64,7 @@ pub(super) async fn promote(
             .await
             .map_err(|e| {
                 Error::internal(format!(
-                    "{shard}: replica {host}:{port} does not answer ({e}); a promotion needs every replica"
+                    "{what}: replica {host}:{port} does not answer ({e}); a promotion needs every replica"
                 ))
             })?;
         conns.push(c);
@@ -72,7 +78,7 @@ pub(super) async fn promote(
     for (c, (host, port)) in conns.iter_mut().zip(replicas) {
         let pos = applied_position(c)
             .await
-            .map_err(|e| Error::internal(format!("{shard}: replica {host}:{port}: {e}")))?;
+            .map_err(|e| Error::internal(format!("{what}: replica {host}:{port}: {e}")))?;
         positions.push(pos);
     }
     let best = furthest(&positions);
@@ -180,14 +186,14 @@ async fn follow(c: &mut Conn, host: &str, port: u16, login: &Login) -> Result<()
 
 /// Keeps an old primary from serving: read-only, and every connection of
 /// a client account killed (the failover account's own excepted).
-pub(super) async fn fence(c: &mut Conn) -> Result<()> {
+pub async fn fence(c: &mut Conn) -> Result<()> {
     c.query_drop("SET GLOBAL read_only = ON")
         .await
         .map_err(me)?;
     let ids: Vec<u64> = c
         .exec(
             "SELECT id FROM information_schema.processlist WHERE user NOT IN (?, 'root', 'system user', 'event_scheduler') AND id <> CONNECTION_ID()",
-            (super::ADMIN_USER,),
+            (ADMIN_USER,),
         )
         .await
         .map_err(me)?;
@@ -199,6 +205,115 @@ pub(super) async fn fence(c: &mut Conn) -> Result<()> {
 
 fn me(e: mysql_async::Error) -> Error {
     Error::internal(e.to_string())
+}
+
+/// Quotes a string literal for a connection in NO_BACKSLASH_ESCAPES mode
+/// (as `storage_adapter::quote_str` does for shard sessions).
+fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A connection of `user` to a MariaDB server over TCP, given up after
+/// `timeout`; strings on it are quoted by doubling quotes only.
+pub async fn conn_to(
+    host: &str,
+    port: u16,
+    user: &str,
+    password: &str,
+    timeout: Duration,
+) -> Result<Conn> {
+    let opts = mysql_async::OptsBuilder::default()
+        .ip_or_hostname(host)
+        .tcp_port(port)
+        .user(Some(user))
+        .pass(Some(password))
+        .prefer_socket(false)
+        .init(vec!["SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"]);
+    match tokio::time::timeout(timeout, Conn::new(opts)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(Error::internal(format!("{host}:{port}: {e}"))),
+        Err(_) => Err(Error::internal(format!("{host}:{port}: no answer"))),
+    }
+}
+
+/// A connection of the administrative account.
+pub async fn admin_conn(host: &str, port: u16, password: &str, timeout: Duration) -> Result<Conn> {
+    conn_to(host, port, ADMIN_USER, password, timeout).await
+}
+
+/// What one meta server says of itself: whether it is read-only and the
+/// primary its `meta_primary` row names, with that row's epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaClaim {
+    pub server: MysqlEndpoint,
+    pub read_only: bool,
+    pub names: Option<(String, u16, u64)>,
+}
+
+impl MetaClaim {
+    /// The epoch at which this server is the primary by its own record.
+    pub fn own_epoch(&self) -> Option<u64> {
+        self.names
+            .as_ref()
+            .filter(|(h, p, _)| *h == self.server.host && *p == self.server.port)
+            .map(|(_, _, e)| *e)
+    }
+}
+
+/// Asks every meta server (in parallel, each within `timeout`) what it
+/// claims; servers that do not answer are left out.
+pub async fn meta_claims(
+    servers: &[MysqlEndpoint],
+    database: &str,
+    timeout: Duration,
+) -> Vec<MetaClaim> {
+    let sql = format!(
+        "SELECT @@read_only, (SELECT CONCAT(host, ' ', port, ' ', epoch) FROM `{}`.meta_primary WHERE id = 1)",
+        database.replace('`', "``")
+    );
+    let asks = servers.iter().map(|s| {
+        let sql = sql.clone();
+        async move {
+            let mut c = conn_to(&s.host, s.port, &s.user, &s.password, timeout)
+                .await
+                .ok()?;
+            let row: Option<(u8, Option<String>)> =
+                tokio::time::timeout(timeout, c.query_first(sql))
+                    .await
+                    .ok()?
+                    .ok()?;
+            let _ = c.disconnect().await;
+            let (read_only, names) = row?;
+            let names = names.and_then(|n| {
+                let mut p = n.split(' ');
+                Some((
+                    p.next()?.to_string(),
+                    p.next()?.parse().ok()?,
+                    p.next()?.parse().ok()?,
+                ))
+            });
+            Some(MetaClaim {
+                server: s.clone(),
+                read_only: read_only != 0,
+                names,
+            })
+        }
+    });
+    futures::future::join_all(asks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The meta primary among the claims: the server whose own record names
+/// it at the highest epoch (only writable ones when `writable` is set).
+pub fn primary_of(claims: &[MetaClaim], writable: bool) -> Option<(MysqlEndpoint, u64)> {
+    claims
+        .iter()
+        .filter(|c| !writable || !c.read_only)
+        .filter_map(|c| c.own_epoch().map(|e| (c.server.clone(), e)))
+        .max_by_key(|(_, e)| *e)
 }
 
 #[cfg(test)]
