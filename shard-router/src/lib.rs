@@ -64,7 +64,15 @@ pub struct Router {
     offline: bool,
     /// Partition moves' fences this node honours (`txn::fence`).
     pub fences: Arc<txn::Fences>,
+    /// Moves whenever a shard's server changes (a failover): a statement
+    /// begun before may wait on a server that stopped answering
+    /// ([`Router::server_moved_since`]).
+    servers_epoch: tokio::sync::watch::Sender<u64>,
 }
+
+/// How long a statement begun before a shard's failover may still run
+/// after it before it is given up with 08006.
+pub const FAILOVER_GRACE: Duration = Duration::from_secs(2);
 
 /// How often each node polls meta for the catalog version.
 pub const CATALOG_POLL: Duration = Duration::from_millis(100);
@@ -105,6 +113,7 @@ impl Router {
             shard_password,
             offline: false,
             fences: Arc::default(),
+            servers_epoch: tokio::sync::watch::Sender::new(0),
         };
         router.install(catalog)?;
         Ok(Arc::new(router))
@@ -141,6 +150,7 @@ impl Router {
             shard_password: String::new(),
             offline: true,
             fences: Arc::default(),
+            servers_epoch: tokio::sync::watch::Sender::new(0),
         }))
     }
 
@@ -150,8 +160,11 @@ impl Router {
             for (id, server) in catalog.placement.servers() {
                 let mut endpoint = server.clone();
                 endpoint.password = self.shard_password.clone();
-                if shards.get(&id).is_some_and(|(e, _)| *e == endpoint) {
-                    continue;
+                match shards.get(&id) {
+                    Some((e, _)) if *e == endpoint => continue,
+                    // The shard's server changed: a failover.
+                    Some(_) => self.servers_epoch.send_modify(|e| *e += 1),
+                    None => {}
                 }
                 let client = ShardClient::new(id, &endpoint, self.pool_max)?;
                 if let Ok(rt) = tokio::runtime::Handle::try_current() {
@@ -174,6 +187,23 @@ impl Router {
             .retain(|id, r| live.get(id) == Some(&r.0));
         *self.catalog.write() = Arc::new(catalog);
         Ok(())
+    }
+
+    /// The count of shard server changes so far.
+    pub fn servers_epoch(&self) -> u64 {
+        *self.servers_epoch.borrow()
+    }
+
+    /// Resolves [`FAILOVER_GRACE`] after a shard's server changed past
+    /// `epoch` (never, if none does): a statement still running then may be
+    /// waiting on the old server, which may never answer (stopped, cut
+    /// off), so its session gives it up.
+    pub async fn server_moved_since(&self, epoch: u64) {
+        let mut rx = self.servers_epoch.subscribe();
+        if rx.wait_for(|e| *e > epoch).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        tokio::time::sleep(FAILOVER_GRACE).await;
     }
 
     /// Where every partition lives and which server serves each shard

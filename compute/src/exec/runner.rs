@@ -98,6 +98,14 @@ impl Session {
             self.fence_activity = Some(self.router.fences.begin());
         }
         let interrupt = self.interrupt.clone();
+        let router = self.router.clone();
+        // Inside a block, the count when it began: its branches may be on
+        // a server that failed over since.
+        let servers = if self.txn.is_some() {
+            self.transaction_servers_epoch
+        } else {
+            router.servers_epoch()
+        };
         let ends_txn = matches!(prepared.plan.kind, PlanKind::Commit | PlanKind::Rollback);
         // (lock_timeout reaches the shards with the statement's access,
         // `Session::statement_access`.)
@@ -108,10 +116,16 @@ impl Session {
         } else {
             // A cancel request drops the statement where it waits; its
             // transaction, if any, is failed (`Session::arm_statement`).
+            // A shard that failed over meanwhile may hold it for ever (a
+            // stopped server answers nothing): given up, retryable.
             tokio::select! {
                 biased;
                 r = work => r,
                 _ = interrupt.past(since) => Err(Error::Canceled),
+                _ = router.server_moved_since(servers) => Err(Error::ShardUnavailable {
+                    shard: "a shard".into(),
+                    message: "its server failed over while the statement ran; run it again".into(),
+                }),
             }
         };
         if res.is_err() {

@@ -80,6 +80,10 @@ pub struct Session {
     /// (`now()` is the transaction's start, as in PostgreSQL).
     pub statement_started: chrono::DateTime<chrono::Utc>,
     pub transaction_started: chrono::DateTime<chrono::Utc>,
+    /// The router's count of shard server changes when the transaction
+    /// block began: its end is given up once a shard fails over after it
+    /// (`txn.rs`, `Router::server_moved_since`).
+    pub(crate) transaction_servers_epoch: u64,
     /// When the session last started or ended a statement.
     pub last_activity: std::time::Instant,
     /// Set by the idle-in-transaction watchdog: the session is over.
@@ -169,6 +173,7 @@ impl Session {
             statement_generation: 0,
             statement_started: chrono::Utc::now(),
             transaction_started: chrono::Utc::now(),
+            transaction_servers_epoch: 0,
             last_activity: std::time::Instant::now(),
             terminated: false,
             sequence_values: std::collections::HashMap::new(),

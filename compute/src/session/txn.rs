@@ -111,6 +111,7 @@ impl Session {
     pub(crate) fn begin(&mut self, isolation: Option<IsolationLevel>, read_only: bool) -> Output {
         if self.txn.is_none() {
             self.transaction_started = self.statement_started;
+            self.transaction_servers_epoch = self.router.servers_epoch();
             // Validated when set.
             let default_iso = self.settings.typed().default_isolation;
             self.txn = Some(self.new_branches(isolation.or(default_iso), read_only));
@@ -135,7 +136,19 @@ impl Session {
         match self.txn.take() {
             Some(t) => {
                 let _shield = shield;
-                t.finish_detached(self.router.clone(), !failed).await?;
+                let router = self.router.clone();
+                // A branch on a shard that failed over meanwhile may wait
+                // on a stopped server for ever: the commit goes on in its
+                // task (recovery settles it), the client hears 08006.
+                tokio::select! {
+                    r = t.finish_detached(self.router.clone(), !failed) => r?,
+                    _ = router.server_moved_since(self.transaction_servers_epoch) => {
+                        return Err(Error::ShardUnavailable {
+                            shard: "a shard".into(),
+                            message: "its server failed over while the transaction committed; whether it committed is not known".into(),
+                        })
+                    }
+                }
                 Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
             }
             None => Ok(Output::TxnEnd("COMMIT")),
@@ -148,7 +161,13 @@ impl Session {
         if let Some(t) = self.txn.take() {
             // A rollback may always run: shielded from now on.
             let _shield = crate::cancel::Shield::raise(self.pid, self.interrupt.generation())?;
-            t.finish_detached(self.router.clone(), false).await?;
+            let router = self.router.clone();
+            // Branches on a server that failed over are rolled back when it
+            // closes their connections (or is fenced).
+            tokio::select! {
+                r = t.finish_detached(self.router.clone(), false) => r?,
+                _ = router.server_moved_since(self.transaction_servers_epoch) => {}
+            }
         }
         Ok(Output::TxnEnd("ROLLBACK"))
     }

@@ -97,6 +97,23 @@ impl MetaStore {
         .map_err(me)
     }
 
+    /// Records what a server of a shard is now (an old primary that
+    /// rejoined as a replica).
+    pub async fn set_replica_state(
+        &self,
+        shard: ShardId,
+        port: u16,
+        state: ReplicaState,
+    ) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "UPDATE shard_replicas SET state = ? WHERE shard_id = ? AND port = ?",
+            (state.as_str(), shard.0, port),
+        )
+        .await
+        .map_err(me)
+    }
+
     /// Takes or renews the lease `name` for `node` for `secs` seconds
     /// (meta's clock): answers whether `node` holds it now.
     pub async fn take_lease(&self, name: &str, node: u32, secs: u32) -> Result<bool> {

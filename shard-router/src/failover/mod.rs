@@ -39,8 +39,9 @@ pub const MISSES: u32 = 4;
 /// Longest wait for a probe's answer.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1000);
 
-/// The lease's length; renewed every second by its holder.
-const LEASE_SECS: u32 = 3;
+/// The lease's length; renewed every second by its holder, and again
+/// just before a failover is recorded.
+const LEASE_SECS: u32 = 5;
 const RENEW_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs until the process ends: takes the lease when it is free, and
@@ -262,6 +263,18 @@ impl Watcher {
         let promoted =
             replication::promote(&shard.to_string(), &replicas, &self.admin_password, &login)
                 .await?;
+        // A promotion takes seconds against a stopped primary: the lease is
+        // renewed before the record checks it.
+        if !self
+            .router
+            .meta
+            .take_lease(LEASE, self.router.node_id, LEASE_SECS)
+            .await?
+        {
+            return Err(common::Error::meta(
+                "the failover lease passed to another node",
+            ));
+        }
         let f = meta::Failover {
             shard,
             old: old.clone(),

@@ -246,10 +246,28 @@ impl Branches {
     /// when the statement that asked for it is dropped (a cancel request,
     /// the client gone), so no branch is left half-committed and no
     /// connection goes back to the pool inside an XA transaction.
+    ///
+    /// A shard that fails over while it runs may hold it for ever (a
+    /// stopped server answers nothing, and phase two would keep the
+    /// snapshot barrier shared meanwhile, stalling every consistent
+    /// reader and, behind them, every distributed commit): it is given up
+    /// `FAILOVER_GRACE` after the change. Its connections are dropped (the
+    /// barrier with them); a recorded decision is left to recovery, which
+    /// finishes it on the new primary; an unrecorded one leaves prepared
+    /// branches that recovery aborts.
     pub async fn finish_detached(self: Arc<Self>, router: Arc<Router>, commit: bool) -> Result<()> {
-        tokio::spawn(async move { self.finish(&router, commit).await })
-            .await
-            .map_err(|e| Error::internal(format!("commit task failed: {e}")))?
+        let epoch = router.servers_epoch();
+        tokio::spawn(async move {
+            tokio::select! {
+                r = self.finish(&router, commit) => r,
+                _ = router.server_moved_since(epoch) => Err(Error::ShardUnavailable {
+                    shard: "a shard".into(),
+                    message: "its server failed over while the transaction ended; whether it committed is not known".into(),
+                }),
+            }
+        })
+        .await
+        .map_err(|e| Error::internal(format!("commit task failed: {e}")))?
     }
 
     pub async fn finish(&self, router: &Router, commit: bool) -> Result<()> {

@@ -28,6 +28,10 @@ pub(super) fn server_options() -> Vec<String> {
         "--rpl-semi-sync-slave-enabled=ON".into(),
         "--rpl-semi-sync-master-wait-point=AFTER_SYNC".into(),
         format!("--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}"),
+        // Crash recovery removes the binary log's tail no replica
+        // acknowledged (it was never acknowledged to a client either), so
+        // an old primary restarted after a crash can follow the new one.
+        "--init-rpl-role=SLAVE".into(),
         // Replicated XA PREPAREs and the rows of each transaction applied
         // in order, one at a time: a promoted replica is its primary's
         // history exactly.
@@ -83,10 +87,9 @@ pub(super) async fn configure_meta(cf: &ClusterFile, nodes: &[Node]) -> AnyResul
             "SET GLOBAL read_only = ON".to_string(),
         ];
         if old_primary {
-            println!(
-                "{} was meta's primary before a failover: it stays read-only until it is rebuilt",
-                n.name
-            );
+            run_all(&mut conn, n, &sql).await?;
+            rejoin(cf, Role::Meta, n, primary.port, &mut conn).await?;
+            continue;
         } else {
             let following: Vec<mysql_async::Row> = conn
                 .query("SHOW SLAVE STATUS")
@@ -154,6 +157,16 @@ pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()>
             .map(|r| r.state);
         let sql = role_statements(cf, n, primary, state, &mut conn).await?;
         run_all(&mut conn, n, &sql).await?;
+        if state == Some(meta::ReplicaState::Failed)
+            && rejoin(cf, Role::Shard, n, primary, &mut conn).await?
+        {
+            let store = cf.meta_store().await?;
+            store
+                .set_replica_state(ShardId(n.shard), n.port, meta::ReplicaState::Replica)
+                .await
+                .map_err(|e| e.to_string())?;
+            store.disconnect().await;
+        }
         let _ = conn.disconnect().await;
     }
     Ok(())
@@ -185,12 +198,67 @@ async fn role_statements(
                 sql.push("START SLAVE".into());
             }
         }
-        Some(meta::ReplicaState::Failed) | None => println!(
-            "{} was a primary that was failed over: it stays read-only and out of the cluster until it is rebuilt",
-            n.name
-        ),
+        Some(meta::ReplicaState::Failed) | None => {}
     }
     Ok(sql)
+}
+
+/// An old primary follows the new one from the end of its own binary log
+/// (its unacknowledged tail was removed at its restart). Answers whether
+/// it follows without error; one whose history diverged (it holds a
+/// transaction the primary does not) stops following and stays out.
+async fn rejoin(
+    cf: &ClusterFile,
+    kind: Role,
+    n: &Node,
+    primary: u16,
+    conn: &mut mysql_async::Conn,
+) -> AnyResult<bool> {
+    let _ = conn.query_drop("STOP SLAVE").await;
+    let sql = [
+        "SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos".to_string(),
+        change_master(cf, kind, primary),
+        "START SLAVE".into(),
+    ];
+    run_all(conn, n, &sql).await?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let status: Option<mysql_async::Row> = conn
+            .query_first("SHOW SLAVE STATUS")
+            .await
+            .map_err(|e| format!("{}: {e}", n.name))?;
+        let get = |k: &str| -> String {
+            status
+                .as_ref()
+                .and_then(|r| r.get_opt::<String, _>(k))
+                .and_then(|v| v.ok())
+                .unwrap_or_default()
+        };
+        if get("Last_IO_Errno") != "0" || get("Last_SQL_Errno") != "0" {
+            let _ = conn.query_drop("STOP SLAVE").await;
+            println!(
+                "{} was a primary before a failover and its history diverged from the new primary's ({}{}): it stays read-only and out of the cluster until it is rebuilt",
+                n.name,
+                get("Last_IO_Error"),
+                get("Last_SQL_Error")
+            );
+            return Ok(false);
+        }
+        let running = get("Slave_IO_Running") == "Yes" && get("Slave_SQL_Running") == "Yes";
+        if running && get("Seconds_Behind_Master") == "0" {
+            println!(
+                "{} was a primary before a failover: it follows the new primary now",
+                n.name
+            );
+            return Ok(true);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = conn.query_drop("STOP SLAVE").await;
+            println!("{} was a primary before a failover and did not catch up with the new one within 10 s: it stays out", n.name);
+            return Ok(false);
+        }
+    }
 }
 
 /// Points a replica at a primary on this host, from the GTID position it

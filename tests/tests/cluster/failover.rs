@@ -2,7 +2,8 @@
 //! shards and meta have two semi-synchronous replicas each runs transfers
 //! between accounts (and readers of the total, and inserts drawing a
 //! sequence) while two shard primaries and then meta's primary are killed
-//! with SIGKILL. The compute nodes promote a replica each time; clients see
+//! with SIGKILL, and a third shard's primary is stopped (SIGSTOP: alive
+//! but silent) and later resumed. The compute nodes promote a replica each time; clients see
 //! only retryable errors, the total holds at every read, every
 //! acknowledged transfer is in the ledger, no sequence value repeats, no XA
 //! branch is left, and an XA branch prepared on a killed primary is found
@@ -56,14 +57,30 @@ pub(crate) async fn failover() {
     // the promoted replica.
     let foreign_xid = prepare_foreign_branch(&cluster, 2).await;
     let mut rtos = vec![];
-    // Shards 2 and 1, then meta (shard 0 here).
-    for shard in [2u32, 1, 0] {
+    // Shards 2 and 1 killed, shard 3 stopped, then meta (shard 0 here)
+    // killed.
+    let mut stopped = None;
+    let (mut killed_nodes, mut stopped_node) = (vec![], String::new());
+    for (shard, signal) in [
+        (2u32, libc::SIGKILL),
+        (1, libc::SIGKILL),
+        (3, libc::SIGSTOP),
+        (0, libc::SIGKILL),
+    ] {
         let before = transfers_now(&counters);
-        let killed = kill_primary(&cluster, shard).await;
+        let (killed, pid) = signal_primary(&cluster, shard, signal).await;
         let rto = first_write_after(&cluster).await;
-        println!("failover of shard{shard} (killed {killed}): first write after {rto:?}");
+        println!(
+            "failover of shard{shard} ({killed} sent signal {signal}): first write after {rto:?}"
+        );
         rtos.push(rto);
         wait_failover_recorded(&cluster, shard, &killed).await;
+        if signal == libc::SIGSTOP {
+            stopped = Some((pid, killed.clone()));
+            stopped_node = killed.clone();
+        } else {
+            killed_nodes.push(killed.clone());
+        }
         // The load carries on: transfers commit again.
         let deadline = Instant::now() + Duration::from_secs(30);
         while transfers_now(&counters) < before + 20 {
@@ -74,6 +91,12 @@ pub(crate) async fn failover() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
+        if let Some((pid, node)) = stopped.take() {
+            // Resumed, the old primary is fenced: read-only, its clients'
+            // connections killed.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+            wait_fenced(&cluster, &node).await;
+        }
     }
     counters.stop.store(true, Ordering::Relaxed);
     for t in tasks {
@@ -104,7 +127,7 @@ pub(crate) async fn failover() {
     );
     check_after(&cluster, &ack).await;
     check_foreign_branch(&cluster, 2, &foreign_xid).await;
-    old_primary_stays_out(&cluster).await;
+    old_primary_stays_out(&cluster, &killed_nodes, &stopped_node).await;
 }
 
 fn transfers_now(c: &Counters) -> u64 {
@@ -282,16 +305,43 @@ async fn server_conn(cluster: &TestCluster, port: u16) -> mysql_async::Conn {
     tests::mysql_conn(&node).await
 }
 
-/// Kills shard's primary with SIGKILL; answers its node name.
-async fn kill_primary(cluster: &TestCluster, shard: u32) -> String {
+/// Sends `signal` to shard's primary (meta's for 0); answers its node
+/// name and pid.
+async fn signal_primary(cluster: &TestCluster, shard: u32, signal: i32) -> (String, i32) {
     let (_, node) = primary_of(cluster, shard).await;
     let pid: i32 = std::fs::read_to_string(cluster.dir.join(&node).join("node.pid"))
         .expect("pid file")
         .trim()
         .parse()
         .expect("pid");
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    node
+    unsafe { libc::kill(pid, signal) };
+    (node, pid)
+}
+
+/// Waits until a resumed old primary is read-only.
+async fn wait_fenced(cluster: &TestCluster, node: &str) {
+    let port = cluster
+        .nodes
+        .iter()
+        .find(|n| n.name == node)
+        .expect("node")
+        .port;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut s = server_conn(cluster, port).await;
+        let ro: Option<u8> = s
+            .query_first("SELECT @@read_only")
+            .await
+            .expect("read_only");
+        if ro == Some(1) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{node} was not fenced after it resumed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// How long after now until a write that touches every shard commits.
@@ -438,18 +488,56 @@ async fn check_after(cluster: &TestCluster, ack: &HashSet<i64>) {
     }
 }
 
-/// The killed old primaries, restarted, come back read-only and are not
-/// routed to; the cluster keeps answering.
-async fn old_primary_stays_out(cluster: &TestCluster) {
+/// The old primaries, restarted (the killed ones) or resumed (the stopped
+/// one), are read-only; the killed ones, whose unacknowledged tail their
+/// restart removed, follow the new primaries as replicas again; the
+/// cluster keeps answering.
+async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped: &str) {
     cluster.restart_missing();
     let mut meta = meta_conn(cluster).await;
-    let failed: Vec<u16> = meta
-        .query("SELECT port FROM shard_replicas WHERE state = 'failed'")
+    let states: Vec<(u16, String)> = meta
+        .query("SELECT port, state FROM shard_replicas")
         .await
-        .expect("failed servers");
-    assert_eq!(failed.len(), 2, "two old primaries recorded failed");
+        .expect("replica states");
+    let port_of = |name: &str| {
+        cluster
+            .nodes
+            .iter()
+            .find(|n| n.name == name)
+            .expect("node")
+            .port
+    };
+    for name in killed.iter().filter(|n| n.starts_with("shard")) {
+        let state = states
+            .iter()
+            .find(|(p, _)| *p == port_of(name))
+            .map(|(_, s)| s.as_str());
+        assert_eq!(
+            state,
+            Some("replica"),
+            "{name}, killed and restarted, follows the new primary"
+        );
+        // As root over the server's socket: the cluster account may not
+        // see replication status.
+        let sock = cluster.dir.join(name).join("mysqld.sock");
+        let opts = mysql_async::OptsBuilder::default()
+            .socket(Some(sock.to_string_lossy().to_string()))
+            .user(Some("root"));
+        let mut s = mysql_async::Conn::new(opts)
+            .await
+            .expect("root on the socket");
+        let status: Option<mysql_async::Row> =
+            s.query_first("SHOW SLAVE STATUS").await.expect("status");
+        let running = status.and_then(|r| r.get::<String, _>("Slave_SQL_Running"));
+        assert_eq!(running.as_deref(), Some("Yes"), "{name} replicates");
+    }
     let old_meta = cluster.role("meta")[0].port;
-    for port in failed.into_iter().chain([old_meta]) {
+    let olds = killed
+        .iter()
+        .filter(|n| n.starts_with("shard"))
+        .map(|n| port_of(n))
+        .chain([port_of(stopped), old_meta]);
+    for port in olds {
         let mut s = if port == old_meta {
             tests::mysql_conn(&cluster.role("meta")[0]).await
         } else {
