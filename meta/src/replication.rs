@@ -206,6 +206,13 @@ pub async fn fence(c: &mut Conn) -> Result<()> {
 
 async fn fence_now(c: &mut Conn) -> Result<()> {
     kill_clients(c).await?;
+    // A killed session's commit (or XA PREPARE) may still wait for an
+    // acknowledgement, and `read_only` waits for it: with no client left
+    // to tell, the wait is released (what it committed stays on this
+    // server only, which rejoins only if its history did not diverge).
+    c.query_drop("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
+        .await
+        .map_err(me)?;
     c.query_drop("SET GLOBAL read_only = ON")
         .await
         .map_err(me)?;

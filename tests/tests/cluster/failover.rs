@@ -318,17 +318,23 @@ async fn signal_primary(cluster: &TestCluster, shard: u32, signal: i32) -> (Stri
     (node, pid)
 }
 
+/// MariaDB's root on a node's socket (the fence of an old primary kills
+/// every other account's connections, the cluster account's too).
+async fn root_conn(cluster: &TestCluster, node: &str) -> mysql_async::Conn {
+    let sock = cluster.dir.join(node).join("mysqld.sock");
+    let opts = mysql_async::OptsBuilder::default()
+        .socket(Some(sock.to_string_lossy().to_string()))
+        .user(Some("root"));
+    mysql_async::Conn::new(opts)
+        .await
+        .expect("root on the socket")
+}
+
 /// Waits until a resumed old primary is read-only.
 async fn wait_fenced(cluster: &TestCluster, node: &str) {
-    let port = cluster
-        .nodes
-        .iter()
-        .find(|n| n.name == node)
-        .expect("node")
-        .port;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let mut s = server_conn(cluster, port).await;
+        let mut s = root_conn(cluster, node).await;
         let ro: Option<u8> = s
             .query_first("SELECT @@read_only")
             .await
@@ -517,15 +523,8 @@ async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped
             Some("replica"),
             "{name}, killed and restarted, follows the new primary"
         );
-        // As root over the server's socket: the cluster account may not
-        // see replication status.
-        let sock = cluster.dir.join(name).join("mysqld.sock");
-        let opts = mysql_async::OptsBuilder::default()
-            .socket(Some(sock.to_string_lossy().to_string()))
-            .user(Some("root"));
-        let mut s = mysql_async::Conn::new(opts)
-            .await
-            .expect("root on the socket");
+        // As root: the cluster account may not see replication status.
+        let mut s = root_conn(cluster, name).await;
         let status: Option<mysql_async::Row> =
             s.query_first("SHOW SLAVE STATUS").await.expect("status");
         let running = status.and_then(|r| r.get::<String, _>("Slave_SQL_Running"));
@@ -538,11 +537,13 @@ async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped
         .map(|n| port_of(n))
         .chain([port_of(stopped), old_meta]);
     for port in olds {
-        let mut s = if port == old_meta {
-            tests::mysql_conn(&cluster.role("meta")[0]).await
-        } else {
-            server_conn(cluster, port).await
-        };
+        let node = &cluster
+            .nodes
+            .iter()
+            .find(|n| n.port == port)
+            .expect("node")
+            .name;
+        let mut s = root_conn(cluster, node).await;
         let ro: Option<u8> = s
             .query_first("SELECT @@read_only")
             .await
