@@ -118,6 +118,14 @@ impl Watch {
         w.with_client(client)
     }
 
+    /// The same, with more processes of a class (a baseline's replicas).
+    pub fn and_procs(mut self, class: &str, pids: &[u32]) -> Watch {
+        for pid in pids {
+            self.procs.push((class.into(), Proc::Pid(*pid)));
+        }
+        self
+    }
+
     /// One PostgreSQL, by its postmaster.
     pub fn postgres(postmaster: u32, client: bool) -> Watch {
         let mut w = Watch::default();
@@ -207,7 +215,8 @@ impl Ledger {
     /// One line: CPU us per transaction by class, then statements.
     pub fn line(&self) -> String {
         let order = [
-            "client", "haproxy", "compute", "shard", "meta", "mariadb", "postgres", "servers",
+            "client", "haproxy", "compute", "shard", "replica", "meta", "mariadb", "postgres",
+            "servers",
         ];
         let cpu: Vec<String> = order
             .iter()

@@ -169,11 +169,94 @@ impl Drop for Tessera {
     }
 }
 
-/// One MariaDB with the shards' settings.
+/// One MariaDB with the shards' settings, alone or as the primary of
+/// semi-synchronous replicas.
 pub struct Mariadb {
     pid: u32,
     sock: PathBuf,
+    /// The replicas' processes (stopped with the primary).
+    replicas: Vec<u32>,
 }
+
+/// The semi-synchronous settings of Tessera's replicated shards
+/// (`tessera cluster up --replicas N`): lossless (the commit waits, after
+/// the binary log is synced, for one replica to have the transaction) and
+/// never falling back to asynchronous replication.
+const SEMI_SYNC: &[&str] = &[
+    "--rpl-semi-sync-slave-enabled=ON",
+    "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+    "--rpl-semi-sync-master-timeout=4294967295",
+    "--log-slave-updates=ON",
+    "--slave-parallel-threads=0",
+];
+
+/// Starts one mariadbd in `dir` (made on first use) and waits for its
+/// port; answers its pid.
+fn mariadbd(
+    dir: &Path,
+    port: u16,
+    durability: Durability,
+    extra: &[String],
+) -> Result<u32, String> {
+    let data = dir.join("data");
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    if !data.join("mysql").exists() {
+        run(Command::new("mariadb-install-db")
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .args([
+                "--user=root",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ]))?;
+    }
+    let sock = dir.join("mysqld.sock");
+    let log = std::fs::File::create(dir.join("mariadb.log")).map_err(|e| e.to_string())?;
+    let child = Command::new("mariadbd")
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .arg(format!("--socket={}", sock.display()))
+        .args([
+            "--user=root",
+            "--skip-name-resolve",
+            match durability {
+                Durability::Relaxed => "--innodb-flush-log-at-trx-commit=2",
+                Durability::Durable => "--innodb-flush-log-at-trx-commit=1",
+            },
+            match durability {
+                Durability::Relaxed => "--sync-binlog=0",
+                Durability::Durable => "--sync-binlog=1",
+            },
+            "--innodb-buffer-pool-size=1G",
+            "--innodb-log-file-size=128M",
+            "--max-connections=4000",
+            "--max-prepared-stmt-count=1000000",
+            "--innodb-lock-wait-timeout=20",
+            "--performance-schema=OFF",
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    wait_port(port, "mariadb")?;
+    Ok(child.id())
+}
+
+/// Statements run as root through a server's socket.
+fn mariadb_root(dir: &Path, sql: &str) -> Result<String, String> {
+    run(Command::new("mariadb")
+        .arg(format!("--socket={}", dir.join("mysqld.sock").display()))
+        .args(["-uroot", "-N", "-B", "-e"])
+        .arg(sql))
+}
+
+/// The benchmark's account and database, on one server only (not written
+/// to the binary log: every server of a replicated baseline gets its own).
+const SBTEST: &str = "SET SESSION sql_log_bin = 0; CREATE DATABASE IF NOT EXISTS sbtest; \
+    CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO 'sbtest'@'%';";
 
 impl Mariadb {
     pub fn start(
@@ -181,62 +264,76 @@ impl Mariadb {
         port: u16,
         durability: Durability,
     ) -> Result<(Mariadb, Endpoint), String> {
-        let data = dir.join("data");
-        let fresh = !data.join("mysql").exists();
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        if fresh {
-            run(Command::new("mariadb-install-db")
-                .arg("--no-defaults")
-                .arg(format!("--datadir={}", data.display()))
-                .args([
-                    "--user=root",
-                    "--auth-root-authentication-method=normal",
-                    "--skip-test-db",
-                ]))?;
-        }
-        let sock = dir.join("mysqld.sock");
-        let log = std::fs::File::create(dir.join("mariadb.log")).map_err(|e| e.to_string())?;
-        let child = Command::new("mariadbd")
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--port={port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg(format!("--socket={}", sock.display()))
-            .args([
-                "--user=root",
-                "--skip-name-resolve",
-                match durability {
-                    Durability::Relaxed => "--innodb-flush-log-at-trx-commit=2",
-                    Durability::Durable => "--innodb-flush-log-at-trx-commit=1",
-                },
-                match durability {
-                    Durability::Relaxed => "--sync-binlog=0",
-                    Durability::Durable => "--sync-binlog=1",
-                },
-                "--innodb-buffer-pool-size=1G",
-                "--innodb-log-file-size=128M",
-                "--max-connections=4000",
-                "--max-prepared-stmt-count=1000000",
-                "--innodb-lock-wait-timeout=20",
-                "--performance-schema=OFF",
-            ])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let m = Mariadb {
-            pid: child.id(),
-            sock: sock.clone(),
+        Mariadb::start_replicated(dir, port, durability, 0)
+    }
+
+    /// With `replicas` > 0: a primary writing a row-based binary log with
+    /// GTIDs and `replicas` semi-synchronous replicas (ports `port + 1`,
+    /// ...), set as Tessera sets a replicated shard. The endpoint is the
+    /// primary, named `mariadb-semisync`.
+    pub fn start_replicated(
+        dir: &Path,
+        port: u16,
+        durability: Durability,
+        replicas: u16,
+    ) -> Result<(Mariadb, Endpoint), String> {
+        let binlog = |id: u16| -> Vec<String> {
+            let mut v: Vec<String> = vec![
+                "--log-bin=binlog".into(),
+                "--binlog-format=ROW".into(),
+                format!("--server-id={id}"),
+            ];
+            v.extend(SEMI_SYNC.iter().map(|s| s.to_string()));
+            v
         };
-        wait_port(port, "mariadb")?;
-        run(Command::new("mariadb")
-            .arg(format!("--socket={}", sock.display()))
-            .args(["-uroot", "-e"])
-            .arg("CREATE DATABASE IF NOT EXISTS sbtest; CREATE USER IF NOT EXISTS 'sbtest'@'%' IDENTIFIED BY 'sbtest'; GRANT ALL ON *.* TO 'sbtest'@'%';"))?;
+        if replicas > 0 {
+            // A replica's position is its data's: start them all afresh.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        let extra = if replicas > 0 {
+            let mut v = binlog(port);
+            v.push("--rpl-semi-sync-master-enabled=ON".into());
+            v
+        } else {
+            vec![]
+        };
+        let pid = mariadbd(dir, port, durability, &extra)?;
+        let mut m = Mariadb {
+            pid,
+            sock: dir.join("mysqld.sock"),
+            replicas: vec![],
+        };
+        mariadb_root(dir, SBTEST)?;
+        let name = if replicas > 0 {
+            mariadb_root(
+                dir,
+                "SET SESSION sql_log_bin = 0; CREATE USER IF NOT EXISTS 'repl'@'%' IDENTIFIED BY 'repl'; \
+                 GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%';",
+            )?;
+            for r in 1..=replicas {
+                let rdir = dir.join(format!("replica{r}"));
+                let mut opts = binlog(port + r);
+                opts.push("--read-only=ON".into());
+                m.replicas
+                    .push(mariadbd(&rdir, port + r, durability, &opts)?);
+                mariadb_root(&rdir, SBTEST)?;
+                mariadb_root(
+                    &rdir,
+                    &format!(
+                        "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={port}, MASTER_USER='repl', \
+                         MASTER_PASSWORD='repl', MASTER_USE_GTID=slave_pos; START SLAVE;"
+                    ),
+                )?;
+            }
+            wait_semi_sync_clients(dir, replicas)?;
+            "mariadb-semisync"
+        } else {
+            "mariadb"
+        };
         Ok((
             m,
             Endpoint {
-                name: "mariadb".into(),
+                name: name.into(),
                 driver: "mysql",
                 port,
                 user: "sbtest".into(),
@@ -246,18 +343,66 @@ impl Mariadb {
             },
         ))
     }
+
+    /// The primary's semi-synchronous counters: transactions acknowledged
+    /// by a replica and transactions committed without (0 when lossless).
+    pub fn semi_sync_counts(&self) -> Option<(u64, u64)> {
+        let dir = self.sock.parent()?;
+        let out = mariadb_root(
+            dir,
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_yes_tx', 'Rpl_semi_sync_master_no_tx')",
+        )
+        .ok()?;
+        let get = |k: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Some((
+            get("Rpl_semi_sync_master_yes_tx")?,
+            get("Rpl_semi_sync_master_no_tx")?,
+        ))
+    }
+}
+
+/// Waits until the primary counts `n` semi-synchronous replicas.
+fn wait_semi_sync_clients(dir: &Path, n: u16) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        let out = mariadb_root(
+            dir,
+            "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'",
+        )?;
+        let clients: u16 = out
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        if clients >= n {
+            return Ok(());
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err(format!(
+                "the MariaDB baseline's primary counts {clients} semi-synchronous replicas of {n} after 30 s"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 impl Mariadb {
-    /// The cost ledger's view of this server.
+    /// The cost ledger's view of this server (and its replicas' CPU, as
+    /// class `replica`).
     pub fn watch(&self, client_children: bool) -> Watch {
-        Watch::mariadb(self.pid, &self.sock, client_children)
+        Watch::mariadb(self.pid, &self.sock, client_children).and_procs("replica", &self.replicas)
     }
 }
 
 impl Drop for Mariadb {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.pid.to_string()).output();
+        for pid in self.replicas.iter().chain([&self.pid]) {
+            let _ = Command::new("kill").arg(pid.to_string()).output();
+        }
         std::thread::sleep(Duration::from_secs(2));
     }
 }

@@ -69,23 +69,28 @@ pub async fn promote(
             })?;
         conns.push(c);
     }
-    // In parallel: against a stopped (not dead) primary each takes about
-    // 2 s. "Not configured as a replica": it was promoted by a watcher
-    // that died before recording it; nothing to stop.
-    futures::future::join_all(
-        conns
-            .iter_mut()
-            .map(|c| async move { c.query_drop("STOP SLAVE IO_THREAD").await }),
-    )
-    .await;
+    // "Not configured as a replica": it was promoted by a watcher that
+    // died before recording it; nothing to stop.
+    let _ = futures::future::join_all(conns.iter_mut().map(stop_receiving)).await;
     let mut positions = Vec::with_capacity(conns.len());
-    for (c, (host, port)) in conns.iter_mut().zip(replicas) {
-        let pos = applied_position(c)
+    let mut broken = vec![];
+    for (i, (c, (host, port))) in conns.iter_mut().zip(replicas).enumerate() {
+        match applied_position(c)
             .await
-            .map_err(|e| Error::internal(format!("{what}: replica {host}:{port}: {e}")))?;
-        positions.push(pos);
+            .map_err(|e| Error::internal(format!("{what}: replica {host}:{port}: {e}")))?
+        {
+            Applied::Position(pos) => positions.push(pos),
+            Applied::Broken { received, error } => {
+                tracing::warn!(
+                    "{what}: replica {host}:{port} stopped applying ({error}): not promoted"
+                );
+                broken.push((i, received));
+                positions.push(String::new());
+            }
+        }
     }
-    let best = furthest(&positions);
+    let best = furthest_healthy(&positions, &broken)
+        .map_err(|e| Error::internal(format!("{what}: {e}")))?;
     let (host, port) = replicas[best].clone();
     let gtid = positions[best].clone();
     make_primary(&mut conns[best]).await?;
@@ -103,14 +108,38 @@ pub async fn promote(
     })
 }
 
+/// Stops a replica's stream from its primary. Its receiving thread is
+/// killed first: `STOP SLAVE` alone signals it and waits in steps of 2 s,
+/// and a thread blocked reading from a silent (stopped, cut off) primary
+/// notices only at the second step; a kill closes its socket at once.
+async fn stop_receiving(c: &mut Conn) -> Result<()> {
+    let ids: Vec<u64> = c
+        .query("SELECT id FROM information_schema.processlist WHERE command = 'Slave_IO'")
+        .await
+        .map_err(me)?;
+    for id in ids {
+        let _ = c.query_drop(format!("KILL {id}")).await;
+    }
+    c.query_drop("STOP SLAVE IO_THREAD").await.map_err(me)
+}
+
 /// Waits until the replica applied everything it received, then answers
 /// its GTID position.
-async fn applied_position(c: &mut Conn) -> Result<String> {
+async fn applied_position(c: &mut Conn) -> Result<Applied> {
     let status: Option<mysql_async::Row> = c.query_first("SHOW SLAVE STATUS").await.map_err(me)?;
-    let received: Option<String> = status
-        .as_ref()
-        .and_then(|r| r.get_opt::<String, _>("Gtid_IO_Pos"))
-        .and_then(|r| r.ok());
+    let get = |k: &str| -> Option<String> {
+        status
+            .as_ref()
+            .and_then(|r| r.get_opt::<String, _>(k))
+            .and_then(|r| r.ok())
+    };
+    let received = get("Gtid_IO_Pos");
+    if get("Last_SQL_Errno").is_some_and(|e| e != "0") {
+        return Ok(Applied::Broken {
+            received: received.unwrap_or_default(),
+            error: get("Last_SQL_Error").unwrap_or_default(),
+        });
+    }
     if let Some(received) = received.filter(|r| !r.is_empty()) {
         let waited: Option<i64> = c
             .exec_first(
@@ -129,7 +158,48 @@ async fn applied_position(c: &mut Conn) -> Result<String> {
         .query_first("SELECT @@GLOBAL.gtid_current_pos")
         .await
         .map_err(me)?;
-    Ok(pos.unwrap_or_default())
+    Ok(Applied::Position(pos.unwrap_or_default()))
+}
+
+/// Where a replica stands at a promotion.
+enum Applied {
+    /// It applied everything it received, up to this position.
+    Position(String),
+    /// Its applier stopped on an error: it cannot be promoted.
+    Broken { received: String, error: String },
+}
+
+/// The furthest replica that applies (`broken`: the others, with what
+/// they received). None may be promoted past a broken replica that
+/// received more: that one may hold the only copy of an acknowledged
+/// commit.
+fn furthest_healthy(
+    positions: &[String],
+    broken: &[(usize, String)],
+) -> std::result::Result<usize, String> {
+    let healthy: Vec<String> = positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if broken.iter().any(|(b, _)| *b == i) {
+                String::new()
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    if broken.len() == positions.len() {
+        return Err("every replica's applier stopped on an error".into());
+    }
+    let best = furthest(&healthy);
+    let best_seq = domain0_seq(&healthy[best]);
+    if let Some((_, r)) = broken.iter().find(|(_, r)| domain0_seq(r) > best_seq) {
+        return Err(format!(
+            "a replica whose applier stopped received more ({r}) than the furthest that applies ({})",
+            healthy[best]
+        ));
+    }
+    Ok(best)
 }
 
 /// The index of the position furthest along (the highest sequence number
@@ -350,6 +420,19 @@ pub fn primary_of(claims: &[MetaClaim], writable: bool) -> Option<(MysqlEndpoint
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_broken_replica_is_skipped_unless_it_received_more() {
+        let p = vec!["".to_string(), "0-11-40".into(), "0-11-41".into()];
+        assert_eq!(furthest_healthy(&p, &[(0, "0-11-41".into())]), Ok(2));
+        assert!(furthest_healthy(&p, &[(0, "0-11-42".into())]).is_err());
+        assert_eq!(furthest_healthy(&p, &[(2, "0-11-40".into())]), Ok(1));
+        assert!(furthest_healthy(
+            &p,
+            &[(0, String::new()), (1, String::new()), (2, String::new())]
+        )
+        .is_err());
+    }
 
     #[test]
     fn furthest_by_domain_zero() {

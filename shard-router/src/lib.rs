@@ -71,8 +71,9 @@ pub struct Router {
 }
 
 /// How long a statement begun before a shard's failover may still run
-/// after it before it is given up with 08006.
-pub const FAILOVER_GRACE: Duration = Duration::from_secs(2);
+/// after it before it is given up with 08006 (statements on other shards
+/// end in milliseconds; one caught on a silent old primary never does).
+pub const FAILOVER_GRACE: Duration = Duration::from_secs(1);
 
 /// How often each node polls meta for the catalog version.
 pub const CATALOG_POLL: Duration = Duration::from_millis(100);

@@ -2,9 +2,13 @@
 //! 34). A cluster made with `--replicas 2` (3 shards, 3 compute nodes,
 //! haproxy) runs bank transfers between accounts through haproxy; round
 //! after round, the primary of one shard (or of meta, every fourth round)
-//! is killed with SIGKILL, the time from the kill to the first committed
-//! write that touches every shard is measured, and `tessera cluster up`
-//! brings the old primary back, which follows the new one as a replica.
+//! is killed with SIGKILL (or, with `--signal stop`, stopped with SIGSTOP:
+//! alive but silent, as a server cut off from the network), the time from
+//! the signal to the first committed write that touches every shard is
+//! measured, and `tessera cluster up` brings the old primary back, which
+//! follows the new one as a replica (a stopped one is resumed first, fenced
+//! by the cluster, and stays out if it committed what its killed clients
+//! wrote).
 //! At the end: the total of the accounts, every acknowledged transfer in
 //! the ledger, and the RTO distribution (JSON in `--out`).
 
@@ -35,6 +39,9 @@ struct Args {
     clients: u32,
     #[arg(long, value_enum, default_value = "relaxed")]
     durability: Durability,
+    /// kill (SIGKILL) or stop (SIGSTOP, then SIGCONT once measured).
+    #[arg(long, default_value = "kill")]
+    signal: String,
     #[arg(long, default_value = "benches/results/failover.json")]
     out: PathBuf,
 }
@@ -84,12 +91,19 @@ async fn main() {
             eprintln!("round {round}: no primary of {target} in cluster status");
             continue;
         };
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let stop = a.signal == "stop";
+        // SAFETY: kill(2) on a pid read from the cluster's status.
+        unsafe { libc::kill(pid, if stop { libc::SIGSTOP } else { libc::SIGKILL }) };
         let rto = first_write(&ep).await;
         println!(
-            "round {round}: {target}'s primary {node} killed: first write after {:.3} s",
+            "round {round}: {target}'s primary {node} {}: first write after {:.3} s",
+            if stop { "stopped" } else { "killed" },
             rto.as_secs_f64()
         );
+        if stop {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
         rtos.push((target, rto.as_secs_f64()));
         tokio::time::sleep(Duration::from_secs(2)).await;
         // The old primary back, as a replica of the new one.
@@ -150,14 +164,24 @@ async fn main() {
     }
 }
 
+/// A session through haproxy, retried for a minute (while meta fails
+/// over, logins answer 08006).
 async fn connect(ep: &Endpoint) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&ep.url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect through haproxy");
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    client
+    let start = Instant::now();
+    loop {
+        match tokio_postgres::connect(&ep.url(), tokio_postgres::NoTls).await {
+            Ok((client, conn)) => {
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                return client;
+            }
+            Err(e) if start.elapsed() > Duration::from_secs(60) => {
+                panic!("connect through haproxy: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
 }
 
 async fn transfers(ep: Endpoint, load: Arc<Load>, seed: u64) {

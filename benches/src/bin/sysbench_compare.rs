@@ -73,6 +73,11 @@ struct Args {
     /// after the default consistent reads.
     #[arg(long)]
     per_shard_reads: bool,
+    /// Also run a MariaDB baseline with this many semi-synchronous
+    /// replicas (target `mariadb-semisync`, after `mariadb`): the cost of
+    /// replication on one server, beside Tessera's `--replicas N`.
+    #[arg(long, default_value_t = 0)]
+    mariadb_replicas: u16,
     /// Skip the MariaDB and PostgreSQL baselines.
     #[arg(long)]
     no_baselines: bool,
@@ -363,6 +368,25 @@ fn main() {
                 drop(m);
             }
             Err(e) => eprintln!("mariadb baseline did not start: {e}"),
+        }
+        if b.a.mariadb_replicas > 0 {
+            let replicas = b.a.mariadb_replicas;
+            match Mariadb::start_replicated(
+                &work.join("mariadb-semisync"),
+                port + 310,
+                durability,
+                replicas,
+            ) {
+                Ok((m, ep)) => {
+                    b.run_target(&ep, &m.watch(true));
+                    eprintln!(
+                        "[mariadb-semisync] transactions acknowledged by a replica, and not: {:?}",
+                        m.semi_sync_counts()
+                    );
+                    drop(m);
+                }
+                Err(e) => eprintln!("mariadb-semisync baseline did not start: {e}"),
+            }
         }
         match Postgres::start(&work.join("postgres"), port + 301, durability) {
             Ok((p, ep)) => {

@@ -11,7 +11,11 @@
 //! --warehouses 10 --terminals 32 --time 300` starts a 3-shard cluster
 //! (through haproxy), one PostgreSQL 15 and one MariaDB under `--work`, with
 //! the same durability, and runs each in turn with the same settings;
-//! `--target name=url` runs against a server already up (a target named
+//! `--cluster-args "--replicas 2"` passes options to `cluster up`;
+//! `--also-cluster name=options` runs a second cluster of the same binary
+//! after the first; `--mariadb-replicas 1` adds one MariaDB with a
+//! semi-synchronous replica. Each server is started, run and stopped in
+//! turn. `--target name=url` runs against a server already up (a target named
 //! `tessera*` gets the warehouse-partitioned schema, a `mysql://` url the
 //! MySQL protocol). `--faults` kills a compute node and then a shard of the
 //! started cluster with SIGKILL during the run and restarts them.
@@ -22,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use benches::ledger::{Ledger, Watch};
-use benches::tpcc::db::{Db, DbError, My, Pg};
+use benches::tpcc::db::{Db, My, Pg};
 use benches::tpcc::report::{chart, percentile, print_table, tsv, Report};
 use benches::tpcc::txn::{delivery, new_order, order_status, payment, stock_level, Done};
 use benches::tpcc::{self, Flavor, Rng};
@@ -36,12 +40,25 @@ struct Args {
     /// Start a Tessera cluster with this `tessera` binary and run on it.
     #[arg(long)]
     tessera: Option<std::path::PathBuf>,
+    /// `tessera cluster up` options of the started cluster, e.g.
+    /// `--replicas 2` (split on spaces).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    cluster_args: String,
+    /// One more cluster of the same binary, started after the first has
+    /// run and stopped: `name=options` (target `tessera-<name>`), e.g.
+    /// `replicas2=--replicas 2`; repeated.
+    #[arg(long = "also-cluster", allow_hyphen_values = true)]
+    also_clusters: Vec<String>,
     /// Start one PostgreSQL 15 and run on it.
     #[arg(long)]
     postgres: bool,
     /// Start one MariaDB (the shards' settings) and run on it.
     #[arg(long)]
     mariadb: bool,
+    /// Also run on one MariaDB with this many semi-synchronous replicas
+    /// (target `mariadb-semisync`).
+    #[arg(long, default_value_t = 0)]
+    mariadb_replicas: u16,
     /// Kill a compute node (at 10 s) and then a shard (at 30 s) of the
     /// started cluster with SIGKILL, restarting each 10 s later.
     #[arg(long)]
@@ -109,61 +126,6 @@ struct Stats {
     reconnects: u64,
     /// Errors by SQLSTATE (the transaction retried).
     errors: BTreeMap<String, u64>,
-}
-
-/// Schema and initial database.
-async fn load<D: Db>(url: &str, flavor: Flavor, warehouses: u32, kit: bool) -> Result<(), String> {
-    let mut c = D::connect(url, false).await?;
-    // Referencing tables first (the kit's foreign keys).
-    for t in [
-        "order_line",
-        "new_order",
-        "history",
-        "orders",
-        "customer",
-        "stock",
-        "district",
-        "item",
-        "warehouse",
-    ] {
-        c.batch(&format!("DROP TABLE IF EXISTS {t}"))
-            .await
-            .map_err(|e| e.to_string())?;
-    }
-    for ddl in tpcc::schema(flavor, kit) {
-        c.batch(&ddl).await.map_err(|e| format!("{ddl}: {e}"))?;
-    }
-    let now = chrono::Utc::now()
-        .naive_utc()
-        .format("%Y-%m-%d %H:%M:%S")
-        .to_string();
-    let mut rng = Rng::new(42);
-    let mut chunks = vec![tpcc::items(&mut rng)];
-    let start = Instant::now();
-    for w in 1..=warehouses {
-        chunks.extend(tpcc::warehouse(w, &mut rng, &now));
-        for ch in chunks.drain(..) {
-            c.load(&ch).await?;
-        }
-        eprintln!(
-            "  loaded warehouse {w}/{warehouses} ({:.1} s)",
-            start.elapsed().as_secs_f64()
-        );
-    }
-    if kit {
-        let start = Instant::now();
-        for fk in tpcc::foreign_keys() {
-            c.batch(fk).await.map_err(|e| format!("{fk}: {e}"))?;
-        }
-        eprintln!(
-            "  foreign keys added ({:.1} s)",
-            start.elapsed().as_secs_f64()
-        );
-    }
-    if flavor != Flavor::Mariadb {
-        c.batch("ANALYZE").await.ok();
-    }
-    Ok(())
 }
 
 /// TPC-C 5.2.5: keying time before and think time after each
@@ -267,29 +229,6 @@ async fn terminal<D: Db + 'static>(
     Ok(stats)
 }
 
-/// TPC-C 3.3.2.1-4 on the database as it is; the failures, if any.
-async fn consistency<D: Db>(url: &str) -> Result<Vec<String>, String> {
-    let mut c = D::connect(url, false).await?;
-    let checks = [
-        ("CC1 w_ytd = sum(d_ytd)", "SELECT count(*) FROM warehouse w WHERE w.w_ytd <> (SELECT sum(d_ytd) FROM district d WHERE d.d_w_id = w.w_id)"),
-        ("CC2 d_next_o_id - 1 = max(o_id)", "SELECT count(*) FROM district d WHERE d.d_next_o_id - 1 <> (SELECT max(o_id) FROM orders o WHERE o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id)"),
-        ("CC2 d_next_o_id - 1 = max(no_o_id)", "SELECT count(*) FROM district d WHERE d.d_next_o_id - 1 <> (SELECT max(no_o_id) FROM new_order n WHERE n.no_w_id = d.d_w_id AND n.no_d_id = d.d_id)"),
-        ("CC3 new_order ids contiguous", "SELECT count(*) FROM (SELECT no_w_id, no_d_id, max(no_o_id) - min(no_o_id) + 1 - count(*) AS gap FROM new_order GROUP BY no_w_id, no_d_id) x WHERE gap <> 0"),
-        ("CC4 sum(o_ol_cnt) = count(order_line)", "SELECT count(*) FROM (SELECT o_w_id, o_d_id, sum(o_ol_cnt) AS n FROM orders GROUP BY o_w_id, o_d_id) o JOIN (SELECT ol_w_id, ol_d_id, count(*) AS n FROM order_line GROUP BY ol_w_id, ol_d_id) l ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id WHERE o.n <> l.n"),
-    ];
-    let mut failed = vec![];
-    for (name, sql) in checks {
-        let bad = c
-            .scalar(sql)
-            .await
-            .map_err(|e: DbError| format!("{name}: {e}"))?;
-        if bad != 0 {
-            failed.push(format!("{name}: {bad} districts or warehouses fail"));
-        }
-    }
-    Ok(failed)
-}
-
 /// New-order transactions measured so far, over every terminal.
 static NEW_ORDERS: AtomicU64 = AtomicU64::new(0);
 
@@ -323,7 +262,7 @@ async fn run_target<D: Db + 'static>(
     let (name, url) = (t.name.as_str(), t.url.as_str());
     if !a.no_load {
         eprintln!("[{name}] loading {} warehouses", a.warehouses);
-        load::<D>(url, t.flavor, a.warehouses, a.kit).await?;
+        tpcc::setup::load::<D>(url, t.flavor, a.warehouses, a.kit).await?;
     }
     let measuring = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
@@ -431,7 +370,7 @@ async fn run_target<D: Db + 'static>(
         reconnects: all.reconnects,
         errors: all.errors,
         prepared_left,
-        consistency_failures: consistency::<D>(url).await?,
+        consistency_failures: tpcc::setup::consistency::<D>(url).await?,
         ledger: Ledger::between(&before, &after, total),
     };
     for (k, v) in all.latencies.iter_mut() {
@@ -452,105 +391,170 @@ fn flavor_of(name: &str, url: &str) -> Flavor {
     }
 }
 
-#[tokio::main]
-async fn main() {
-    let a = Args::parse();
-    let mut reports = vec![];
-    let mut failed = false;
-    let mut targets: Vec<Target> = vec![];
+/// A server this invocation starts, kept up while its target runs.
+enum Started {
+    Tessera(benches::servers::Tessera),
+    Postgres(benches::servers::Postgres),
+    Mariadb(benches::servers::Mariadb),
+}
+
+impl Started {
+    /// The cost ledger of the servers started here; the client is this
+    /// process.
+    fn watch(&self) -> Watch {
+        match self {
+            Started::Tessera(c) => c.watch(false),
+            Started::Postgres(p) => p.watch(false),
+            Started::Mariadb(m) => m.watch(false),
+        }
+    }
+}
+
+/// What one target runs on: a server already up (`--target`) or one to
+/// start, in the order of the arguments.
+enum Plan {
+    Given(Target),
+    Tessera {
+        name: String,
+        args: String,
+        port: u16,
+    },
+    Postgres,
+    Mariadb {
+        replicas: u16,
+    },
+}
+
+fn plans(a: &Args) -> Vec<Plan> {
+    let mut v = vec![];
     for t in &a.targets {
         let Some((name, url)) = t.split_once('=') else {
             eprintln!("--target wants name=url: {t}");
             std::process::exit(2);
         };
-        targets.push(Target {
+        v.push(Plan::Given(Target {
             name: name.into(),
             url: url.into(),
             flavor: flavor_of(name, url),
-        });
+        }));
     }
-    // Servers started here stay up until the end of main.
-    let mut cluster = None;
-    let mut _postgres = None;
-    let mut _mariadb = None;
-    let _ = std::fs::create_dir_all(&a.work);
-    if let Some(bin) = &a.tessera {
-        let dir = a.work.join("tessera");
-        match benches::servers::Tessera::start(bin, &dir, a.base_port, "hash", a.durability, &[]) {
-            Ok((t, ep)) => {
-                targets.push(Target {
-                    name: "tessera".into(),
-                    url: ep.url(),
-                    flavor: Flavor::Tessera,
-                });
-                cluster = Some(t);
-            }
-            Err(e) => {
-                eprintln!("tessera did not start: {e}");
-                std::process::exit(1);
-            }
+    if a.tessera.is_some() {
+        v.push(Plan::Tessera {
+            name: "tessera".into(),
+            args: a.cluster_args.clone(),
+            port: a.base_port,
+        });
+        for (k, c) in a.also_clusters.iter().enumerate() {
+            let (name, args) = c.split_once('=').unwrap_or((c.as_str(), ""));
+            v.push(Plan::Tessera {
+                name: format!("tessera-{name}"),
+                args: args.into(),
+                port: a.base_port + 1000 * (k as u16 + 1),
+            });
         }
     }
     if a.postgres {
-        match benches::servers::Postgres::start(
-            &a.work.join("postgres"),
-            a.base_port + 300,
-            a.durability,
-        ) {
-            Ok((p, ep)) => {
-                targets.push(Target {
-                    name: "postgres".into(),
-                    url: ep.url(),
-                    flavor: Flavor::Postgres,
-                });
-                _postgres = Some(p);
-            }
-            Err(e) => eprintln!("postgres baseline did not start: {e}"),
-        }
+        v.push(Plan::Postgres);
     }
     if a.mariadb {
-        match benches::servers::Mariadb::start(
-            &a.work.join("mariadb"),
-            a.base_port + 400,
-            a.durability,
-        ) {
-            Ok((m, ep)) => {
-                targets.push(Target {
-                    name: "mariadb".into(),
-                    url: format!(
-                        "mysql://{}:{}@127.0.0.1:{}/{}",
-                        ep.user, ep.password, ep.port, ep.db
-                    ),
-                    flavor: Flavor::Mariadb,
-                });
-                _mariadb = Some(m);
-            }
-            Err(e) => eprintln!("mariadb baseline did not start: {e}"),
+        v.push(Plan::Mariadb { replicas: 0 });
+    }
+    if a.mariadb_replicas > 0 {
+        v.push(Plan::Mariadb {
+            replicas: a.mariadb_replicas,
+        });
+    }
+    v
+}
+
+/// Starts a plan's server (none for a given target).
+fn start(a: &Args, plan: Plan) -> Result<(Target, Option<Started>), String> {
+    use benches::servers::{Mariadb, Postgres, Tessera};
+    let mysql = |ep: &benches::servers::Endpoint| {
+        format!(
+            "mysql://{}:{}@127.0.0.1:{}/{}",
+            ep.user, ep.password, ep.port, ep.db
+        )
+    };
+    let target = |name: &str, url: String, flavor| Target {
+        name: name.into(),
+        url,
+        flavor,
+    };
+    match plan {
+        Plan::Given(t) => Ok((t, None)),
+        Plan::Tessera { name, args, port } => {
+            let bin = a.tessera.clone().unwrap_or_default();
+            let dir = a.work.join(&name);
+            let extra: Vec<String> = args.split_whitespace().map(String::from).collect();
+            let (t, ep) = Tessera::start(&bin, &dir, port, "hash", a.durability, &extra)
+                .map_err(|e| format!("{name} did not start: {e}"))?;
+            let t2 = target(&name, ep.url(), Flavor::Tessera);
+            Ok((t2, Some(Started::Tessera(t))))
+        }
+        Plan::Postgres => {
+            let (p, ep) =
+                Postgres::start(&a.work.join("postgres"), a.base_port + 300, a.durability)
+                    .map_err(|e| format!("postgres baseline did not start: {e}"))?;
+            Ok((
+                target("postgres", ep.url(), Flavor::Postgres),
+                Some(Started::Postgres(p)),
+            ))
+        }
+        Plan::Mariadb { replicas } => {
+            let dir = a.work.join(if replicas > 0 {
+                "mariadb-semisync"
+            } else {
+                "mariadb"
+            });
+            let port = a.base_port + if replicas > 0 { 450 } else { 400 };
+            let (m, ep) = Mariadb::start_replicated(&dir, port, a.durability, replicas)
+                .map_err(|e| format!("mariadb baseline did not start: {e}"))?;
+            Ok((
+                target(&ep.name, mysql(&ep), Flavor::Mariadb),
+                Some(Started::Mariadb(m)),
+            ))
         }
     }
-    if targets.is_empty() {
+}
+
+#[tokio::main]
+async fn main() {
+    let a = Args::parse();
+    let mut reports = vec![];
+    let mut failed = false;
+    let plans = plans(&a);
+    if plans.is_empty() {
         eprintln!("nothing to run: give --tessera, --postgres, --mariadb or --target");
         std::process::exit(2);
     }
-    for t in &targets {
-        let on_cluster = if t.name == "tessera" {
-            cluster.as_ref()
-        } else {
-            None
+    let _ = std::fs::create_dir_all(&a.work);
+    // Each server is started, run on and stopped before the next starts.
+    for plan in plans {
+        let (t, server) = match start(&a, plan) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("{e}");
+                failed = true;
+                continue;
+            }
         };
-        // The cost ledger of the servers started here; the client is this
-        // process.
-        let watch = match t.name.as_str() {
-            "tessera" => on_cluster.map(|c| c.watch(false)),
-            "postgres" => _postgres.as_ref().map(|p| p.watch(false)),
-            "mariadb" => _mariadb.as_ref().map(|m| m.watch(false)),
+        let watch = server.as_ref().map(Started::watch).unwrap_or_default();
+        let cluster = match &server {
+            Some(Started::Tessera(c)) => Some(c),
             _ => None,
-        }
-        .unwrap_or_default();
-        let r = match t.flavor {
-            Flavor::Mariadb => run_target::<My>(&a, t, None, &watch).await,
-            _ => run_target::<Pg>(&a, t, on_cluster, &watch).await,
         };
+        let r = match t.flavor {
+            Flavor::Mariadb => run_target::<My>(&a, &t, None, &watch).await,
+            _ => run_target::<Pg>(&a, &t, cluster, &watch).await,
+        };
+        if let Some(Started::Mariadb(m)) = &server {
+            eprintln!(
+                "[{}] transactions acknowledged by a replica, and not: {:?}",
+                t.name,
+                m.semi_sync_counts()
+            );
+        }
         match r {
             Ok(r) => {
                 failed |= !r.consistency_failures.is_empty() || r.prepared_left.unwrap_or(0) > 0;
@@ -561,6 +565,7 @@ async fn main() {
                 failed = true;
             }
         }
+        drop(server);
     }
     print_table(&reports);
     if let Some(p) = &a.out {
@@ -582,10 +587,6 @@ async fn main() {
         );
         let _ = std::fs::write(p, chart(&title, &reports));
     }
-    // Stopped before exiting: `exit` runs no destructors.
-    drop(cluster);
-    drop(_postgres);
-    drop(_mariadb);
     if failed {
         std::process::exit(1);
     }

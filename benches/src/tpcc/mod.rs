@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 pub mod db;
 pub mod faults;
 pub mod report;
+pub mod setup;
 pub mod statements;
 pub mod txn;
 

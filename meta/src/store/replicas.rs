@@ -205,6 +205,19 @@ impl MetaStore {
         tx.commit().await.map_err(me)
     }
 
+    /// The GTID position the newest failover away from a server promoted
+    /// its successor at: the last of its history the new primary has
+    /// (shard 0 is meta).
+    pub async fn promoted_at(&self, shard: ShardId, old_port: u16) -> Result<Option<String>> {
+        let mut conn = self.conn().await?;
+        conn.exec_first(
+            "SELECT gtid FROM failovers WHERE shard_id = ? AND old_port = ? ORDER BY failover_id DESC LIMIT 1",
+            (shard.0, old_port),
+        )
+        .await
+        .map_err(me)
+    }
+
     /// Failovers so far, newest first: (shard, old, new, when, detected ms).
     pub async fn failovers(&self) -> Result<Vec<(u32, String, String, String, u32)>> {
         let mut conn = self.conn().await?;

@@ -36,6 +36,17 @@ pub const PROBE_EVERY: Duration = Duration::from_millis(250);
 /// Missed probes in a row that make a primary failed.
 pub const MISSES: u32 = 4;
 
+/// Or fewer, when none answered for this long: a stopped primary (alive
+/// but silent) makes each probe wait [`PROBE_TIMEOUT`], so four misses
+/// would take five seconds.
+pub const SILENCE: Duration = Duration::from_secs(2);
+
+/// Whether a primary that missed `misses` probes in a row, the first
+/// sent at `first`, has failed.
+fn has_failed(misses: u32, first: Instant) -> bool {
+    misses >= MISSES || (misses >= 2 && first.elapsed() >= SILENCE)
+}
+
 /// Longest wait for a probe's answer.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(1000);
 
@@ -102,6 +113,7 @@ impl Watcher {
     /// [`MISSES`] misses a replica is promoted.
     async fn meta_round(&mut self) {
         let meta = self.router.meta.clone();
+        let sent = Instant::now();
         let probe = async {
             let mut c = meta.conn().await?;
             c.query_drop("SELECT 1").await.map_err(common::Error::meta)
@@ -120,10 +132,10 @@ impl Watcher {
             }
             return;
         }
-        let m = self.meta_misses.get_or_insert((0, Instant::now()));
+        let m = self.meta_misses.get_or_insert((0, sent));
         m.0 += 1;
         tracing::warn!("meta's primary missed probe {} of {MISSES}", m.0);
-        if m.0 < MISSES {
+        if !has_failed(m.0, m.1) {
             return;
         }
         let first_miss = m.1;
@@ -163,15 +175,15 @@ impl Watcher {
             .collect();
         for shard in shards {
             let server = placement.server(shard)?.clone();
+            let sent = Instant::now();
             if self.probe(shard, &server.host, server.port).await {
                 self.misses.remove(&shard);
                 continue;
             }
-            let now = Instant::now();
-            let m = self.misses.entry(shard).or_insert((0, now));
+            let m = self.misses.entry(shard).or_insert((0, sent));
             m.0 += 1;
             tracing::warn!("{shard}: its primary missed probe {} of {MISSES}", m.0);
-            if m.0 < MISSES {
+            if !has_failed(m.0, m.1) {
                 continue;
             }
             let first_miss = m.1;

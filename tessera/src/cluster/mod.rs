@@ -7,6 +7,7 @@ mod grow;
 mod mariadb;
 mod process;
 mod replicas;
+mod rewind;
 
 pub use grow::{
     add_shard, move_one, moves, print_open_moves, rebalance_cluster, remove_shard, MoveArgs,
@@ -315,6 +316,29 @@ pub struct UpArgs {
     pub replicas: Option<u32>,
 }
 
+/// Starts the MariaDB servers that are not running. An old primary whose
+/// crash recovery MariaDB refuses is left down, the others must start.
+fn start_servers(cf: &ClusterFile, nodes: &[Node], running: &[bool]) -> AnyResult<()> {
+    for (n, r) in nodes.iter().zip(running) {
+        if *r || n.role == Role::Compute || n.role == Role::Haproxy {
+            continue;
+        }
+        println!("starting {} on port {}", n.name, n.port);
+        if let Err(e) = start_mariadb(cf, n) {
+            if cf.replicas == 0 || !replicas::recovery_refused(n) {
+                return Err(e);
+            }
+            // An old primary whose unacknowledged tail MariaDB cannot
+            // remove: the cluster has its successor and goes on without it.
+            println!(
+                "{} did not start: its crash recovery cannot remove the binary log's unacknowledged tail (an XA COMMIT or ROLLBACK follows it); it stays down and out of the cluster until it is rebuilt ({e})",
+                n.name
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn up(args: UpArgs) -> AnyResult<()> {
     let dir = &args.data_dir;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -387,13 +411,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         }
     }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    for (n, r) in nodes.iter().zip(&running) {
-        if *r || n.role == Role::Compute || n.role == Role::Haproxy {
-            continue;
-        }
-        println!("starting {} on port {}", n.name, n.port);
-        start_mariadb(&cf, n)?;
-    }
+    start_servers(&cf, &nodes, &running)?;
     // Meta schema, shard map and the SQL user (idempotent).
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
