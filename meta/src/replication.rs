@@ -170,55 +170,29 @@ enum Applied {
 }
 
 /// The furthest replica that applies (`broken`: the others, with what
-/// they received). None may be promoted past a broken replica that
-/// received more: that one may hold the only copy of an acknowledged
-/// commit.
+/// they received); the last of equals. None may be promoted past a broken
+/// replica that received more: that one may hold the only copy of an
+/// acknowledged commit.
 fn furthest_healthy(
     positions: &[String],
     broken: &[(usize, String)],
 ) -> std::result::Result<usize, String> {
-    let healthy: Vec<String> = positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            if broken.iter().any(|(b, _)| *b == i) {
-                String::new()
-            } else {
-                p.clone()
-            }
-        })
-        .collect();
-    if broken.len() == positions.len() {
-        return Err("every replica's applier stopped on an error".into());
-    }
-    let best = furthest(&healthy);
-    let best_seq = domain0_seq(&healthy[best]);
+    let best = (0..positions.len())
+        .filter(|i| broken.iter().all(|(b, _)| b != i))
+        .max_by_key(|i| domain0_seq(&positions[*i]))
+        .ok_or("every replica's applier stopped on an error")?;
+    let best_seq = domain0_seq(&positions[best]);
     if let Some((_, r)) = broken.iter().find(|(_, r)| domain0_seq(r) > best_seq) {
         return Err(format!(
             "a replica whose applier stopped received more ({r}) than the furthest that applies ({})",
-            healthy[best]
+            positions[best]
         ));
     }
     Ok(best)
 }
 
-/// The index of the position furthest along (the highest sequence number
-/// of replication domain 0, where all of a shard's transactions are).
-fn furthest(positions: &[String]) -> usize {
-    let mut best = 0;
-    let mut best_seq = None;
-    for (i, p) in positions.iter().enumerate() {
-        let seq = domain0_seq(p);
-        if best_seq.is_none() || seq > best_seq {
-            best = i;
-            best_seq = seq;
-        }
-    }
-    best
-}
-
 /// The sequence number of domain 0 in a GTID position (`0-11-42,1-5-7`).
-fn domain0_seq(pos: &str) -> Option<u64> {
+pub fn domain0_seq(pos: &str) -> Option<u64> {
     pos.split(',')
         .filter_map(|g| {
             let mut parts = g.trim().splitn(3, '-');
@@ -440,8 +414,8 @@ mod tests {
         assert_eq!(domain0_seq("1-5-700,0-12-43"), Some(43));
         assert_eq!(domain0_seq(""), None);
         let p = vec!["0-11-42".to_string(), "0-12-43".into(), "".into()];
-        assert_eq!(furthest(&p), 1);
+        assert_eq!(furthest_healthy(&p, &[]), Ok(1));
         let p = vec!["".to_string(), "0-11-7".into()];
-        assert_eq!(furthest(&p), 1);
+        assert_eq!(furthest_healthy(&p, &[]), Ok(1));
     }
 }

@@ -34,16 +34,6 @@ pub(super) enum Tail {
     Diverged(String),
 }
 
-/// The sequence number of domain 0 in a GTID position (`0-40211-1236`).
-fn seq0(pos: &str) -> Option<u64> {
-    pos.split(',').find_map(|g| {
-        let mut parts = g.trim().splitn(3, '-');
-        let domain = parts.next()?;
-        let _server = parts.next()?;
-        (domain == "0").then(|| parts.next()?.parse().ok())?
-    })
-}
-
 /// Whether an XID as the binary log prints it is `X'hex',X'hex',n`.
 fn well_formed_xid(xid: &str) -> bool {
     let mut parts = xid.split(',');
@@ -132,7 +122,8 @@ pub(super) fn classify(text: &str, own: u32) -> Tail {
 
 /// What the server in `data` wrote to its binary log past `promoted`.
 pub(super) fn tail(data: &Path, binlog_pos: &str, promoted: &str, own: u32) -> AnyResult<Tail> {
-    match (seq0(binlog_pos), seq0(promoted)) {
+    use meta::replication::domain0_seq;
+    match (domain0_seq(binlog_pos), domain0_seq(promoted)) {
         (Some(mine), Some(theirs)) if mine > theirs => {}
         _ => return Ok(Tail::Empty),
     }
@@ -249,10 +240,7 @@ XA PREPARE X'7473',X'31',1\n\
     }
 
     #[test]
-    fn domain_zero_sequence_numbers() {
-        assert_eq!(seq0("0-40211-1236"), Some(1236));
-        assert_eq!(seq0("1-5-9,0-40311-77"), Some(77));
-        assert_eq!(seq0(""), None);
+    fn xids_are_hex_pairs_and_a_format() {
         assert!(well_formed_xid("X'7473722d',X'31',1"));
         assert!(!well_formed_xid("X'74',X'31',1; DROP"));
     }

@@ -17,8 +17,6 @@ use std::time::{Duration, Instant};
 use mysql_async::prelude::*;
 use tests::TestCluster;
 
-use super::replicas_check::{root_conn, try_root_conn};
-
 const ACCOUNTS: i64 = 2000;
 const TOTAL: i64 = ACCOUNTS * 1000;
 
@@ -320,6 +318,25 @@ async fn signal_primary(cluster: &TestCluster, shard: u32, signal: i32) -> (Stri
     (node, pid)
 }
 
+/// MariaDB's root on a node's socket (the fence of an old primary kills
+/// every other account's connections, the cluster account's too).
+async fn root_conn(cluster: &TestCluster, node: &str) -> mysql_async::Conn {
+    try_root_conn(cluster, node)
+        .await
+        .expect("root on the socket")
+}
+
+async fn try_root_conn(
+    cluster: &TestCluster,
+    node: &str,
+) -> Result<mysql_async::Conn, mysql_async::Error> {
+    let sock = cluster.dir.join(node).join("mysqld.sock");
+    let opts = mysql_async::OptsBuilder::default()
+        .socket(Some(sock.to_string_lossy().to_string()))
+        .user(Some("root"));
+    mysql_async::Conn::new(opts).await
+}
+
 /// Waits until a resumed old primary is read-only.
 async fn wait_fenced(cluster: &TestCluster, node: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -507,7 +524,6 @@ async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped
     // other rows than its primary, see the RFC): each killed one comes back
     // failed and does not replicate (or stays down when MariaDB's recovery
     // refuses it).
-    let rejoined = 0;
     for name in killed.iter().filter(|n| n.starts_with("shard")) {
         let state = states
             .iter()
@@ -531,7 +547,6 @@ async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped
             .unwrap_or_default();
         assert_ne!(running, "Yes", "{name} is failed but replicates");
     }
-    println!("failover: {rejoined} of the killed shard primaries rejoined as replicas");
     let old_meta = cluster.role("meta")[0].port;
     let olds = killed
         .iter()

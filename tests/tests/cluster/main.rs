@@ -12,7 +12,6 @@ mod growth;
 mod placement;
 mod protocol;
 mod pushdown;
-mod replicas_check;
 mod security;
 mod slt;
 mod snapshots;
