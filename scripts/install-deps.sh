@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Tessera needs (idempotent).
 set -euo pipefail
-PKGS="mariadb-server mariadb-client postgresql-15 postgresql-client sysbench haproxy mold"
+PKGS="mariadb-server mariadb-client mariadb-backup postgresql-15 postgresql-client sysbench haproxy mold"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -71,9 +71,16 @@ fn pick_base_port(span: u16) -> u16 {
 /// `tessera cluster up` on an existing cluster: starts the nodes that
 /// are down (after a kill); panics if it fails.
 pub fn restart_missing(bin: &Path, dir: &Path) {
+    restart_missing_with(bin, dir, &[]);
+}
+
+/// `cluster up` on an existing cluster, with these environment variables;
+/// answers what it printed.
+pub fn restart_missing_with(bin: &Path, dir: &Path, env: &[(&str, &str)]) -> String {
     let out = Command::new(bin)
         .args(["cluster", "up", "--data-dir"])
         .arg(dir)
+        .envs(env.iter().copied())
         .output()
         .expect("run tessera cluster up");
     assert!(
@@ -81,12 +88,19 @@ pub fn restart_missing(bin: &Path, dir: &Path) {
         "restart failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl TestCluster {
     /// Starts the nodes that are down.
     pub fn restart_missing(&self) {
         restart_missing(&self.bin, &self.dir);
+    }
+
+    /// Starts the nodes that are down, with these environment variables
+    /// for `cluster up`; answers what it printed.
+    pub fn restart_missing_with(&self, env: &[(&str, &str)]) -> String {
+        restart_missing_with(&self.bin, &self.dir, env)
     }
 
     pub fn start(shards: u32, compute: u32) -> TestCluster {

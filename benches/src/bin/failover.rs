@@ -107,10 +107,7 @@ async fn main() {
         rtos.push((target, rto.as_secs_f64()));
         tokio::time::sleep(Duration::from_secs(2)).await;
         // The old primary back, as a replica of the new one.
-        // Rejoining old primaries is off by default (see the failover
-        // RFC); the bench needs them back to fail the shard over again.
         let up = Command::new(&a.tessera)
-            .env("TESSERA_REJOIN_OLD_PRIMARIES", "1")
             .args(["cluster", "up", "--data-dir"])
             .arg(&dir)
             .output()

@@ -124,11 +124,11 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         cmd.arg("--log-bin=binlog")
             .arg("--binlog-format=ROW")
             .arg("--binlog-row-image=FULL")
-            .arg(format!("--server-id={}", node.port))
+            .arg(format!("--server-id={}", server_id(node)))
             .arg("--binlog-expire-logs-seconds=86400");
     }
     if replicated {
-        cmd.args(super::replicas::server_options());
+        cmd.args(replication_options());
     }
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
@@ -207,7 +207,7 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
         }
         stmts.extend(grants(role, &cf.mysql_user));
         if cf.replicas > 0 && !cf.admin_password.is_empty() {
-            stmts.extend(super::replicas::admin_account(cf));
+            stmts.extend(admin_account(cf));
         }
         stmts.push("FLUSH PRIVILEGES".to_string());
         for sql in stmts {
@@ -239,4 +239,47 @@ pub(super) fn mysql_connections(ep: &MysqlEndpoint) -> Option<(u64, u64)> {
         // Minus this status connection itself.
         Some((get("Threads_connected")?.saturating_sub(1), get("Threads_running")?.saturating_sub(1)))
     })
+}
+
+/// The account the compute nodes' failover watcher uses on shard servers:
+/// replication control, read-only switches and KILL, no data privileges.
+const ADMIN_USER: &str = "tessera_admin";
+
+/// How long a commit waits for a replica's acknowledgement before the
+/// primary would fall back to asynchronous replication (MariaDB's
+/// largest): never, in practice. A primary whose replicas are all gone
+/// makes its commits wait, and `Rpl_semi_sync_master_status` says why.
+const SEMI_SYNC_TIMEOUT_MS: u64 = 4_294_967_295;
+
+/// Options of every server of a replicated shard (primary or replica):
+/// any of them can be promoted, so all log the changes they apply and
+/// start read-only; `configure` opens the primary for writes.
+fn replication_options() -> Vec<String> {
+    vec![
+        "--log-slave-updates=ON".into(),
+        "--read-only=ON".into(),
+        "--rpl-semi-sync-slave-enabled=ON".into(),
+        "--rpl-semi-sync-master-wait-point=AFTER_SYNC".into(),
+        format!("--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}"),
+        // Crash recovery removes the binary log's tail no replica
+        // acknowledged (it was never acknowledged to a client either), so
+        // an old primary restarted after a crash can follow the new one.
+        "--init-rpl-role=SLAVE".into(),
+        // Replicated XA PREPAREs and the rows of each transaction applied
+        // in order, one at a time: a promoted replica is its primary's
+        // history exactly.
+        "--slave-parallel-threads=0".into(),
+    ]
+}
+
+/// The administrative account on a shard server (idempotent statements).
+fn admin_account(cf: &ClusterFile) -> Vec<String> {
+    let pw = cf.admin_password.replace('\'', "''");
+    vec![
+        format!("CREATE USER IF NOT EXISTS '{ADMIN_USER}'@'%' IDENTIFIED BY '{pw}'"),
+        format!(
+            "GRANT REPLICATION SLAVE ADMIN, SLAVE MONITOR, REPLICATION MASTER ADMIN, BINLOG MONITOR, \
+             READ_ONLY ADMIN, CONNECTION ADMIN, PROCESS, RELOAD ON *.* TO '{ADMIN_USER}'@'%'"
+        ),
+    ]
 }

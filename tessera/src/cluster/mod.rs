@@ -3,9 +3,11 @@
 //! own data, config, log and pid files; `cluster.toml` at the top records the
 //! layout and the credentials.
 
+mod binlog;
 mod grow;
 mod mariadb;
 mod process;
+mod rebuild;
 mod replicas;
 mod rewind;
 
@@ -15,7 +17,6 @@ pub use grow::{
 mod services;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use common::config::{DefaultDistribution, MysqlEndpoint};
 use common::ShardId;
@@ -331,7 +332,7 @@ fn start_servers(cf: &ClusterFile, nodes: &[Node], running: &[bool]) -> AnyResul
             // An old primary whose unacknowledged tail MariaDB cannot
             // remove: the cluster has its successor and goes on without it.
             println!(
-                "{} did not start: its crash recovery cannot remove the binary log's unacknowledged tail (an XA COMMIT or ROLLBACK follows it); it stays down and out of the cluster until it is rebuilt ({e})",
+                "{} did not start: its crash recovery cannot remove the binary log's unacknowledged tail (an XA COMMIT or ROLLBACK follows it); it is rebuilt from its primary unless TESSERA_REJOIN_OLD_PRIMARIES=0 ({e})",
                 n.name
             );
         }
@@ -395,8 +396,13 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
     let nodes = cf.nodes(&dir);
     let running: Vec<bool> = nodes.iter().map(|n| node_pid(n).is_some()).collect();
     if running.iter().all(|r| *r) {
+        if cf.replicas > 0 {
+            // Every server set to its role again: an old primary a
+            // failover left failed rejoins as a replica (issue 34).
+            replicas::reconfigure(&cf, &nodes)?;
+        }
         println!(
-            "The cluster in {} is already running; nothing changed.",
+            "The cluster in {} is already running; nothing started.",
             dir.display()
         );
         print_connect(&cf);
@@ -568,21 +574,4 @@ pub fn down(dir: &Path) -> AnyResult<()> {
     }
     println!("cluster in {} stopped", dir.display());
     Ok(())
-}
-
-/// Stops one node's process (SIGTERM, then SIGKILL after 60 s).
-fn stop_node(n: &Node) {
-    if let Some(pid) = node_pid(n) {
-        println!("stopping {} (pid {pid})", n.name);
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let start = Instant::now();
-        while pid_alive(pid) && start.elapsed() < Duration::from_secs(60) {
-            reap(pid);
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if pid_alive(pid) {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-    let _ = std::fs::remove_file(n.dir.join("node.pid"));
 }

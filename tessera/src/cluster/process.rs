@@ -44,6 +44,47 @@ pub(super) fn port_answers(port: u16) -> bool {
     .is_ok()
 }
 
+/// A MariaDB server's id: its port, or the id its last rejoin gave it
+/// (`server-id` in its folder). A server skips the events its own id
+/// wrote, so an old primary rejoining under its old id would never apply
+/// the acknowledged transactions its crash recovery removed from its
+/// binary log when they come back from the new primary (issue 34).
+pub(super) fn server_id(node: &Node) -> u32 {
+    std::fs::read_to_string(node.dir.join("server-id"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(u32::from(node.port))
+}
+
+/// The next id of a rejoining server (`server_id`'s, 65,536 further: ports
+/// stay apart), recorded for its later starts.
+pub(super) fn next_server_id(node: &Node, current: u32) -> AnyResult<u32> {
+    let next = current
+        .checked_add(65_536)
+        .filter(|n| *n < 1_000_000_000)
+        .unwrap_or(u32::from(node.port) + 65_536);
+    write_private(&node.dir.join("server-id"), &next.to_string())?;
+    Ok(next)
+}
+
+/// MariaDB's root on a server's socket. Tried three times: a server that
+/// just started was seen to reset the first connection.
+pub(super) async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
+    let sock = node.dir.join("mysqld.sock");
+    let opts = mysql_async::OptsBuilder::default()
+        .socket(Some(sock.to_string_lossy().to_string()))
+        .user(Some("root"));
+    let mut tries = 0;
+    loop {
+        match mysql_async::Conn::new(opts.clone()).await {
+            Ok(c) => return Ok(c),
+            Err(e) if tries == 2 => return Err(format!("{}: {e}", node.name)),
+            Err(_) => tries += 1,
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 pub(super) fn node_pid(n: &Node) -> Option<i32> {
     read_pid(&n.dir.join("node.pid")).filter(|p| pid_alive(*p))
 }
@@ -116,4 +157,21 @@ pub(super) fn wait_port(port: u16, pid: u32, what: &str, log: &Path) -> AnyResul
 pub(super) fn reap(pid: i32) {
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+}
+
+/// Stops one node's process (SIGTERM, then SIGKILL after 60 s).
+pub(super) fn stop_node(n: &Node) {
+    if let Some(pid) = node_pid(n) {
+        println!("stopping {} (pid {pid})", n.name);
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let start = Instant::now();
+        while pid_alive(pid) && start.elapsed() < Duration::from_secs(60) {
+            reap(pid);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if pid_alive(pid) {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    let _ = std::fs::remove_file(n.dir.join("node.pid"));
 }

@@ -1,65 +1,15 @@
-//! Replicas of a local cluster's shards (`cluster up --replicas N`): the
-//! servers' replication options, the administrative account the compute
-//! nodes fail over with, and, at every `cluster up`, each shard server set
-//! to the role meta gives it (the primary writable and waiting for a
-//! replica's acknowledgement; replicas read-only and following it).
-//! Design: docs/rfcs/2026-12-04-replicas-and-failover.md.
+//! Replicas of a local cluster's shards and meta (`cluster up --replicas
+//! N`): at every `cluster up`, each server set to the role meta gives it
+//! (the primary writable and waiting for a replica's acknowledgement;
+//! replicas read-only and following it), and each old primary a failover
+//! left behind made a replica again: reconciled and rewound
+//! (`super::rewind`), or rebuilt from its primary (`super::rebuild`). The
+//! servers' replication options and the failover account are
+//! `super::mariadb`'s. Design: docs/rfcs/2026-12-04-replicas-and-failover.md.
 
+use super::process::root_conn;
 use super::*;
 use mysql_async::prelude::*;
-
-/// The account the compute nodes' failover watcher uses on shard servers:
-/// replication control, read-only switches and KILL, no data privileges.
-pub const ADMIN_USER: &str = "tessera_admin";
-
-/// How long a commit waits for a replica's acknowledgement before the
-/// primary would fall back to asynchronous replication (MariaDB's
-/// largest): never, in practice. A primary whose replicas are all gone
-/// makes its commits wait, and `Rpl_semi_sync_master_status` says why.
-const SEMI_SYNC_TIMEOUT_MS: u64 = 4_294_967_295;
-
-/// Options of every server of a replicated shard (primary or replica):
-/// any of them can be promoted, so all log the changes they apply and
-/// start read-only; `configure` opens the primary for writes.
-pub(super) fn server_options() -> Vec<String> {
-    vec![
-        "--log-slave-updates=ON".into(),
-        "--read-only=ON".into(),
-        "--rpl-semi-sync-slave-enabled=ON".into(),
-        "--rpl-semi-sync-master-wait-point=AFTER_SYNC".into(),
-        format!("--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}"),
-        // Crash recovery removes the binary log's tail no replica
-        // acknowledged (it was never acknowledged to a client either), so
-        // an old primary restarted after a crash can follow the new one.
-        "--init-rpl-role=SLAVE".into(),
-        // Replicated XA PREPAREs and the rows of each transaction applied
-        // in order, one at a time: a promoted replica is its primary's
-        // history exactly.
-        "--slave-parallel-threads=0".into(),
-    ]
-}
-
-/// The administrative account on a shard server (idempotent statements).
-pub(super) fn admin_account(cf: &ClusterFile) -> Vec<String> {
-    let pw = cf.admin_password.replace('\'', "''");
-    vec![
-        format!("CREATE USER IF NOT EXISTS '{ADMIN_USER}'@'%' IDENTIFIED BY '{pw}'"),
-        format!(
-            "GRANT REPLICATION SLAVE ADMIN, SLAVE MONITOR, REPLICATION MASTER ADMIN, BINLOG MONITOR, \
-             READ_ONLY ADMIN, CONNECTION ADMIN, PROCESS, RELOAD ON *.* TO '{ADMIN_USER}'@'%'"
-        ),
-    ]
-}
-
-async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
-    let sock = node.dir.join("mysqld.sock");
-    let opts = mysql_async::OptsBuilder::default()
-        .socket(Some(sock.to_string_lossy().to_string()))
-        .user(Some("root"));
-    mysql_async::Conn::new(opts)
-        .await
-        .map_err(|e| format!("{}: {e}", node.name))
-}
 
 /// Sets meta's servers to their roles and answers the primary's login:
 /// the server whose own record names it at the highest epoch (the first
@@ -74,6 +24,11 @@ pub(super) async fn configure_meta(cf: &ClusterFile, nodes: &[Node]) -> AnyResul
     let (primary, epoch) = meta::replication::primary_of(&claims, false)
         .unwrap_or_else(|| (cf.endpoint(Role::Meta, cf.meta_port()), 0));
     let metas: Vec<&Node> = nodes.iter().filter(|n| n.kind() == Role::Meta).collect();
+    for n in metas.iter().filter(|n| n.port != primary.port) {
+        if refused(n) && rejoin_enabled(n) {
+            rebuild(cf, Role::Meta, n, primary.port, nodes).await?;
+        }
+    }
     // Replicas first: the primary's commits wait for one of them.
     for n in metas.iter().filter(|n| n.port != primary.port && !down(n)) {
         let old_primary = claims
@@ -89,7 +44,7 @@ pub(super) async fn configure_meta(cf: &ClusterFile, nodes: &[Node]) -> AnyResul
         if old_primary {
             run_all(&mut conn, n, &sql).await?;
             if rejoin_enabled(n) {
-                rejoin(cf, Role::Meta, n, primary.port, &mut conn).await?;
+                rejoin(cf, Role::Meta, n, primary.port, nodes, &mut conn).await?;
             }
             continue;
         } else {
@@ -111,21 +66,18 @@ pub(super) async fn configure_meta(cf: &ClusterFile, nodes: &[Node]) -> AnyResul
     Ok(primary)
 }
 
-/// Whether `cluster up` makes old primaries follow their successors.
-/// Off unless `TESSERA_REJOIN_OLD_PRIMARIES=1`: a rejoined old primary was
-/// seen (session 27, failover scenario) to hold other rows than its
-/// primary after catching up, with no replication error, and a replica
-/// that diverged silently could later be promoted. Until that is
-/// understood an old primary stays failed, read-only and out.
+/// Whether `cluster up` makes old primaries follow their successors: on
+/// unless `TESSERA_REJOIN_OLD_PRIMARIES=0` (an operator who wants to look
+/// at an old primary first; the failover scenario, to set one up).
 fn rejoin_enabled(n: &Node) -> bool {
-    let on = std::env::var("TESSERA_REJOIN_OLD_PRIMARIES").is_ok_and(|v| v == "1");
-    if !on {
+    let off = std::env::var("TESSERA_REJOIN_OLD_PRIMARIES").is_ok_and(|v| v == "0");
+    if off {
         println!(
-            "{} was a primary before a failover: it stays read-only and out of the cluster (rejoining old primaries is off: TESSERA_REJOIN_OLD_PRIMARIES=1 turns it on)",
+            "{} was a primary before a failover: it stays read-only and out of the cluster (TESSERA_REJOIN_OLD_PRIMARIES=0)",
             n.name
         );
     }
-    on
+    !off
 }
 
 /// Whether a server's last start ended in MariaDB refusing to truncate
@@ -138,6 +90,11 @@ pub(super) fn recovery_refused(n: &Node) -> bool {
             .map_or(log.as_str(), |i| &log[i..]);
         last_start.contains("Cannot truncate the binary log")
     })
+}
+
+/// Whether a server is down because MariaDB's crash recovery refused it.
+fn refused(n: &Node) -> bool {
+    !super::process::port_answers(n.port) && recovery_refused(n)
 }
 
 /// Whether a server is down (not answering on its port): one that could
@@ -189,14 +146,20 @@ pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()>
         let failed = states.iter().any(|r| {
             r.shard.0 == n.shard && r.port == n.port && r.state == meta::ReplicaState::Failed
         });
-        if failed && down(n) {
-            continue;
-        }
         let primary = catalog
             .placement
             .server(ShardId(n.shard))
             .map_err(|e| e.to_string())?
             .port;
+        if failed && refused(n) && rejoin_enabled(n) {
+            if rebuild(cf, Role::Shard, n, primary, nodes).await? {
+                set_replica(cf, n).await?;
+            }
+            continue;
+        }
+        if failed && down(n) {
+            continue;
+        }
         let mut conn = root_conn(n).await?;
         let state = states
             .iter()
@@ -206,18 +169,35 @@ pub(super) async fn configure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()>
         run_all(&mut conn, n, &sql).await?;
         if state == Some(meta::ReplicaState::Failed)
             && rejoin_enabled(n)
-            && rejoin(cf, Role::Shard, n, primary, &mut conn).await?
+            && rejoin(cf, Role::Shard, n, primary, nodes, &mut conn).await?
         {
-            let store = cf.meta_store().await?;
-            store
-                .set_replica_state(ShardId(n.shard), n.port, meta::ReplicaState::Replica)
-                .await
-                .map_err(|e| e.to_string())?;
-            store.disconnect().await;
+            set_replica(cf, n).await?;
         }
         let _ = conn.disconnect().await;
     }
     Ok(())
+}
+
+/// Records a shard server that follows its primary again as a replica.
+async fn set_replica(cf: &ClusterFile, n: &Node) -> AnyResult<()> {
+    let store = cf.meta_store().await?;
+    store
+        .set_replica_state(ShardId(n.shard), n.port, meta::ReplicaState::Replica)
+        .await
+        .map_err(|e| e.to_string())?;
+    store.disconnect().await;
+    Ok(())
+}
+
+/// Sets every server of a running cluster to its role again
+/// (`configure_meta`, then `configure`).
+pub(super) fn reconfigure(cf: &ClusterFile, nodes: &[Node]) -> AnyResult<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(configure_meta(cf, nodes))?;
+    rt.block_on(configure(cf, nodes))
 }
 
 /// What sets one shard server to its role.
@@ -251,98 +231,109 @@ async fn role_statements(
     Ok(sql)
 }
 
-/// Where an old primary starts following its successor (the statement
-/// that sets it): the end of its own binary log, or, when it holds
-/// branches it prepared that no replica received, the promotion's
-/// position once they are rolled back (`super::rewind`). None: it diverged.
-async fn rewind(
-    cf: &ClusterFile,
-    kind: Role,
-    n: &Node,
-    conn: &mut mysql_async::Conn,
-) -> AnyResult<Option<String>> {
-    let own = "SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos".to_string();
-    let shard = ShardId(if kind == Role::Meta { 0 } else { n.shard });
-    let promoted = match cf.meta_store().await {
-        Ok(store) => {
-            let p = store.promoted_at(shard, n.port).await;
-            store.disconnect().await;
-            p.ok().flatten()
-        }
-        Err(_) => None,
-    };
-    let Some(promoted) = promoted.filter(|p| {
-        !p.is_empty()
-            && p.bytes()
-                .all(|b| b.is_ascii_digit() || b == b'-' || b == b',')
-    }) else {
-        return Ok(Some(own));
-    };
-    let (binlog_pos, server_id): (Option<String>, Option<u32>) = conn
-        .query_first("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id")
-        .await
-        .map_err(|e| format!("{}: {e}", n.name))?
-        .unwrap_or((None, None));
-    let data = n.dir.join("data");
-    let tail = super::rewind::tail(
-        &data,
-        &binlog_pos.unwrap_or_default(),
-        &promoted,
-        server_id.unwrap_or_default(),
-    )?;
-    match tail {
-        super::rewind::Tail::Empty => Ok(Some(own)),
-        super::rewind::Tail::Prepared(xids, resolved) => {
-            let rewound = super::rewind::roll_back(conn, &xids, &resolved)
-                .await
-                .map_err(|e| format!("{}: {e}", n.name))?;
-            if !rewound {
-                println!(
-                    "{} was a primary before a failover and finished a branch after its successor's promotion at {promoted}: it stays read-only and out of the cluster until it is rebuilt",
-                    n.name
-                );
-                return Ok(None);
-            }
-            println!(
-                "{} was a primary before a failover: rolled back {} branch(es) it prepared that no replica received, dropped {} unacknowledged end(s) of branches still prepared, and follows from {promoted}",
-                n.name,
-                xids.len(),
-                resolved.len()
-            );
-            // Checked above: digits, dashes and commas only.
-            Ok(Some(format!("SET GLOBAL gtid_slave_pos = '{promoted}'")))
-        }
-        super::rewind::Tail::Diverged(gtid) => {
-            println!(
-                "{} was a primary before a failover and committed {gtid} after its successor's promotion at {promoted}: it stays read-only and out of the cluster until it is rebuilt",
-                n.name
-            );
-            Ok(None)
-        }
-    }
-}
-
-/// An old primary follows the new one from the end of its own binary log
-/// (its unacknowledged tail was removed at its restart). Answers whether
-/// it follows without error; one whose history diverged (it holds a
-/// transaction the primary does not) stops following and stays out.
+/// An old primary follows the new one: reconciled and rewound
+/// (`super::rewind`) where it stands, or, when its history diverged (it
+/// wrote past the promotion, or its applier stops on an error), rebuilt as
+/// a copy of the primary (`super::rebuild`). Answers whether it follows
+/// and caught up.
 async fn rejoin(
     cf: &ClusterFile,
     kind: Role,
     n: &Node,
     primary: u16,
+    nodes: &[Node],
     conn: &mut mysql_async::Conn,
 ) -> AnyResult<bool> {
     let _ = conn.query_drop("STOP SLAVE").await;
-    let Some(start) = rewind(cf, kind, n, conn).await? else {
-        return Ok(false);
-    };
+    if let Some(start) = super::rewind::start_position(cf, kind, n, conn).await? {
+        follow(cf, kind, n, primary, conn, start).await?;
+        match caught_up(n, conn).await? {
+            Following::CaughtUp => return Ok(true),
+            Following::Lagging => return Ok(false),
+            Following::Diverged(why) => {
+                let _ = conn.query_drop("STOP SLAVE").await;
+                println!(
+                    "{} was a primary before a failover and its history diverged from the new primary's ({why})",
+                    n.name
+                );
+            }
+        }
+    }
+    rebuild(cf, kind, n, primary, nodes).await
+}
+
+/// Rebuilds `n` from the primary on port `primary` and makes it follow.
+async fn rebuild(
+    cf: &ClusterFile,
+    kind: Role,
+    n: &Node,
+    primary: u16,
+    nodes: &[Node],
+) -> AnyResult<bool> {
+    let source = nodes
+        .iter()
+        .find(|p| p.port == primary)
+        .ok_or_else(|| format!("no server of this cluster has port {primary}"))?;
+    println!("{} is rebuilt from {}", n.name, source.name);
+    // Starting a server runs its own runtime: not on this one's thread.
+    let gtid = std::thread::scope(|s| s.spawn(|| super::rebuild::copy_from(cf, n, source)).join())
+        .map_err(|_| format!("rebuilding {} panicked", n.name))??;
+    let mut conn = root_conn(n).await?;
+    // Checked by `copy_from`: digits, dashes and commas only.
+    follow(
+        cf,
+        kind,
+        n,
+        primary,
+        &mut conn,
+        format!("SET GLOBAL gtid_slave_pos = '{gtid}'"),
+    )
+    .await?;
+    match caught_up(n, &mut conn).await? {
+        Following::CaughtUp => Ok(true),
+        Following::Lagging => Ok(false),
+        Following::Diverged(why) => {
+            Err(format!("{} was rebuilt but does not follow: {why}", n.name))
+        }
+    }
+}
+
+/// Points a server at its primary from `start` (the statement that sets
+/// its GTID position) under a new server id (`process::next_server_id`).
+async fn follow(
+    cf: &ClusterFile,
+    kind: Role,
+    n: &Node,
+    primary: u16,
+    conn: &mut mysql_async::Conn,
+    start: String,
+) -> AnyResult<()> {
+    let current: Option<u32> = conn
+        .query_first("SELECT @@GLOBAL.server_id")
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?;
+    let id = super::process::next_server_id(n, current.unwrap_or(u32::from(n.port)))?;
     let sql = [
+        "SET GLOBAL rpl_semi_sync_master_enabled = OFF".to_string(),
+        "SET GLOBAL read_only = ON".to_string(),
         start,
+        format!("SET GLOBAL server_id = {id}"),
         change_master(cf, kind, primary),
         "START SLAVE".into(),
     ];
-    run_all(conn, n, &sql).await?;
+    run_all(conn, n, &sql).await
+}
+
+enum Following {
+    CaughtUp,
+    /// Still applying after 60 s.
+    Lagging,
+    /// Its applier stopped on an error (the error).
+    Diverged(String),
+}
+
+/// Waits until a server that follows its primary is at most 1 s behind.
+async fn caught_up(n: &Node, conn: &mut mysql_async::Conn) -> AnyResult<Following> {
     // Under load a restarted server applies, one transaction at a time,
     // everything written since the failover.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -360,30 +351,24 @@ async fn rejoin(
                 .unwrap_or_default()
         };
         if get("Last_IO_Errno") != "0" || get("Last_SQL_Errno") != "0" {
-            let _ = conn.query_drop("STOP SLAVE").await;
-            println!(
-                "{} was a primary before a failover and its history diverged from the new primary's ({}{}): it stays read-only and out of the cluster until it is rebuilt",
-                n.name,
+            return Ok(Following::Diverged(format!(
+                "{}{}",
                 get("Last_IO_Error"),
                 get("Last_SQL_Error")
-            );
-            return Ok(false);
+            )));
         }
         let running = get("Slave_IO_Running") == "Yes" && get("Slave_SQL_Running") == "Yes";
         let behind = get("Seconds_Behind_Master").parse::<u64>().ok();
         if running && behind.is_some_and(|b| b <= 1) {
-            println!(
-                "{} was a primary before a failover: it follows the new primary now",
-                n.name
-            );
-            return Ok(true);
+            println!("{} follows its primary now", n.name);
+            return Ok(Following::CaughtUp);
         }
         if std::time::Instant::now() > deadline {
             // It goes on applying, but is no candidate for a promotion (a
             // promotion waits for every replica to apply what it received)
             // until a later `cluster up` finds it caught up.
-            println!("{} was a primary before a failover and is still catching up with the new one after 60 s: it goes on following, out of the cluster until a later cluster up finds it caught up", n.name);
-            return Ok(false);
+            println!("{} is still catching up with its primary after 60 s: it goes on following, out of the cluster until a later cluster up finds it caught up", n.name);
+            return Ok(Following::Lagging);
         }
     }
 }

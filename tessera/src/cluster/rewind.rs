@@ -1,24 +1,39 @@
-//! Rewinding a killed old primary to the point its successor was promoted
-//! at, before it follows the new primary (issue 34).
+//! Bringing a failed-over old primary back to its successor's history
+//! before it follows it (issue 34): the XA reconciliation of what its
+//! crash left in the engine, then the rewind of its unacknowledged tail.
+//! Design: docs/rfcs/2026-12-04-replicas-and-failover.md ("Rejoin").
 //!
-//! A primary killed by a crash restarts with `--init-rpl-role=SLAVE`, and
-//! MariaDB's recovery removes from its binary log the transactions no
-//! replica acknowledged. Not `XA PREPARE`s: a branch prepared there but
-//! never received by a replica stays prepared, and its GTID stays in the
-//! binary log past the promotion, so the new primary refuses the old one as
-//! a replica (error 1236, "diverged"). Such a branch was never answered to
-//! its coordinator (its prepare waited for the acknowledgement), so its
-//! transaction was rolled back everywhere else: it is rolled back here too,
-//! unlogged, and the binary log is emptied, so the server follows the new
-//! primary from the promotion's position. Anything else past that position
-//! (a commit, as a server that was only stopped keeps from its killed
-//! clients) is a real divergence: the server stays out.
-
-use std::path::Path;
+//! **Reconciliation.** MariaDB's crash recovery does not make the engine's
+//! XA branches what the binary log says: with `AFTER_SYNC` an `XA COMMIT`
+//! is binary-logged, acknowledged, and only then committed in the engine,
+//! so a kill in between leaves the branch prepared while the log (and the
+//! GTID position the server follows from) says committed; and an `XA
+//! PREPARE` can be binary-logged and received by a replica but lost by the
+//! engine. Up to the promotion's GTID (what the new primary has too) each
+//! branch is made what the log says last: a branch the log commits or rolls
+//! back but the engine holds prepared is committed or rolled back, one the
+//! log leaves prepared but the engine lost is prepared again by replaying
+//! its group. All unlogged: the log has them already.
+//!
+//! **Rewind.** A primary killed by a crash restarts with
+//! `--init-rpl-role=SLAVE`, and MariaDB's recovery removes from its binary
+//! log the transactions no replica acknowledged. Not `XA PREPARE`s: a
+//! branch prepared there but never received by a replica stays prepared,
+//! and its GTID stays in the binary log past the promotion, so the new
+//! primary would refuse the old one as a replica (error 1236, "diverged").
+//! Such a branch was never answered to its coordinator (its prepare waited
+//! for the acknowledgement), so its transaction was rolled back everywhere
+//! else: it is rolled back here too, unlogged, and the binary log is
+//! emptied, so the server follows the new primary from the promotion's
+//! position. Anything else past that position (a commit, as a server that
+//! was only stopped keeps from its killed clients) is a real divergence:
+//! the server is rebuilt from its primary (`super::rebuild`).
 
 use mysql_async::prelude::*;
 
-use super::AnyResult;
+use super::binlog::{Group, Kind, Log};
+use super::process::root_conn;
+use super::{AnyResult, ClusterFile, Node, Role, ShardId};
 
 /// What an old primary holds past its successor's promotion.
 #[derive(Debug, PartialEq)]
@@ -34,83 +49,27 @@ pub(super) enum Tail {
     Diverged(String),
 }
 
-/// Whether an XID as the binary log prints it is `X'hex',X'hex',n`.
-fn well_formed_xid(xid: &str) -> bool {
-    let mut parts = xid.split(',');
-    let hex = |p: Option<&str>| {
-        p.and_then(|p| p.strip_prefix("X'"))
-            .and_then(|p| p.strip_suffix('\''))
-            .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-    };
-    hex(parts.next())
-        && hex(parts.next())
-        && parts
-            .next()
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        && parts.next().is_none()
-}
-
-/// Classifies `mariadb-binlog --base64-output=decode-rows` text of the
-/// events past a position: each event group opens with a `GTID` header
-/// line (`domain-server-sequence`). Groups another server wrote were
-/// received from the new primary (the server followed it for a while);
-/// of its own (`own`, its server id), a group that starts `XA START x`
-/// and ends `XA PREPARE x` is a prepared branch, any other group, or one
-/// after a received group, a divergence.
-pub(super) fn classify(text: &str, own: u32) -> Tail {
-    let mut groups: Vec<(String, Vec<&str>)> = vec![];
-    for line in text.lines() {
-        if line.starts_with('#') {
-            if let Some(gtid) = line.split("\tGTID ").nth(1) {
-                let gtid = gtid.split_whitespace().next().unwrap_or_default();
-                groups.push((gtid.to_string(), vec![]));
-            }
-            continue;
-        }
-        if let Some((_, lines)) = groups.last_mut() {
-            lines.push(line);
-        }
-    }
+/// Classifies the groups past the promotion. Groups another server wrote
+/// were received from the new primary (the server followed it for a
+/// while); of its own (`own`, its server id), a prepared branch or the end
+/// of one is its unacknowledged tail, any other group, or one after a
+/// received group, a divergence.
+pub(super) fn classify(tail: &[Group], own: u32) -> Tail {
     let mut xids = vec![];
     let mut resolved = vec![];
     let mut received = false;
-    for (gtid, lines) in &groups {
-        let server: Option<u32> = gtid.split('-').nth(1).and_then(|s| s.parse().ok());
-        if server != Some(own) {
+    for g in tail {
+        if g.server() != Some(own) {
             received = true;
             continue;
         }
         if received {
-            return Tail::Diverged(gtid.clone());
+            return Tail::Diverged(g.gtid.clone());
         }
-        let statement = |prefix: &str| -> Option<String> {
-            lines.iter().find_map(|l| {
-                let rest = l.strip_prefix(prefix)?;
-                Some(rest.trim_end_matches("/*!*/;").trim().to_string())
-            })
-        };
-        let first = lines
-            .iter()
-            .find(|l| !l.starts_with("SET ") && !l.starts_with("/*") && !l.trim().is_empty());
-        let finished = first.and_then(|l| {
-            l.strip_prefix("XA COMMIT ")
-                .or_else(|| l.strip_prefix("XA ROLLBACK "))
-        });
-        if let Some(x) = finished.map(|x| x.trim_end_matches("/*!*/;").trim()) {
-            if !well_formed_xid(x) {
-                return Tail::Diverged(gtid.clone());
-            }
-            resolved.push(x.to_string());
-            continue;
-        }
-        let started = first.and_then(|l| l.strip_prefix("XA START "));
-        match (started, statement("XA PREPARE ")) {
-            (Some(s), Some(p))
-                if s.trim_end_matches("/*!*/;").trim() == p && well_formed_xid(&p) =>
-            {
-                xids.push(p)
-            }
-            _ => return Tail::Diverged(gtid.clone()),
+        match g.kind() {
+            Kind::Prepare(x) => xids.push(x),
+            Kind::Commit(x) | Kind::Rollback(x) => resolved.push(x),
+            Kind::Other => return Tail::Diverged(g.gtid.clone()),
         }
     }
     if xids.is_empty() && resolved.is_empty() {
@@ -120,55 +79,131 @@ pub(super) fn classify(text: &str, own: u32) -> Tail {
     }
 }
 
-/// What the server in `data` wrote to its binary log past `promoted`.
-pub(super) fn tail(data: &Path, binlog_pos: &str, promoted: &str, own: u32) -> AnyResult<Tail> {
-    use meta::replication::domain0_seq;
-    match (domain0_seq(binlog_pos), domain0_seq(promoted)) {
-        (Some(mine), Some(theirs)) if mine > theirs => {}
-        _ => return Ok(Tail::Empty),
+/// One change that makes the engine's XA branches what the log says.
+#[derive(Debug, PartialEq)]
+pub(super) enum Fix {
+    Commit(String),
+    Rollback(String),
+    /// Prepare again the branch of this group (an index into the groups).
+    Replay(usize),
+}
+
+/// The fixes, in log order, given the groups read (the first `shared` of
+/// them up to the promotion) and the branches the engine holds prepared.
+/// A branch is finished only by an end up to the promotion (an end past it
+/// was not acknowledged: the branch stays prepared, as on the new
+/// primary); it is prepared again only when its prepare, up to the
+/// promotion, is the last the whole log says of it.
+pub(super) fn reconcile(groups: &[Group], shared: usize, prepared: &[String]) -> Vec<Fix> {
+    use std::collections::HashMap;
+    let mut last_shared: HashMap<String, usize> = HashMap::new();
+    let mut last_any: HashMap<String, usize> = HashMap::new();
+    for (i, g) in groups.iter().enumerate() {
+        let (Kind::Prepare(x) | Kind::Commit(x) | Kind::Rollback(x)) = g.kind() else {
+            continue;
+        };
+        if i < shared {
+            last_shared.insert(x.clone(), i);
+        }
+        last_any.insert(x, i);
     }
-    let index = std::fs::read_to_string(data.join("binlog.index")).map_err(|e| e.to_string())?;
-    let files: Vec<_> = index
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| data.join(l.trim().trim_start_matches("./")))
-        .collect();
-    let out = std::process::Command::new("mariadb-binlog")
-        .args([
-            "--skip-gtid-strict-mode",
-            "--base64-output=decode-rows",
-            &format!("--start-position={promoted}"),
-        ])
-        .args(&files)
-        .output()
-        .map_err(|e| format!("mariadb-binlog: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "mariadb-binlog: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    let mut fixes: Vec<(usize, Fix)> = vec![];
+    for (x, i) in last_shared {
+        let in_engine = prepared.contains(&x);
+        match groups[i].kind() {
+            Kind::Prepare(_) if !in_engine && last_any.get(&x) == Some(&i) => {
+                fixes.push((i, Fix::Replay(i)))
+            }
+            Kind::Commit(_) if in_engine => fixes.push((i, Fix::Commit(x))),
+            Kind::Rollback(_) if in_engine => fixes.push((i, Fix::Rollback(x))),
+            _ => {}
+        }
     }
-    Ok(classify(&String::from_utf8_lossy(&out.stdout), own))
+    fixes.sort_by_key(|(i, _)| *i);
+    fixes.into_iter().map(|(_, f)| f).collect()
+}
+
+/// The XIDs of the branches the engine holds prepared, as the binary log
+/// prints them (`X'gtrid',X'bqual',format`: `XA RECOVER FORMAT = 'SQL'`
+/// quotes printable ones as strings instead).
+async fn xa_recover(conn: &mut mysql_async::Conn) -> AnyResult<Vec<String>> {
+    let rows: Vec<(i64, usize, usize, Vec<u8>)> =
+        conn.query("XA RECOVER").await.map_err(|e| e.to_string())?;
+    Ok(rows
+        .iter()
+        .filter_map(|(format, gtrid, bqual, data)| xid_text(*format, *gtrid, *bqual, data))
+        .collect())
+}
+
+/// One `XA RECOVER` row's XID in the binary log's form.
+fn xid_text(format: i64, gtrid: usize, bqual: usize, data: &[u8]) -> Option<String> {
+    let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let g = data.get(..gtrid)?;
+    let b = data.get(gtrid..gtrid.checked_add(bqual)?)?;
+    Some(format!("X'{}',X'{}',{format}", hex(g), hex(b)))
+}
+
+/// Applies the fixes, unlogged. A replay runs the group's statements as
+/// `mariadb-binlog | mariadb` would (the format description first, so its
+/// `BINLOG` row events apply), on a connection of its own that it leaves
+/// with the branch prepared. The statements are the server's own binary
+/// log; the XIDs were checked by `binlog::well_formed_xid`.
+async fn apply(n: &Node, conn: &mut mysql_async::Conn, log: &Log, fixes: &[Fix]) -> AnyResult<()> {
+    conn.query_drop("SET SESSION sql_log_bin = 0")
+        .await
+        .map_err(|e| e.to_string())?;
+    for fix in fixes {
+        let sql = match fix {
+            Fix::Commit(x) => format!("XA COMMIT {x}"),
+            Fix::Rollback(x) => format!("XA ROLLBACK {x}"),
+            Fix::Replay(i) => {
+                replay(n, log, &log.groups[*i]).await?;
+                continue;
+            }
+        };
+        conn.query_drop(&sql)
+            .await
+            .map_err(|e| format!("{sql}: {e}"))?;
+    }
+    conn.query_drop("SET SESSION sql_log_bin = 1")
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn replay(n: &Node, log: &Log, g: &Group) -> AnyResult<()> {
+    let mut c = root_conn(n).await?;
+    let mut sql = vec![
+        "SET SESSION sql_log_bin = 0".to_string(),
+        "SET SESSION pseudo_slave_mode = 1".to_string(),
+        log.formats[g.format].clone(),
+    ];
+    // `\C` is the client's charset command, not SQL.
+    sql.extend(
+        g.statements
+            .iter()
+            .filter(|s| !s.starts_with("/*!\\C"))
+            .cloned(),
+    );
+    for s in sql {
+        c.query_drop(s)
+            .await
+            .map_err(|e| format!("replaying {}: {e}", g.gtid))?;
+    }
+    let _ = c.disconnect().await;
+    Ok(())
 }
 
 /// Rolls back (unlogged) the branches of a `Prepared` tail that are still
 /// prepared and empties the binary log; the caller then follows the new
-/// primary from `promoted`. False, and nothing done, when a branch the
+/// primary from the promotion. False, and nothing done, when a branch the
 /// tail commits or rolls back is no longer prepared here (the engine
 /// finished it: a divergence).
-pub(super) async fn roll_back(
+async fn roll_back(
     conn: &mut mysql_async::Conn,
     xids: &[String],
     resolved: &[String],
 ) -> AnyResult<bool> {
-    let prepared: Vec<mysql_async::Row> = conn
-        .query("XA RECOVER FORMAT = 'SQL'")
-        .await
-        .map_err(|e| e.to_string())?;
-    let prepared: Vec<String> = prepared
-        .iter()
-        .filter_map(|r| r.get_opt::<String, _>("data").and_then(|v| v.ok()))
-        .collect();
+    let prepared = xa_recover(conn).await?;
     if resolved.iter().any(|x| !prepared.contains(x)) {
         return Ok(false);
     }
@@ -176,72 +211,211 @@ pub(super) async fn roll_back(
         .await
         .map_err(|e| e.to_string())?;
     for xid in xids.iter().filter(|x| prepared.contains(x)) {
-        // Checked by `well_formed_xid`: quotes around hex digits only.
         conn.query_drop(format!("XA ROLLBACK {xid}"))
             .await
             .map_err(|e| format!("XA ROLLBACK {xid}: {e}"))?;
     }
-    conn.query_drop("RESET MASTER")
-        .await
-        .map_err(|e| e.to_string())?;
-    conn.query_drop("SET SESSION sql_log_bin = 1")
-        .await
-        .map_err(|e| e.to_string())?;
+    for stmt in ["RESET MASTER", "SET SESSION sql_log_bin = 1"] {
+        conn.query_drop(stmt).await.map_err(|e| e.to_string())?;
+    }
     Ok(true)
+}
+
+/// Where the promotion of `n`'s successor left off (its GTID position), as
+/// meta recorded it, if meta answers and has it.
+async fn promoted_at(cf: &ClusterFile, kind: Role, n: &Node) -> Option<String> {
+    let shard = ShardId(if kind == Role::Meta { 0 } else { n.shard });
+    let store = cf.meta_store().await.ok()?;
+    let p = store.promoted_at(shard, n.port).await;
+    store.disconnect().await;
+    // Put into a statement below: digits, dashes and commas only.
+    p.ok().flatten().filter(|p| {
+        !p.is_empty()
+            && p.bytes()
+                .all(|b| b.is_ascii_digit() || b == b'-' || b == b',')
+    })
+}
+
+/// Reconciles an old primary's XA branches with its log and rewinds its
+/// tail; answers the statement that sets where it starts following its
+/// successor (the end of its own binary log, or the promotion's position
+/// when it had a tail), or None when it diverged (the caller rebuilds it
+/// from its primary: `super::rebuild`).
+pub(super) async fn start_position(
+    cf: &ClusterFile,
+    kind: Role,
+    n: &Node,
+    conn: &mut mysql_async::Conn,
+) -> AnyResult<Option<String>> {
+    use meta::replication::domain0_seq;
+    let own = "SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos".to_string();
+    let promoted = promoted_at(cf, kind, n).await;
+    let (binlog_pos, server_id, durable): (String, u32, bool) = conn
+        .query_first(
+            "SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id, \
+             @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
+        )
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?
+        .ok_or_else(|| format!("{}: no server variables", n.name))?;
+    let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
+    let cut = promoted.as_deref().and_then(domain0_seq);
+    let past = |g: &Group| cut.is_some_and(|c| g.seq().is_some_and(|s| s > c));
+    let shared = log.groups.iter().position(past).unwrap_or(log.groups.len());
+    let fixes = reconcile(&log.groups, shared, &xa_recover(conn).await?);
+    if !durable && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
+        // Without durable commits the engine may have finished a branch
+        // the log still shows prepared: preparing it again could apply it
+        // twice.
+        println!("{} was a primary before a failover and lost a prepared XA branch at its crash, and it does not flush every commit: it cannot be reconciled", n.name);
+        return Ok(None);
+    }
+    apply(n, conn, &log, &fixes)
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?;
+    if !fixes.is_empty() {
+        println!(
+            "{} was a primary before a failover: its XA branches made what its binary log says ({fixes:?})",
+            n.name
+        );
+    }
+    let Some(promoted) = promoted else {
+        return Ok(Some(own));
+    };
+    let tail = &log.groups[shared..];
+    let past_end = domain0_seq(&binlog_pos) > cut && tail.is_empty();
+    let diverged = |what: String| {
+        println!(
+            "{} was a primary before a failover and {what} after its successor's promotion at {promoted}",
+            n.name
+        );
+        Ok(None)
+    };
+    match classify(tail, server_id) {
+        // Its position is past the promotion, but the files that hold the
+        // groups that took it there were not read (a checkpoint past them).
+        Tail::Empty if past_end => diverged(format!("wrote up to {binlog_pos}")),
+        Tail::Empty => Ok(Some(own)),
+        Tail::Prepared(xids, resolved) => {
+            if !roll_back(conn, &xids, &resolved)
+                .await
+                .map_err(|e| format!("{}: {e}", n.name))?
+            {
+                return diverged("finished a branch".into());
+            }
+            println!(
+                "{} was a primary before a failover: rolled back {} branch(es) it prepared that no replica received, dropped {} unacknowledged end(s) of branches still prepared, and follows from {promoted}",
+                n.name,
+                xids.len(),
+                resolved.len()
+            );
+            Ok(Some(format!("SET GLOBAL gtid_slave_pos = '{promoted}'")))
+        }
+        Tail::Diverged(gtid) => diverged(format!("committed {gtid}")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::binlog::{parse, tests::FILE};
     use super::*;
 
-    const PREPARED: &str = "#261204 15:40:23 server id 40211  end_log_pos 470293 CRC32 0xf5f773c1 \tGTID 0-40211-1236 trans\n\
-/*!100001 SET @@session.server_id=40211*//*!*/;\n\
-XA START X'7473',X'31',1/*!*/;\n\
-# at 470335\n\
-#Q> UPDATE \"t\" SET b = 1\n\
-SET TIMESTAMP=1796398823/*!*/;\n\
-XA END X'7473',X'31',1\n\
-/*!*/;\n\
-#261204 15:40:23 server id 40211  end_log_pos 470711 CRC32 0x4fb3badd \tXID = X'7473',X'31',1\n\
-XA PREPARE X'7473',X'31',1\n\
-/*!*/;\n";
+    fn group(server: u32, seq: u32, statements: &[&str]) -> Group {
+        Group {
+            gtid: format!("0-{server}-{seq}"),
+            statements: statements.iter().map(|s| s.to_string()).collect(),
+            format: 0,
+        }
+    }
 
-    #[test]
-    fn a_tail_of_prepared_branches_is_rolled_back_anything_else_diverges() {
-        assert_eq!(classify("", 40211), Tail::Empty);
-        assert_eq!(
-            classify(PREPARED, 40211),
-            Tail::Prepared(vec!["X'7473',X'31',1".into()], vec![])
-        );
-        let commit = |server: u32, seq: u32| {
-            format!(
-                "#261204 15:40:24 server id {server}  end_log_pos 1 CRC32 0x0 \tGTID 0-{server}-{seq} trans\nSTART TRANSACTION\n/*!*/;\nCOMMIT/*!*/;\n"
-            )
-        };
-        let own_commit = format!("{PREPARED}{}", commit(40211, 1237));
-        assert_eq!(
-            classify(&own_commit, 40211),
-            Tail::Diverged("0-40211-1237".into())
-        );
-        let finished = "#261204 15:40:25 server id 40211  end_log_pos 1 CRC32 0x0 \tGTID 0-40211-1238 trans\n/*!*/;\nXA COMMIT X'7475',X'32',1\n/*!*/;\n";
-        assert_eq!(
-            classify(finished, 40211),
-            Tail::Prepared(vec![], vec!["X'7475',X'32',1".into()])
-        );
-        // Received from the new primary (40311): not its own.
-        assert_eq!(classify(&commit(40311, 1237), 40211), Tail::Empty);
-        let own_after = format!("{}{PREPARED}", commit(40311, 1235));
-        assert!(matches!(classify(&own_after, 40211), Tail::Diverged(_)));
-        let spoofed = PREPARED.replace(
-            "X'7473',X'31',1\n/*!*/;\n",
-            "X'74'' OR 1',X'31',1\n/*!*/;\n",
-        );
-        assert!(matches!(classify(&spoofed, 40211), Tail::Diverged(_)));
+    const X: &str = "X'7473',X'31',1";
+
+    fn prepare(server: u32, seq: u32) -> Group {
+        group(
+            server,
+            seq,
+            &[
+                "XA START X'7473',X'31',1",
+                "BINLOG 'AAAA'",
+                "XA END X'7473',X'31',1",
+                "XA PREPARE X'7473',X'31',1",
+            ],
+        )
     }
 
     #[test]
-    fn xids_are_hex_pairs_and_a_format() {
-        assert!(well_formed_xid("X'7473722d',X'31',1"));
-        assert!(!well_formed_xid("X'74',X'31',1; DROP"));
+    fn a_tail_of_prepared_branches_is_rolled_back_anything_else_diverges() {
+        assert_eq!(classify(&[], 40211), Tail::Empty);
+        let file = parse(FILE.as_bytes(), 0).expect("parse");
+        assert_eq!(
+            classify(&file.groups[..1], 40211),
+            Tail::Prepared(vec![X.into()], vec![])
+        );
+        let commit = |server, seq| group(server, seq, &["START TRANSACTION", "COMMIT"]);
+        assert_eq!(
+            classify(&[prepare(40211, 1236), commit(40211, 1237)], 40211),
+            Tail::Diverged("0-40211-1237".into())
+        );
+        let finished = group(
+            40211,
+            1238,
+            &["SET TIMESTAMP=1", "XA COMMIT X'7475',X'32',1"],
+        );
+        assert_eq!(
+            classify(&[finished], 40211),
+            Tail::Prepared(vec![], vec!["X'7475',X'32',1".into()])
+        );
+        // Received from the new primary (40311): not its own.
+        assert_eq!(classify(&[commit(40311, 1237)], 40211), Tail::Empty);
+        assert!(matches!(
+            classify(&[commit(40311, 1235), prepare(40211, 1236)], 40211),
+            Tail::Diverged(_)
+        ));
+        let spoofed = group(
+            40211,
+            1236,
+            &[
+                "XA START X'74'' OR 1',X'31',1",
+                "XA PREPARE X'74'' OR 1',X'31',1",
+            ],
+        );
+        assert!(matches!(classify(&[spoofed], 40211), Tail::Diverged(_)));
+    }
+
+    #[test]
+    fn recovered_xids_are_printed_as_the_binary_log_prints_them() {
+        assert_eq!(xid_text(1, 2, 1, b"ts1").as_deref(), Some(X));
+        assert_eq!(
+            xid_text(1, 3, 0, b"abc").as_deref(),
+            Some("X'616263',X'',1")
+        );
+        assert_eq!(xid_text(1, 3, 2, b"abc"), None);
+    }
+
+    #[test]
+    fn branches_are_made_what_the_log_says_up_to_the_promotion() {
+        let end = |seq, what: &str| group(1, seq, &["SET TIMESTAMP=1", &format!("{what} {X}")]);
+        let other = group(1, 9, &["START TRANSACTION", "COMMIT"]);
+        // Committed in the log, still prepared in the engine: committed.
+        let log = [prepare(1, 1), other.clone(), end(2, "XA COMMIT")];
+        assert_eq!(reconcile(&log, 3, &[X.into()]), vec![Fix::Commit(X.into())]);
+        assert_eq!(reconcile(&log, 3, &[]), vec![]);
+        let log = [prepare(1, 1), end(2, "XA ROLLBACK")];
+        assert_eq!(
+            reconcile(&log, 2, &[X.into()]),
+            vec![Fix::Rollback(X.into())]
+        );
+        // Prepared in the log, lost by the engine: prepared again.
+        let log = [other.clone(), prepare(1, 1)];
+        assert_eq!(reconcile(&log, 2, &[]), vec![Fix::Replay(1)]);
+        assert_eq!(reconcile(&log, 2, &[X.into()]), vec![]);
+        // An end past the promotion was not acknowledged: the branch stays
+        // prepared as on the new primary (the rewind checks the engine did
+        // not finish it), and is not prepared twice.
+        let log = [prepare(1, 1), end(2, "XA COMMIT")];
+        assert_eq!(reconcile(&log, 1, &[X.into()]), vec![]);
+        assert_eq!(reconcile(&log, 1, &[]), vec![]);
+        // A prepare past the promotion is the tail's (rolled back).
+        assert_eq!(reconcile(&[prepare(1, 1)], 0, &[]), vec![]);
     }
 }

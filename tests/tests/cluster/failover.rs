@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use mysql_async::prelude::*;
 use tests::TestCluster;
 
+use crate::rejoin::{meta_conn, old_primaries_rejoin, primary_of, try_root_conn};
+
 const ACCOUNTS: i64 = 2000;
 const TOTAL: i64 = ACCOUNTS * 1000;
 
@@ -68,6 +70,9 @@ pub(crate) async fn failover() {
         (0, libc::SIGKILL),
     ] {
         let before = transfers_now(&counters);
+        if shard == 1 {
+            crate::rejoin::seed_xa_cases(&cluster, &primary_of(&cluster, 1).await.1).await;
+        }
         let (killed, pid) = signal_primary(&cluster, shard, signal).await;
         let rto = first_write_after(&cluster).await;
         println!(
@@ -127,7 +132,7 @@ pub(crate) async fn failover() {
     );
     check_after(&cluster, &ack).await;
     check_foreign_branch(&cluster, 2, &foreign_xid).await;
-    old_primary_stays_out(&cluster, &killed_nodes, &stopped_node).await;
+    old_primaries_rejoin(&cluster, &killed_nodes, &stopped_node).await;
 }
 
 fn transfers_now(c: &Counters) -> u64 {
@@ -243,59 +248,6 @@ async fn connect(url: &str) -> tokio_postgres::Client {
     client
 }
 
-/// A connection to meta's primary (the writable one of its servers).
-async fn meta_conn(cluster: &TestCluster) -> mysql_async::Conn {
-    let login = &cluster.role("meta")[0];
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        for n in cluster.nodes.iter().filter(|n| n.name.starts_with("meta")) {
-            let opts = mysql_async::OptsBuilder::default()
-                .ip_or_hostname("127.0.0.1")
-                .tcp_port(n.port)
-                .user(Some(login.user.clone()))
-                .pass(Some(login.password.clone()))
-                .db_name(Some("tessera_meta"))
-                .prefer_socket(false);
-            if let Ok(mut c) = mysql_async::Conn::new(opts).await {
-                if c.query_first::<u8, _>("SELECT @@read_only")
-                    .await
-                    .ok()
-                    .flatten()
-                    == Some(0)
-                {
-                    return c;
-                }
-            }
-        }
-        assert!(Instant::now() < deadline, "no writable meta server");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// The server serving `shard` now (meta's primary for 0): (port, node).
-async fn primary_of(cluster: &TestCluster, shard: u32) -> (u16, String) {
-    let mut meta = meta_conn(cluster).await;
-    let port: u16 = if shard == 0 {
-        meta.query_first("SELECT port FROM meta_primary WHERE id = 1")
-            .await
-            .expect("meta primary")
-            .expect("meta_primary row")
-    } else {
-        meta.exec_first("SELECT port FROM shards WHERE shard_id = ?", (shard,))
-            .await
-            .expect("primary")
-            .expect("shard in meta")
-    };
-    let node = cluster
-        .nodes
-        .iter()
-        .find(|n| n.port == port)
-        .expect("primary's node")
-        .name
-        .clone();
-    (port, node)
-}
-
 async fn server_conn(cluster: &TestCluster, port: u16) -> mysql_async::Conn {
     let login = &cluster.role("shard")[0];
     let node = tests::NodeInfo {
@@ -316,25 +268,6 @@ async fn signal_primary(cluster: &TestCluster, shard: u32, signal: i32) -> (Stri
         .expect("pid");
     unsafe { libc::kill(pid, signal) };
     (node, pid)
-}
-
-/// MariaDB's root on a node's socket (the fence of an old primary kills
-/// every other account's connections, the cluster account's too).
-async fn root_conn(cluster: &TestCluster, node: &str) -> mysql_async::Conn {
-    try_root_conn(cluster, node)
-        .await
-        .expect("root on the socket")
-}
-
-async fn try_root_conn(
-    cluster: &TestCluster,
-    node: &str,
-) -> Result<mysql_async::Conn, mysql_async::Error> {
-    let sock = cluster.dir.join(node).join("mysqld.sock");
-    let opts = mysql_async::OptsBuilder::default()
-        .socket(Some(sock.to_string_lossy().to_string()))
-        .user(Some("root"));
-    mysql_async::Conn::new(opts).await
 }
 
 /// Waits until a resumed old primary is read-only.
@@ -499,80 +432,4 @@ async fn check_after(cluster: &TestCluster, ack: &HashSet<i64>) {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
-}
-
-/// The old primaries, restarted (the killed ones) or resumed (the stopped
-/// one), are read-only; the killed ones, whose unacknowledged tail their
-/// restart removed, follow the new primaries as replicas again, with the
-/// same rows; the cluster keeps answering.
-async fn old_primary_stays_out(cluster: &TestCluster, killed: &[String], stopped: &str) {
-    cluster.restart_missing();
-    let mut meta = meta_conn(cluster).await;
-    let states: Vec<(u16, String)> = meta
-        .query("SELECT port, state FROM shard_replicas")
-        .await
-        .expect("replica states");
-    let port_of = |name: &str| {
-        cluster
-            .nodes
-            .iter()
-            .find(|n| n.name == name)
-            .expect("node")
-            .port
-    };
-    // Rejoining old primaries is off (a rejoined one was seen to hold
-    // other rows than its primary, see the RFC): each killed one comes back
-    // failed and does not replicate (or stays down when MariaDB's recovery
-    // refuses it).
-    for name in killed.iter().filter(|n| n.starts_with("shard")) {
-        let state = states
-            .iter()
-            .find(|(p, _)| *p == port_of(name))
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default();
-        assert_eq!(state, "failed", "{name}, killed, is not recorded failed");
-        let Ok(mut s) = try_root_conn(cluster, name).await else {
-            let log =
-                std::fs::read_to_string(cluster.dir.join(name).join("node.log")).expect("node log");
-            assert!(
-                log.contains("Cannot truncate the binary log"),
-                "{name}, killed, is down and was not refused by its recovery"
-            );
-            continue;
-        };
-        let status: Option<mysql_async::Row> =
-            s.query_first("SHOW SLAVE STATUS").await.expect("status");
-        let running = status
-            .and_then(|r| r.get::<String, _>("Slave_SQL_Running"))
-            .unwrap_or_default();
-        assert_ne!(running, "Yes", "{name} is failed but replicates");
-    }
-    let old_meta = cluster.role("meta")[0].port;
-    let olds = killed
-        .iter()
-        .filter(|n| n.starts_with("shard"))
-        .map(|n| port_of(n))
-        .chain([port_of(stopped), old_meta]);
-    for port in olds {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            // Down: one its recovery refused (checked above).
-            continue;
-        }
-        let node = &cluster
-            .nodes
-            .iter()
-            .find(|n| n.port == port)
-            .expect("node")
-            .name;
-        let mut s = root_conn(cluster, node).await;
-        let ro: Option<u8> = s
-            .query_first("SELECT @@read_only")
-            .await
-            .expect("read_only");
-        assert_eq!(ro, Some(1), "an old primary came back writable");
-    }
-    let c = cluster.connect(2).await;
-    c.execute("UPDATE fo_rto SET n = n + 1", &[])
-        .await
-        .expect("a write after the old primaries came back");
 }

@@ -12,6 +12,7 @@ mod growth;
 mod placement;
 mod protocol;
 mod pushdown;
+mod rejoin;
 mod security;
 mod slt;
 mod snapshots;
