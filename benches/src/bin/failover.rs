@@ -7,8 +7,8 @@
 //! the signal to the first committed write that touches every shard is
 //! measured, and `tessera cluster up` brings the old primary back, which
 //! follows the new one as a replica (a stopped one is resumed first, fenced
-//! by the cluster, and stays out if it committed what its killed clients
-//! wrote).
+//! by the cluster, and rebuilt from its primary if it committed what its
+//! killed clients wrote).
 //! At the end: the total of the accounts, every acknowledged transfer in
 //! the ledger, and the RTO distribution (JSON in `--out`).
 
@@ -116,7 +116,7 @@ async fn main() {
             "{}",
             String::from_utf8_lossy(&up.stdout)
                 .lines()
-                .filter(|l| l.contains("primary before"))
+                .filter(|l| l.contains("primary") || l.contains("rebuilt") || l.contains("copy"))
                 .map(|l| format!("  {l}\n"))
                 .collect::<String>()
         );
@@ -127,6 +127,17 @@ async fn main() {
         let _ = t.await;
     }
     let (total, lost) = check(&ep, &load).await;
+    // Every old primary is a replica again.
+    let failed: Vec<String> = cluster
+        .status()
+        .ok()
+        .and_then(|s| s.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| n["state"] == "failed")
+        .filter_map(|n| n["name"].as_str().map(str::to_string))
+        .collect();
+    println!("servers still failed at the end: {failed:?}");
     let mut secs: Vec<f64> = rtos.iter().map(|(_, s)| *s).collect();
     secs.sort_by(f64::total_cmp);
     let pick = |q: f64| {
@@ -152,7 +163,7 @@ async fn main() {
         "rounds": rtos.iter().map(|(t, s)| serde_json::json!({"target": t, "rto_secs": s})).collect::<Vec<_>>(),
         "rto_min": pick(0.0), "rto_median": pick(0.5), "rto_p90": pick(0.9), "rto_max": pick(1.0),
         "acknowledged": acked, "errors": load.errors.load(Ordering::Relaxed),
-        "total_ok": total == ACCOUNTS * 1000, "lost": lost,
+        "total_ok": total == ACCOUNTS * 1000, "lost": lost, "failed_at_end": failed,
     });
     let _ = std::fs::write(
         &a.out,

@@ -293,7 +293,22 @@ async fn wait_fenced(cluster: &TestCluster, node: &str) {
 /// How long after now until a write that touches every shard commits.
 async fn first_write_after(cluster: &TestCluster) -> Duration {
     let start = Instant::now();
-    let c = cluster.connect(1).await;
+    // A login during meta's failover may fail with 08006 (the credentials
+    // live in meta): a client connects again.
+    let c = loop {
+        match tokio_postgres::connect(&cluster.pg_url(1), tokio_postgres::NoTls).await {
+            Ok((c, conn)) => {
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                break c;
+            }
+            Err(e) => {
+                retryable(&e, "the RTO probe's login");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
     loop {
         match c.execute("UPDATE fo_rto SET n = n + 1", &[]).await {
             Ok(_) => return start.elapsed(),
