@@ -191,6 +191,13 @@ impl Router {
     }
 
     /// The count of shard server changes so far.
+    /// Meta's primary changed: statements and commits waiting on the old
+    /// one (which may never answer: stopped, cut off) are given up as for
+    /// a shard's failover ([`Router::server_moved_since`]).
+    pub fn meta_moved(&self) {
+        self.servers_epoch.send_modify(|e| *e += 1);
+    }
+
     pub fn servers_epoch(&self) -> u64 {
         *self.servers_epoch.borrow()
     }
@@ -292,9 +299,13 @@ impl Router {
         let mut every = CATALOG_POLL;
         loop {
             tokio::time::sleep(every).await;
-            match self.check_state().await {
-                Ok((_, moving)) => every = if moving { FENCE_POLL } else { CATALOG_POLL },
-                Err(e) => tracing::debug!("catalog poll failed: {e}"),
+            // Bounded: a meta server that stopped answering (stopped, cut
+            // off) would hold the poll for ever; its successor's pool is
+            // used once meta fails over.
+            match tokio::time::timeout(META_CHECK_TIMEOUT, self.check_state()).await {
+                Ok(Ok((_, moving))) => every = if moving { FENCE_POLL } else { CATALOG_POLL },
+                Ok(Err(e)) => tracing::debug!("catalog poll failed: {e}"),
+                Err(_) => tracing::debug!("catalog poll: no answer from the metadata store"),
             }
         }
     }

@@ -79,7 +79,10 @@ pub async fn watch(router: Arc<Router>, admin_password: String) {
         if replicated_meta {
             w.meta_round().await;
         }
-        if w.admin_password.is_empty() {
+        // The lease lives in meta: while meta's primary is silent the
+        // round would only wait on it, and the meta round's next probe
+        // with it.
+        if w.admin_password.is_empty() || w.meta_misses.is_some() {
             continue;
         }
         if let Err(e) = w.round().await {
@@ -123,8 +126,10 @@ impl Watcher {
             self.meta_misses = None;
             if self.meta_checked.elapsed() >= RENEW_EVERY {
                 self.meta_checked = Instant::now();
-                if let Err(e) = meta.follow_primary(true).await {
-                    tracing::debug!("asking meta's servers: {e}");
+                match meta.follow_primary(true).await {
+                    Ok(true) => self.router.meta_moved(),
+                    Ok(false) => {}
+                    Err(e) => tracing::debug!("asking meta's servers: {e}"),
                 }
                 if !self.admin_password.is_empty() {
                     meta.fence_stale(&self.admin_password).await;
@@ -159,6 +164,7 @@ impl Watcher {
                 first_miss.elapsed().as_millis()
             );
             self.meta_misses = None;
+            self.router.meta_moved();
             let _ = self.router.check_version().await;
         }
     }
@@ -209,19 +215,26 @@ impl Watcher {
             let asked = Instant::now();
             self.renewed = Some(asked);
             let meta = &self.router.meta;
-            match meta
-                .take_lease(LEASE, self.router.node_id, LEASE_SECS)
-                .await
-            {
-                Ok(true) => {
+            // Bounded: a silent meta primary (stopped, cut off) must not
+            // stall the watcher, whose meta round fails meta over.
+            let taken = tokio::time::timeout(
+                PROBE_TIMEOUT,
+                meta.take_lease(LEASE, self.router.node_id, LEASE_SECS),
+            )
+            .await;
+            match taken {
+                Ok(Ok(true)) => {
                     if self.held_until.is_none() {
                         tracing::info!("this node watches the shards' primaries now");
                     }
                     self.held_until = Some(asked + Duration::from_secs(LEASE_SECS as u64 - 1));
-                    self.replicas = meta.shard_replicas().await?;
+                    self.replicas = tokio::time::timeout(PROBE_TIMEOUT, meta.shard_replicas())
+                        .await
+                        .map_err(|_| common::Error::meta("meta did not answer in time"))??;
                 }
-                Ok(false) => self.held_until = None,
-                Err(e) => tracing::debug!("failover lease: {e}"),
+                Ok(Ok(false)) => self.held_until = None,
+                Ok(Err(e)) => tracing::debug!("failover lease: {e}"),
+                Err(_) => tracing::debug!("failover lease: meta did not answer in time"),
             }
         }
         let held = self.held_until.is_some_and(|t| Instant::now() < t);

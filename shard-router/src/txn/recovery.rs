@@ -188,35 +188,44 @@ pub async fn recovery_loop(router: Arc<Router>, interval: Duration, orphan_timeo
     let mut rec = Recovery::new(orphan_timeout);
     loop {
         tokio::time::sleep(interval).await;
-        let ids = router.shard_ids();
-        let clients: Vec<ShardClient> =
-            ids.iter().filter_map(|id| router.shard(*id).ok()).collect();
-        let shards: Vec<&dyn RecoveryShard> =
-            clients.iter().map(|c| c as &dyn RecoveryShard).collect();
-        match rec.run_once(&shards, &router.meta, Instant::now()).await {
-            Ok(r) if r.committed + r.rolled_back + r.aborted > 0 => {
-                tracing::info!(
-                    "recovery: committed {} and rolled back {} branches, decided abort for {} transactions",
-                    r.committed,
-                    r.rolled_back,
-                    r.aborted
-                );
+        // A round waiting on a server that failed over (a stopped meta or
+        // shard primary answers nothing) is given up; the next one asks
+        // the new servers (every step is idempotent).
+        let epoch = router.servers_epoch();
+        tokio::select! {
+            _ = recovery_round(&router, &mut rec) => {}
+            _ = router.server_moved_since(epoch) => {}
+        }
+    }
+}
+
+async fn recovery_round(router: &Router, rec: &mut Recovery) {
+    let ids = router.shard_ids();
+    let clients: Vec<ShardClient> = ids.iter().filter_map(|id| router.shard(*id).ok()).collect();
+    let shards: Vec<&dyn RecoveryShard> = clients.iter().map(|c| c as &dyn RecoveryShard).collect();
+    match rec.run_once(&shards, &router.meta, Instant::now()).await {
+        Ok(r) if r.committed + r.rolled_back + r.aborted > 0 => {
+            tracing::info!(
+                "recovery: committed {} and rolled back {} branches, decided abort for {} transactions",
+                r.committed,
+                r.rolled_back,
+                r.aborted
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::debug!("recovery round failed: {e}"),
+    }
+    match crate::placement::drop_orphans(router).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!("recovery: dropped {n} physical tables left by DDL"),
+        Err(e) => tracing::debug!("dropping leftover physical tables failed: {e}"),
+    }
+    match crate::placement::mover::recover::recover_abandoned(router).await {
+        Ok(lines) => {
+            for l in lines {
+                tracing::info!("recovery: {l}");
             }
-            Ok(_) => {}
-            Err(e) => tracing::debug!("recovery round failed: {e}"),
         }
-        match crate::placement::drop_orphans(&router).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!("recovery: dropped {n} physical tables left by DDL"),
-            Err(e) => tracing::debug!("dropping leftover physical tables failed: {e}"),
-        }
-        match crate::placement::mover::recover::recover_abandoned(&router).await {
-            Ok(lines) => {
-                for l in lines {
-                    tracing::info!("recovery: {l}");
-                }
-            }
-            Err(e) => tracing::debug!("recovering partition moves failed: {e}"),
-        }
+        Err(e) => tracing::debug!("recovering partition moves failed: {e}"),
     }
 }

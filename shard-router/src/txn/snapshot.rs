@@ -78,9 +78,17 @@ impl Drop for Held {
     }
 }
 
+/// A hold taken on a meta server that stopped being the primary while it
+/// was taken (one stopped, then resumed after its failover) excludes
+/// nothing: commits and readers meet on the new primary's barrier.
+fn moved() -> Error {
+    Error::meta("meta failed over while the snapshot barrier was taken")
+}
+
 /// The committer's side: the barrier held shared until
 /// [`BarrierHold::release`].
 pub async fn hold_shared(meta: &MetaStore) -> Result<Box<dyn BarrierHold>> {
+    let server = meta.server();
     let mut c = meta.barrier_conn().await?;
     match c
         .query_drop(
@@ -88,6 +96,10 @@ pub async fn hold_shared(meta: &MetaStore) -> Result<Box<dyn BarrierHold>> {
         )
         .await
     {
+        Ok(()) if meta.server() != server => {
+            drop(Held(Some(c)));
+            Err(moved())
+        }
         Ok(()) => Ok(Box::new(SharedHold(Held(Some(c))))),
         Err(e) => {
             let _ = c.disconnect().await;
@@ -193,7 +205,11 @@ impl Gate {
             // Not under a timeout: a meta connection dropped while its
             // transaction is open would go back to the pool inside it. The
             // lock wait is bounded by the statement itself (10 s).
-            let taken = take_exclusive(&meta).await;
+            let server = meta.server();
+            let taken = match take_exclusive(&meta).await {
+                Ok(_) if meta.server() != server => Err(moved()),
+                t => t,
+            };
             // Readers coming from now on start the next hold.
             {
                 let mut cur = current.lock();

@@ -325,7 +325,11 @@ fn start_servers(cf: &ClusterFile, nodes: &[Node], running: &[bool]) -> AnyResul
             continue;
         }
         println!("starting {} on port {}", n.name, n.port);
-        if let Err(e) = start_mariadb(cf, n) {
+        let started = start_mariadb(cf, n);
+        if started.is_ok() && cf.replicas == 0 && n.kind() == Role::Shard {
+            rewind::reconcile_after_crash(n)?;
+        }
+        if let Err(e) = started {
             if cf.replicas == 0 || !replicas::recovery_refused(n) {
                 return Err(e);
             }

@@ -2,8 +2,10 @@
 //! shards and meta have two semi-synchronous replicas each runs transfers
 //! between accounts (and readers of the total, and inserts drawing a
 //! sequence) while two shard primaries and then meta's primary are killed
-//! with SIGKILL, and a third shard's primary is stopped (SIGSTOP: alive
-//! but silent) and later resumed. The compute nodes promote a replica each time; clients see
+//! with SIGKILL, and a third shard's primary (and, with
+//! `TESSERA_FAILOVER_META_STOP=1`, first meta's) is stopped (SIGSTOP: alive
+//! but silent) and later resumed. The compute
+//! nodes promote a replica each time; clients see
 //! only retryable errors, the total holds at every read, every
 //! acknowledged transfer is in the ledger, no sequence value repeats, no XA
 //! branch is left, and an XA branch prepared on a killed primary is found
@@ -59,16 +61,27 @@ pub(crate) async fn failover() {
     // the promoted replica.
     let foreign_xid = prepare_foreign_branch(&cluster, 2).await;
     let mut rtos = vec![];
-    // Shards 2 and 1 killed, shard 3 stopped, then meta (shard 0 here)
-    // killed.
+    // Meta (shard 0 here) stopped, then rejoined (the promotion needs
+    // every other meta server to answer: two failures of meta at once are
+    // not covered), when asked; shards 2 and 1 killed, shard 3 stopped,
+    // then meta's primary killed.
     let mut stopped = None;
-    let (mut killed_nodes, mut stopped_node) = (vec![], String::new());
-    for (shard, signal) in [
-        (2u32, libc::SIGKILL),
+    let (mut killed_nodes, mut stopped_nodes) = (vec![], vec![]);
+    // Stopping meta's primary is opt-in (TESSERA_FAILOVER_META_STOP=1):
+    // it fails over, but the resumed old primary's fence was seen not to
+    // complete (see the failover RFC, "Not yet").
+    let meta_stop = std::env::var("TESSERA_FAILOVER_META_STOP").is_ok_and(|v| v == "1");
+    let events = [
+        (0u32, libc::SIGSTOP),
+        (2, libc::SIGKILL),
         (1, libc::SIGKILL),
         (3, libc::SIGSTOP),
         (0, libc::SIGKILL),
-    ] {
+    ];
+    for (shard, signal) in events
+        .into_iter()
+        .filter(|e| meta_stop || *e != (0, libc::SIGSTOP))
+    {
         let before = transfers_now(&counters);
         if shard == 1 {
             crate::rejoin::seed_xa_cases(&cluster, &primary_of(&cluster, 1).await.1).await;
@@ -76,13 +89,14 @@ pub(crate) async fn failover() {
         let (killed, pid) = signal_primary(&cluster, shard, signal).await;
         let rto = first_write_after(&cluster).await;
         println!(
-            "failover of shard{shard} ({killed} sent signal {signal}): first write after {rto:?}"
+            "failover of shard{shard} ({killed} sent signal {signal}): first write after {rto:?} (at {:?})",
+            std::time::SystemTime::now()
         );
         rtos.push(rto);
         wait_failover_recorded(&cluster, shard, &killed).await;
         if signal == libc::SIGSTOP {
             stopped = Some((pid, killed.clone()));
-            stopped_node = killed.clone();
+            stopped_nodes.push(killed.clone());
         } else {
             killed_nodes.push(killed.clone());
         }
@@ -101,6 +115,10 @@ pub(crate) async fn failover() {
             // connections killed.
             unsafe { libc::kill(pid, libc::SIGCONT) };
             wait_fenced(&cluster, &node).await;
+            if shard == 0 {
+                // Meta's three servers again before the next meta failover.
+                print!("{}", cluster.restart_missing_with(&[]));
+            }
         }
     }
     counters.stop.store(true, Ordering::Relaxed);
@@ -132,7 +150,7 @@ pub(crate) async fn failover() {
     );
     check_after(&cluster, &ack).await;
     check_foreign_branch(&cluster, 2, &foreign_xid).await;
-    old_primaries_rejoin(&cluster, &killed_nodes, &stopped_node).await;
+    old_primaries_rejoin(&cluster, &killed_nodes, &stopped_nodes).await;
 }
 
 fn transfers_now(c: &Counters) -> u64 {
@@ -214,8 +232,13 @@ async fn start_load(
                 {
                     Ok(r) => {
                         counters.reads.fetch_add(1, Ordering::Relaxed);
-                        if r.get::<_, i64>(0) != TOTAL {
+                        let total = r.get::<_, i64>(0);
+                        if total != TOTAL {
                             counters.wrong_reads.fetch_add(1, Ordering::Relaxed);
+                            println!(
+                                "a read on compute node {node} saw a total of {total} (at {:?})",
+                                std::time::SystemTime::now()
+                            );
                         }
                     }
                     Err(e) => {

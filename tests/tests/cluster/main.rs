@@ -5,6 +5,7 @@
 //! faults and limits, pushdown, security, failover, and the `.slt` files.
 
 mod clients;
+mod crash_xa;
 mod execution;
 mod failover;
 mod faults;
@@ -135,6 +136,10 @@ async fn main_suite(only: Option<&str>) {
     step!(
         "bank_under_faults",
         bank_under_faults(&cluster, Victim::Shard).await
+    );
+    step!(
+        "lost_prepare_after_crash",
+        crash_xa::lost_prepare_after_crash(&cluster).await
     );
     // Last: it leaves the cluster on shards 1, 2 and 4.
     step!("online_growth", online_growth(&cluster).await);
