@@ -10,6 +10,12 @@ use common::config::MysqlEndpoint;
 type AnyResult<T> = std::result::Result<T, String>;
 
 pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
+    start_mariadb_with(cf, node, &[])
+}
+
+/// `start_mariadb` with more server options (`--read-only=ON` for a
+/// crashed shard until its XA branches are reconciled).
+pub(super) fn start_mariadb_with(cf: &ClusterFile, node: &Node, extra: &[&str]) -> AnyResult<()> {
     let mariadbd = find_binary("mariadbd")
         .ok_or("mariadbd is not installed. Install it with: apt-get install -y mariadb-server")?;
     let data = node.dir.join("data");
@@ -130,6 +136,7 @@ pub(super) fn start_mariadb(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
     if replicated {
         cmd.args(replication_options());
     }
+    cmd.args(extra);
     let pid = spawn_daemon(&mut cmd, &log, &node.dir.join("node.pid"))?;
     wait_port(node.port, pid, &node.name, &log)?;
     // Every start, not only the first: the grants are idempotent, and a

@@ -325,8 +325,16 @@ fn start_servers(cf: &ClusterFile, nodes: &[Node], running: &[bool]) -> AnyResul
             continue;
         }
         println!("starting {} on port {}", n.name, n.port);
-        let started = start_mariadb(cf, n);
-        if started.is_ok() && cf.replicas == 0 && n.kind() == Role::Shard {
+        // A shard without replicas that crashed starts read-only until its
+        // XA branches are reconciled: 2PC recovery must not finish a branch
+        // meanwhile (nor conclude one is gone).
+        let crashed = cf.replicas == 0 && n.kind() == Role::Shard && rewind::crashed_last_run(n);
+        let started = if crashed {
+            mariadb::start_mariadb_with(cf, n, &["--read-only=ON"])
+        } else {
+            start_mariadb(cf, n)
+        };
+        if started.is_ok() && crashed {
             rewind::reconcile_after_crash(n)?;
         }
         if let Err(e) = started {

@@ -161,9 +161,12 @@ async fn apply(n: &Node, conn: &mut mysql_async::Conn, log: &Log, fixes: &[Fix])
                 continue;
             }
         };
-        conn.query_drop(&sql)
-            .await
-            .map_err(|e| format!("{sql}: {e}"))?;
+        match conn.query_drop(&sql).await {
+            Ok(()) => {}
+            // XAER_NOTA: 2PC recovery finished it meanwhile.
+            Err(mysql_async::Error::Server(e)) if e.code == 1397 => {}
+            Err(e) => return Err(format!("{sql}: {e}")),
+        }
     }
     conn.query_drop("SET SESSION sql_log_bin = 1")
         .await
@@ -258,11 +261,13 @@ pub(super) async fn start_position(
         .await
         .map_err(|e| format!("{}: {e}", n.name))?
         .ok_or_else(|| format!("{}: no server variables", n.name))?;
+    // The engine's branches first, then the log: see `reconcile_after_crash`.
+    let prepared = xa_recover(conn).await?;
     let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
     let cut = promoted.as_deref().and_then(domain0_seq);
     let past = |g: &Group| cut.is_some_and(|c| g.seq().is_some_and(|s| s > c));
     let shared = log.groups.iter().position(past).unwrap_or(log.groups.len());
-    let fixes = reconcile(&log.groups, shared, &xa_recover(conn).await?);
+    let fixes = reconcile(&log.groups, shared, &prepared);
     if !durable && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
         // Without durable commits the engine may have finished a branch
         // the log still shows prepared: preparing it again could apply it
@@ -270,9 +275,13 @@ pub(super) async fn start_position(
         println!("{} was a primary before a failover and lost a prepared XA branch at its crash, and it does not flush every commit: it cannot be reconciled", n.name);
         return Ok(None);
     }
-    apply(n, conn, &log, &fixes)
-        .await
-        .map_err(|e| format!("{}: {e}", n.name))?;
+    if let Err(e) = apply(n, conn, &log, &fixes).await {
+        println!(
+            "{} was a primary before a failover and its XA branches could not be made what its binary log says ({e})",
+            n.name
+        );
+        return Ok(None);
+    }
     if !fixes.is_empty() {
         println!(
             "{} was a primary before a failover: its XA branches made what its binary log says ({fixes:?})",
@@ -315,14 +324,12 @@ pub(super) async fn start_position(
     }
 }
 
-/// Whether a server's last start recovered from a crash (MariaDB's binlog
-/// recovery ran).
-fn crashed(n: &Node) -> bool {
+/// Whether a server that is not running ended its last run without a
+/// clean shutdown (its log's last start has no "Shutdown complete").
+pub(super) fn crashed_last_run(n: &Node) -> bool {
     std::fs::read_to_string(n.dir.join("node.log")).is_ok_and(|log| {
-        let last_start = log
-            .rfind("Starting MariaDB")
-            .map_or(log.as_str(), |i| &log[i..]);
-        last_start.contains("Recovering after a crash")
+        log.rfind("Starting MariaDB")
+            .is_some_and(|i| !log[i..].contains("Shutdown complete"))
     })
 }
 
@@ -332,41 +339,56 @@ fn crashed(n: &Node) -> bool {
 /// lost would otherwise vanish, and 2PC recovery could not tell it from a
 /// committed one; an acknowledged transfer was seen lost that way under
 /// shard kills. Nothing is done without durable commits (a replay could
-/// apply a branch twice): the server says so.
+/// apply a branch twice): the server says so. The server was started
+/// read-only (2PC recovery cannot finish a branch meanwhile) and is made
+/// writable at the end.
 pub(super) fn reconcile_after_crash(n: &Node) -> AnyResult<()> {
-    if !crashed(n) || !n.dir.join("data").join("binlog.index").exists() {
-        return Ok(());
-    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
         let mut conn = root_conn(n).await?;
-        let durable: Option<bool> = conn
-            .query_first(
-                "SELECT @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
-            )
-            .await
-            .map_err(|e| format!("{}: {e}", n.name))?;
-        let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
-        let fixes = reconcile(&log.groups, log.groups.len(), &xa_recover(&mut conn).await?);
-        if fixes.is_empty() {
-            return Ok(());
+        if n.dir.join("data").join("binlog.index").exists() {
+            reconcile_crashed(n, &mut conn).await?;
         }
-        if durable != Some(true) && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
-            println!("{}: its crash lost a prepared XA branch its binary log holds, and it does not flush every commit: not prepared again", n.name);
-            return Ok(());
-        }
-        apply(n, &mut conn, &log, &fixes)
+        conn.query_drop("SET GLOBAL read_only = OFF")
             .await
-            .map_err(|e| format!("{}: {e}", n.name))?;
-        println!(
+            .map_err(|e| format!("{}: {e}", n.name))
+    })
+}
+
+async fn reconcile_crashed(n: &Node, conn: &mut mysql_async::Conn) -> AnyResult<()> {
+    let durable: Option<bool> = conn
+        .query_first(
+            "SELECT @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
+        )
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?;
+    // The engine's branches first, then the log: were a branch finished in
+    // between, its end would be in the log read after (the other order
+    // would see it gone and prepare it again).
+    let prepared = xa_recover(conn).await?;
+    let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
+    let fixes = reconcile(&log.groups, log.groups.len(), &prepared);
+    if fixes.is_empty() {
+        return Ok(());
+    }
+    if durable != Some(true) && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
+        println!("{}: its crash lost a prepared XA branch its binary log holds, and it does not flush every commit: not prepared again", n.name);
+        return Ok(());
+    }
+    match apply(n, conn, &log, &fixes).await {
+        Ok(()) => println!(
             "{}: after its crash, its XA branches made what its binary log says ({fixes:?})",
             n.name
-        );
-        Ok(())
-    })
+        ),
+        Err(e) => println!(
+            "{}: WARNING: after its crash, its XA branches could not all be made what its binary log says ({fixes:?}): {e}",
+            n.name
+        ),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
