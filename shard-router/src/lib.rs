@@ -190,7 +190,6 @@ impl Router {
         Ok(())
     }
 
-    /// The count of shard server changes so far.
     /// Meta's primary changed: statements and commits waiting on the old
     /// one (which may never answer: stopped, cut off) are given up as for
     /// a shard's failover ([`Router::server_moved_since`]).
@@ -198,6 +197,7 @@ impl Router {
         self.servers_epoch.send_modify(|e| *e += 1);
     }
 
+    /// The count of server changes so far (shards' and meta's).
     pub fn servers_epoch(&self) -> u64 {
         *self.servers_epoch.borrow()
     }

@@ -91,6 +91,18 @@ pub fn restart_missing_with(bin: &Path, dir: &Path, env: &[(&str, &str)]) -> Str
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// How to reach meta's database on the meta server at `port` (the first
+/// one, or a replica), with `login`'s account.
+pub fn meta_opts(login: &NodeInfo, port: u16) -> mysql_async::OptsBuilder {
+    mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some(login.user.clone()))
+        .pass(Some(login.password.clone()))
+        .db_name(Some("tessera_meta"))
+        .prefer_socket(false)
+}
+
 impl TestCluster {
     /// Starts the nodes that are down.
     pub fn restart_missing(&self) {
@@ -219,14 +231,9 @@ impl TestCluster {
     /// A MySQL connection straight to meta's database.
     pub async fn meta_conn(&self) -> mysql_async::Conn {
         let n = &self.role("meta")[0];
-        let opts = mysql_async::OptsBuilder::default()
-            .ip_or_hostname("127.0.0.1")
-            .tcp_port(n.port)
-            .user(Some(n.user.clone()))
-            .pass(Some(n.password.clone()))
-            .db_name(Some("tessera_meta"))
-            .prefer_socket(false);
-        mysql_async::Conn::new(opts).await.expect("connect to meta")
+        mysql_async::Conn::new(meta_opts(n, n.port))
+            .await
+            .expect("connect to meta")
     }
 
     /// A MySQL connection straight to shard `i` (1-based).

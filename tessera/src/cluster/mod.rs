@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 type AnyResult<T> = std::result::Result<T, String>;
 
-use mariadb::{mysql_connections, start_mariadb};
+use mariadb::{mysql_connections, start_mariadb_with};
 use process::*;
 use services::{start_compute, start_haproxy};
 
@@ -329,24 +329,17 @@ fn start_servers(cf: &ClusterFile, nodes: &[Node], running: &[bool]) -> AnyResul
         // XA branches are reconciled: 2PC recovery must not finish a branch
         // meanwhile (nor conclude one is gone).
         let crashed = cf.replicas == 0 && n.kind() == Role::Shard && rewind::crashed_last_run(n);
-        let started = if crashed {
-            mariadb::start_mariadb_with(cf, n, &["--read-only=ON"])
-        } else {
-            start_mariadb(cf, n)
-        };
-        if started.is_ok() && crashed {
-            rewind::reconcile_after_crash(n)?;
-        }
-        if let Err(e) = started {
-            if cf.replicas == 0 || !replicas::recovery_refused(n) {
-                return Err(e);
-            }
+        let extra: &[&str] = if crashed { &["--read-only=ON"] } else { &[] };
+        match start_mariadb_with(cf, n, extra) {
+            Ok(()) if crashed => rewind::reconcile_after_crash(n)?,
+            Ok(()) => {}
+            Err(e) if cf.replicas == 0 || !replicas::recovery_refused(n) => return Err(e),
             // An old primary whose unacknowledged tail MariaDB cannot
             // remove: the cluster has its successor and goes on without it.
-            println!(
+            Err(e) => println!(
                 "{} did not start: its crash recovery cannot remove the binary log's unacknowledged tail (an XA COMMIT or ROLLBACK follows it); it is rebuilt from its primary unless TESSERA_REJOIN_OLD_PRIMARIES=0 ({e})",
                 n.name
-            );
+            ),
         }
     }
     Ok(())

@@ -67,6 +67,14 @@ pub(super) fn next_server_id(node: &Node, current: u32) -> AnyResult<u32> {
     Ok(next)
 }
 
+/// What a MariaDB server logged since its last start (its `node.log` from
+/// the last "Starting MariaDB"); None without a log or a start in it.
+pub(super) fn last_start_log(node: &Node) -> Option<String> {
+    let log = std::fs::read_to_string(node.dir.join("node.log")).ok()?;
+    let i = log.rfind("Starting MariaDB")?;
+    Some(log[i..].to_string())
+}
+
 /// MariaDB's root on a server's socket. Tried three times: a server that
 /// just started was seen to reset the first connection.
 pub(super) async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {

@@ -84,12 +84,8 @@ fn rejoin_enabled(n: &Node) -> bool {
 /// its binary log at crash recovery (`--init-rpl-role=SLAVE` with an `XA
 /// COMMIT` or `XA ROLLBACK` past the tail no replica acknowledged).
 pub(super) fn recovery_refused(n: &Node) -> bool {
-    std::fs::read_to_string(n.dir.join("node.log")).is_ok_and(|log| {
-        let last_start = log
-            .rfind("Starting MariaDB")
-            .map_or(log.as_str(), |i| &log[i..]);
-        last_start.contains("Cannot truncate the binary log")
-    })
+    super::process::last_start_log(n)
+        .is_some_and(|log| log.contains("Cannot truncate the binary log"))
 }
 
 /// Whether a server is down because MariaDB's crash recovery refused it.

@@ -202,7 +202,9 @@ async fn replay(n: &Node, log: &Log, g: &Group) -> AnyResult<()> {
 /// tail commits or rolls back is no longer prepared here (the engine
 /// finished it: a divergence).
 async fn roll_back(
+    n: &Node,
     conn: &mut mysql_async::Conn,
+    log: &Log,
     xids: &[String],
     resolved: &[String],
 ) -> AnyResult<bool> {
@@ -210,17 +212,15 @@ async fn roll_back(
     if resolved.iter().any(|x| !prepared.contains(x)) {
         return Ok(false);
     }
-    conn.query_drop("SET SESSION sql_log_bin = 0")
+    let rollbacks: Vec<Fix> = xids
+        .iter()
+        .filter(|x| prepared.contains(x))
+        .map(|x| Fix::Rollback(x.clone()))
+        .collect();
+    apply(n, conn, log, &rollbacks).await?;
+    conn.query_drop("RESET MASTER")
         .await
         .map_err(|e| e.to_string())?;
-    for xid in xids.iter().filter(|x| prepared.contains(x)) {
-        conn.query_drop(format!("XA ROLLBACK {xid}"))
-            .await
-            .map_err(|e| format!("XA ROLLBACK {xid}: {e}"))?;
-    }
-    for stmt in ["RESET MASTER", "SET SESSION sql_log_bin = 1"] {
-        conn.query_drop(stmt).await.map_err(|e| e.to_string())?;
-    }
     Ok(true)
 }
 
@@ -239,6 +239,50 @@ async fn promoted_at(cf: &ClusterFile, kind: Role, n: &Node) -> Option<String> {
     })
 }
 
+/// What reconciling a server's XA branches with its binary log came to.
+enum Reconciled {
+    /// These fixes applied (none: nothing to do).
+    Applied(Vec<Fix>),
+    /// A lost prepare needs a replay, and the server does not flush every
+    /// commit: the engine may have finished a branch the log still shows
+    /// prepared, and preparing it again could apply it twice.
+    NotDurable,
+    /// Applying the fixes failed.
+    Failed(Vec<Fix>, String),
+}
+
+/// Reads the engine's prepared branches, then the binary log (that order:
+/// were a branch finished in between, by 2PC recovery, its end is in the
+/// log read after; the other order would see it gone and prepare it
+/// again), and makes each branch what the log says up to the first group
+/// past `cut` (a GTID sequence number; none: the whole log). Answers the
+/// log, how many groups are up to the cut, and what was done.
+async fn reconcile_with_log(
+    n: &Node,
+    conn: &mut mysql_async::Conn,
+    cut: Option<u64>,
+) -> AnyResult<(Log, usize, Reconciled)> {
+    let durable: Option<bool> = conn
+        .query_first(
+            "SELECT @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
+        )
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?;
+    let prepared = xa_recover(conn).await?;
+    let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
+    let past = |g: &Group| cut.is_some_and(|c| g.seq().is_some_and(|s| s > c));
+    let shared = log.groups.iter().position(past).unwrap_or(log.groups.len());
+    let fixes = reconcile(&log.groups, shared, &prepared);
+    if durable != Some(true) && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
+        return Ok((log, shared, Reconciled::NotDurable));
+    }
+    let done = match apply(n, conn, &log, &fixes).await {
+        Ok(()) => Reconciled::Applied(fixes),
+        Err(e) => Reconciled::Failed(fixes, e),
+    };
+    Ok((log, shared, done))
+}
+
 /// Reconciles an old primary's XA branches with its log and rewinds its
 /// tail; answers the statement that sets where it starts following its
 /// successor (the end of its own binary log, or the promotion's position
@@ -253,40 +297,30 @@ pub(super) async fn start_position(
     use meta::replication::domain0_seq;
     let own = "SET GLOBAL gtid_slave_pos = @@GLOBAL.gtid_binlog_pos".to_string();
     let promoted = promoted_at(cf, kind, n).await;
-    let (binlog_pos, server_id, durable): (String, u32, bool) = conn
-        .query_first(
-            "SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id, \
-             @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
-        )
+    let (binlog_pos, server_id): (String, u32) = conn
+        .query_first("SELECT @@GLOBAL.gtid_binlog_pos, @@GLOBAL.server_id")
         .await
         .map_err(|e| format!("{}: {e}", n.name))?
         .ok_or_else(|| format!("{}: no server variables", n.name))?;
-    // The engine's branches first, then the log: see `reconcile_after_crash`.
-    let prepared = xa_recover(conn).await?;
-    let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
     let cut = promoted.as_deref().and_then(domain0_seq);
-    let past = |g: &Group| cut.is_some_and(|c| g.seq().is_some_and(|s| s > c));
-    let shared = log.groups.iter().position(past).unwrap_or(log.groups.len());
-    let fixes = reconcile(&log.groups, shared, &prepared);
-    if !durable && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
-        // Without durable commits the engine may have finished a branch
-        // the log still shows prepared: preparing it again could apply it
-        // twice.
-        println!("{} was a primary before a failover and lost a prepared XA branch at its crash, and it does not flush every commit: it cannot be reconciled", n.name);
-        return Ok(None);
-    }
-    if let Err(e) = apply(n, conn, &log, &fixes).await {
-        println!(
-            "{} was a primary before a failover and its XA branches could not be made what its binary log says ({e})",
-            n.name
-        );
-        return Ok(None);
-    }
-    if !fixes.is_empty() {
-        println!(
+    let (log, shared, done) = reconcile_with_log(n, conn, cut).await?;
+    match done {
+        Reconciled::Applied(fixes) if fixes.is_empty() => {}
+        Reconciled::Applied(fixes) => println!(
             "{} was a primary before a failover: its XA branches made what its binary log says ({fixes:?})",
             n.name
-        );
+        ),
+        Reconciled::NotDurable => {
+            println!("{} was a primary before a failover and lost a prepared XA branch at its crash, and it does not flush every commit: it cannot be reconciled", n.name);
+            return Ok(None);
+        }
+        Reconciled::Failed(fixes, e) => {
+            println!(
+                "{} was a primary before a failover and its XA branches could not be made what its binary log says ({fixes:?}: {e})",
+                n.name
+            );
+            return Ok(None);
+        }
     }
     let Some(promoted) = promoted else {
         return Ok(Some(own));
@@ -306,7 +340,7 @@ pub(super) async fn start_position(
         Tail::Empty if past_end => diverged(format!("wrote up to {binlog_pos}")),
         Tail::Empty => Ok(Some(own)),
         Tail::Prepared(xids, resolved) => {
-            if !roll_back(conn, &xids, &resolved)
+            if !roll_back(n, conn, &log, &xids, &resolved)
                 .await
                 .map_err(|e| format!("{}: {e}", n.name))?
             {
@@ -327,10 +361,7 @@ pub(super) async fn start_position(
 /// Whether a server that is not running ended its last run without a
 /// clean shutdown (its log's last start has no "Shutdown complete").
 pub(super) fn crashed_last_run(n: &Node) -> bool {
-    std::fs::read_to_string(n.dir.join("node.log")).is_ok_and(|log| {
-        log.rfind("Starting MariaDB")
-            .is_some_and(|i| !log[i..].contains("Shutdown complete"))
-    })
+    super::process::last_start_log(n).is_some_and(|log| !log.contains("Shutdown complete"))
 }
 
 /// After a crash restart of a shard server that has no replicas, its XA
@@ -366,31 +397,14 @@ pub(super) fn reconcile_after_crash(n: &Node) -> AnyResult<()> {
 }
 
 async fn reconcile_crashed(n: &Node, conn: &mut mysql_async::Conn) -> AnyResult<()> {
-    let durable: Option<bool> = conn
-        .query_first(
-            "SELECT @@GLOBAL.sync_binlog = 1 AND @@GLOBAL.innodb_flush_log_at_trx_commit = 1",
-        )
-        .await
-        .map_err(|e| format!("{}: {e}", n.name))?;
-    // The engine's branches first, then the log: were a branch finished in
-    // between, its end would be in the log read after (the other order
-    // would see it gone and prepare it again).
-    let prepared = xa_recover(conn).await?;
-    let log = super::binlog::read(&n.dir.join("data")).map_err(|e| format!("{}: {e}", n.name))?;
-    let fixes = reconcile(&log.groups, log.groups.len(), &prepared);
-    if fixes.is_empty() {
-        return Ok(());
-    }
-    if durable != Some(true) && fixes.iter().any(|f| matches!(f, Fix::Replay(_))) {
-        println!("{}: its crash lost a prepared XA branch its binary log holds, and it does not flush every commit: not prepared again", n.name);
-        return Ok(());
-    }
-    match apply(n, conn, &log, &fixes).await {
-        Ok(()) => println!(
+    match reconcile_with_log(n, conn, None).await?.2 {
+        Reconciled::Applied(fixes) if fixes.is_empty() => {}
+        Reconciled::Applied(fixes) => println!(
             "{}: after its crash, its XA branches made what its binary log says ({fixes:?})",
             n.name
         ),
-        Err(e) => println!(
+        Reconciled::NotDurable => println!("{}: its crash lost a prepared XA branch its binary log holds, and it does not flush every commit: not prepared again", n.name),
+        Reconciled::Failed(fixes, e) => println!(
             "{}: WARNING: after its crash, its XA branches could not all be made what its binary log says ({fixes:?}): {e}",
             n.name
         ),

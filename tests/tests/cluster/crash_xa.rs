@@ -8,42 +8,20 @@
 use mysql_async::prelude::*;
 use tests::TestCluster;
 
+use crate::rejoin::{prepared_branch, root_conn, run_as_root};
+
 const XID: &str = "'fo-crash'";
 
-async fn root(cluster: &TestCluster, node: &str) -> mysql_async::Conn {
-    let sock = cluster.dir.join(node).join("mysqld.sock");
-    let opts = mysql_async::OptsBuilder::default()
-        .socket(Some(sock.to_string_lossy().to_string()))
-        .user(Some("root"));
-    mysql_async::Conn::new(opts)
-        .await
-        .expect("root on the socket")
-}
-
-async fn run(c: &mut mysql_async::Conn, sql: &[String]) {
-    for s in sql {
-        c.query_drop(s).await.expect(s);
-    }
-}
-
 pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
-    let mut c = root(cluster, "shard1").await;
-    run(
-        &mut c,
-        &[
-            "CREATE DATABASE IF NOT EXISTS fo_crash".into(),
-            "CREATE TABLE IF NOT EXISTS fo_crash.t (id int PRIMARY KEY) ENGINE=InnoDB".into(),
-            format!("XA START {XID}"),
-            "INSERT INTO fo_crash.t VALUES (1)".into(),
-            format!("XA END {XID}"),
-            format!("XA PREPARE {XID}"),
-        ],
-    )
-    .await;
-    drop(c);
-    let mut c = root(cluster, "shard1").await;
-    run(
-        &mut c,
+    let mut sql = vec![
+        "CREATE DATABASE IF NOT EXISTS fo_crash".to_string(),
+        "CREATE TABLE IF NOT EXISTS fo_crash.t (id int PRIMARY KEY) ENGINE=InnoDB".into(),
+    ];
+    sql.extend(prepared_branch(XID, "INSERT INTO fo_crash.t VALUES (1)"));
+    run_as_root(cluster, "shard1", &sql).await;
+    run_as_root(
+        cluster,
+        "shard1",
         &[
             "SET SESSION sql_log_bin = 0".into(),
             format!("XA ROLLBACK {XID}"),
@@ -53,7 +31,6 @@ pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
         ],
     )
     .await;
-    drop(c);
     let pid: i32 = std::fs::read_to_string(cluster.dir.join("shard1").join("node.pid"))
         .expect("pid file")
         .trim()
@@ -66,7 +43,7 @@ pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
         out.contains("shard1: after its crash, its XA branches made what its binary log says"),
         "the lost prepare was not reconciled: {out}"
     );
-    let mut c = root(cluster, "shard1").await;
+    let mut c = root_conn(cluster, "shard1").await;
     let prepared: Vec<mysql_async::Row> = c.query("XA RECOVER").await.expect("XA RECOVER");
     assert!(
         prepared
@@ -74,11 +51,15 @@ pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
             .any(|r| r.get::<String, _>("data").as_deref() == Some("fo-crash")),
         "the branch is not prepared again after the restart"
     );
-    run(&mut c, &[format!("XA COMMIT {XID}")]).await;
+    c.query_drop(format!("XA COMMIT {XID}"))
+        .await
+        .expect("XA COMMIT");
     let rows: Vec<i32> = c
         .query("SELECT id FROM fo_crash.t WHERE id = 1")
         .await
         .expect("rows");
     assert_eq!(rows, vec![1], "the branch's row after its commit");
-    run(&mut c, &["DROP DATABASE fo_crash".into()]).await;
+    c.query_drop("DROP DATABASE fo_crash")
+        .await
+        .expect("DROP DATABASE");
 }

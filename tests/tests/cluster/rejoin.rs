@@ -39,47 +39,57 @@ const COMMITTED: &str = "'fo-xa-committed'";
 /// The branch prepared in the log that the engine will lose.
 const PREPARED: &str = "'fo-xa-prepared'";
 
+/// Runs statements in order as root on a node's socket, on one connection.
+pub async fn run_as_root(cluster: &TestCluster, node: &str, sql: &[String]) {
+    let mut c = root_conn(cluster, node).await;
+    for s in sql {
+        c.query_drop(s).await.expect(s);
+    }
+    let _ = c.disconnect().await;
+}
+
+/// The statements of an XA branch `xid` that runs `insert` and is left
+/// prepared.
+pub fn prepared_branch(xid: &str, insert: &str) -> Vec<String> {
+    vec![
+        format!("XA START {xid}"),
+        insert.to_string(),
+        format!("XA END {xid}"),
+        format!("XA PREPARE {xid}"),
+    ]
+}
+
+/// `fo_xa.t`, a table outside Tessera's catalog.
+fn xa_table() -> Vec<String> {
+    vec![
+        "CREATE DATABASE IF NOT EXISTS fo_xa".into(),
+        "CREATE TABLE IF NOT EXISTS fo_xa.t (id int PRIMARY KEY) ENGINE=InnoDB".into(),
+    ]
+}
+
 /// On a shard's primary, before it is killed (written to its binary log
 /// and acknowledged): a table outside Tessera's catalog, a branch that
 /// inserts row 1 and commits, a branch that inserts row 2 and stays
 /// prepared (its xid is not Tessera's: recovery leaves it).
 pub async fn seed_xa_cases(cluster: &TestCluster, primary: &str) {
-    let mut c = root_conn(cluster, primary).await;
-    for sql in [
-        "CREATE DATABASE fo_xa".to_string(),
-        "CREATE TABLE fo_xa.t (id int PRIMARY KEY) ENGINE=InnoDB".into(),
-        format!("XA START {COMMITTED}"),
-        "INSERT INTO fo_xa.t VALUES (1)".into(),
-        format!("XA END {COMMITTED}"),
-        format!("XA PREPARE {COMMITTED}"),
-        format!("XA COMMIT {COMMITTED}"),
-        format!("XA START {PREPARED}"),
-        "INSERT INTO fo_xa.t VALUES (2)".into(),
-        format!("XA END {PREPARED}"),
-        format!("XA PREPARE {PREPARED}"),
-    ] {
-        c.query_drop(&sql).await.expect(&sql);
-    }
-    let _ = c.disconnect().await;
+    let mut sql = xa_table();
+    sql.extend(prepared_branch(COMMITTED, "INSERT INTO fo_xa.t VALUES (1)"));
+    sql.push(format!("XA COMMIT {COMMITTED}"));
+    sql.extend(prepared_branch(PREPARED, "INSERT INTO fo_xa.t VALUES (2)"));
+    run_as_root(cluster, primary, &sql).await;
 }
 
 /// On the old primary, restarted but not rejoined: the committed branch
 /// prepared again in the engine (its row deleted), the prepared one rolled
 /// back, both unlogged, as a kill at the wrong moment leaves them.
 pub async fn break_xa_cases(cluster: &TestCluster, old: &str) {
-    let mut c = root_conn(cluster, old).await;
-    for sql in [
+    let mut sql = vec![
         "SET SESSION sql_log_bin = 0".to_string(),
         format!("XA ROLLBACK {PREPARED}"),
         "DELETE FROM fo_xa.t WHERE id = 1".into(),
-        format!("XA START {COMMITTED}"),
-        "INSERT INTO fo_xa.t VALUES (1)".into(),
-        format!("XA END {COMMITTED}"),
-        format!("XA PREPARE {COMMITTED}"),
-    ] {
-        c.query_drop(&sql).await.expect(&sql);
-    }
-    let _ = c.disconnect().await;
+    ];
+    sql.extend(prepared_branch(COMMITTED, "INSERT INTO fo_xa.t VALUES (1)"));
+    run_as_root(cluster, old, &sql).await;
 }
 
 /// The branch prepared on the stopped old primary's successor before the
@@ -89,18 +99,9 @@ const COPIED: &str = "'fo-xa-copied'";
 /// On a primary an old primary will be copied from: a branch that inserts
 /// row 3 and stays prepared (the copy must hold it prepared).
 pub async fn prepare_before_copy(cluster: &TestCluster, primary: &str) {
-    let mut c = root_conn(cluster, primary).await;
-    for sql in [
-        "CREATE DATABASE IF NOT EXISTS fo_xa".to_string(),
-        "CREATE TABLE IF NOT EXISTS fo_xa.t (id int PRIMARY KEY) ENGINE=InnoDB".into(),
-        format!("XA START {COPIED}"),
-        "INSERT INTO fo_xa.t VALUES (3)".into(),
-        format!("XA END {COPIED}"),
-        format!("XA PREPARE {COPIED}"),
-    ] {
-        c.query_drop(&sql).await.expect(&sql);
-    }
-    let _ = c.disconnect().await;
+    let mut sql = xa_table();
+    sql.extend(prepared_branch(COPIED, "INSERT INTO fo_xa.t VALUES (3)"));
+    run_as_root(cluster, primary, &sql).await;
 }
 
 /// After the copy: the branch committed on the primary is applied on the
@@ -230,13 +231,7 @@ pub async fn meta_conn(cluster: &TestCluster) -> mysql_async::Conn {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         for n in cluster.nodes.iter().filter(|n| n.name.starts_with("meta")) {
-            let opts = mysql_async::OptsBuilder::default()
-                .ip_or_hostname("127.0.0.1")
-                .tcp_port(n.port)
-                .user(Some(login.user.clone()))
-                .pass(Some(login.password.clone()))
-                .db_name(Some("tessera_meta"))
-                .prefer_socket(false);
+            let opts = tests::meta_opts(login, n.port);
             // Bounded: a stopped server accepts the connection and never
             // answers.
             let writable = async {
