@@ -242,24 +242,42 @@ async fn follow(c: &mut Conn, host: &str, port: u16, login: &Login) -> Result<()
 /// the commit is never reported done. Bounded: a server that stops
 /// answering midway is left for the next round.
 pub async fn fence(c: &mut Conn) -> Result<()> {
-    match tokio::time::timeout(Duration::from_secs(3), fence_now(c)).await {
+    let step = std::sync::atomic::AtomicUsize::new(0);
+    match tokio::time::timeout(Duration::from_secs(3), fence_now(c, &step)).await {
         Ok(r) => r,
-        Err(_) => Err(Error::internal("fencing took longer than 3 s")),
+        Err(_) => Err(Error::internal(format!(
+            "fencing took longer than 3 s ({})",
+            FENCE_STEPS[step.load(std::sync::atomic::Ordering::Relaxed)]
+        ))),
     }
 }
 
-async fn fence_now(c: &mut Conn) -> Result<()> {
-    kill_clients(c).await?;
+/// The steps of [`fence_now`], named in its errors.
+const FENCE_STEPS: [&str; 4] = [
+    "killing clients",
+    "semi-synchronous commits off",
+    "read_only",
+    "killing late clients",
+];
+
+async fn fence_now(c: &mut Conn, step: &std::sync::atomic::AtomicUsize) -> Result<()> {
+    let at = |i: usize| step.store(i, std::sync::atomic::Ordering::Relaxed);
+    kill_clients(c)
+        .await
+        .map_err(|e| Error::internal(format!("killing clients: {e}")))?;
+    at(1);
     // A killed session's commit (or XA PREPARE) may still wait for an
     // acknowledgement, and `read_only` waits for it: with no client left
     // to tell, the wait is released (what it committed stays on this
     // server only, which rejoins only if its history did not diverge).
     c.query_drop("SET GLOBAL rpl_semi_sync_master_enabled = OFF")
         .await
-        .map_err(me)?;
+        .map_err(|e| Error::internal(format!("semi-synchronous commits off: {e}")))?;
+    at(2);
     c.query_drop("SET GLOBAL read_only = ON")
         .await
-        .map_err(me)?;
+        .map_err(|e| Error::internal(format!("read_only: {e}")))?;
+    at(3);
     // Any that connected meanwhile.
     kill_clients(c).await
 }

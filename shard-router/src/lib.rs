@@ -73,7 +73,9 @@ pub struct Router {
 /// How long a statement begun before a shard's failover may still run
 /// after it before it is given up with 08006 (statements on other shards
 /// end in milliseconds; one caught on a silent old primary never does).
-pub const FAILOVER_GRACE: Duration = Duration::from_secs(1);
+/// Every statement still running after it is given up, so it is part of
+/// the time to the first write after a silent primary's failover.
+pub const FAILOVER_GRACE: Duration = Duration::from_millis(500);
 
 /// How often each node polls meta for the catalog version.
 pub const CATALOG_POLL: Duration = Duration::from_millis(100);

@@ -85,8 +85,9 @@ pub fn restart_missing_with(bin: &Path, dir: &Path, env: &[(&str, &str)]) -> Str
         .expect("run tessera cluster up");
     assert!(
         out.status.success(),
-        "restart failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "restart failed: {}\n(it printed: {})",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

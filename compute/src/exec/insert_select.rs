@@ -208,7 +208,8 @@ impl Session {
                 Ok(()) => {
                     let _shield =
                         crate::cancel::Shield::raise(self.pid, self.statement_generation)?;
-                    b.finish_detached(self.router.clone(), true).await?;
+                    b.finish_detached(self.router.clone(), true, self.router.servers_epoch())
+                        .await?;
                 }
                 Err(_) => {
                     let _ = b.finish(&self.router, false).await;

@@ -238,7 +238,9 @@ impl CopyIn {
             return Err(e);
         }
         if let Some(b) = &self.implicit {
-            b.clone().finish_detached(router.clone(), true).await?;
+            b.clone()
+                .finish_detached(router.clone(), true, router.servers_epoch())
+                .await?;
         }
         Ok(self.count)
     }

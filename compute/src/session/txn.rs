@@ -136,19 +136,11 @@ impl Session {
         match self.txn.take() {
             Some(t) => {
                 let _shield = shield;
-                let router = self.router.clone();
-                // A branch on a shard that failed over meanwhile may wait
-                // on a stopped server for ever: the commit goes on in its
-                // task (recovery settles it), the client hears 08006.
-                tokio::select! {
-                    r = t.finish_detached(self.router.clone(), !failed) => r?,
-                    _ = router.server_moved_since(self.transaction_servers_epoch) => {
-                        return Err(Error::ShardUnavailable {
-                            shard: "a shard".into(),
-                            message: "its server failed over while the transaction committed; whether it committed is not known".into(),
-                        })
-                    }
-                }
+                // A server that failed over since the transaction began
+                // may hold its commit for ever: it is given up and settled
+                // on the new servers (`Branches::finish_detached`).
+                t.finish_detached(self.router.clone(), !failed, self.transaction_servers_epoch)
+                    .await?;
                 Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
             }
             None => Ok(Output::TxnEnd("COMMIT")),
@@ -161,13 +153,8 @@ impl Session {
         if let Some(t) = self.txn.take() {
             // A rollback may always run: shielded from now on.
             let _shield = crate::cancel::Shield::raise(self.pid, self.interrupt.generation())?;
-            let router = self.router.clone();
-            // Branches on a server that failed over are rolled back when it
-            // closes their connections (or is fenced).
-            tokio::select! {
-                r = t.finish_detached(self.router.clone(), false) => r?,
-                _ = router.server_moved_since(self.transaction_servers_epoch) => {}
-            }
+            t.finish_detached(self.router.clone(), false, self.transaction_servers_epoch)
+                .await?;
         }
         Ok(Output::TxnEnd("ROLLBACK"))
     }

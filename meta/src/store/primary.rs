@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use common::config::MysqlEndpoint;
 use common::Result;
 use mysql_async::prelude::*;
 
@@ -29,10 +30,33 @@ impl MetaStore {
     /// naming itself, when `writable_only` is false and none is writable).
     /// Answers whether the server in use changed.
     pub async fn follow_primary(&self, writable_only: bool) -> Result<bool> {
+        self.follow_primary_of(self.servers(), writable_only).await
+    }
+
+    /// [`MetaStore::follow_primary`] without asking the server in use,
+    /// which stopped answering (each ask of a silent server waits out its
+    /// timeout): a writable server naming itself at a higher epoch than
+    /// every other is one another node promoted.
+    pub async fn follow_new_primary(&self) -> Result<bool> {
+        let dead = self.server();
+        let others: Vec<MysqlEndpoint> = self
+            .servers()
+            .iter()
+            .filter(|s| **s != dead)
+            .cloned()
+            .collect();
+        self.follow_primary_of(&others, true).await
+    }
+
+    async fn follow_primary_of(
+        &self,
+        servers: &[MysqlEndpoint],
+        writable_only: bool,
+    ) -> Result<bool> {
         if self.servers().len() < 2 {
             return Ok(false);
         }
-        let claims = meta_claims(self.servers(), self.database(), ASK_TIMEOUT).await;
+        let claims = meta_claims(servers, self.database(), ASK_TIMEOUT).await;
         let best = primary_of(&claims, true).or_else(|| {
             if writable_only {
                 None
@@ -65,11 +89,29 @@ impl MetaStore {
                 c.server.host,
                 c.server.port
             );
-            if let Ok(mut conn) =
-                admin_conn(&c.server.host, c.server.port, admin_password, ASK_TIMEOUT).await
+            let started = std::time::Instant::now();
+            let fenced = match admin_conn(
+                &c.server.host,
+                c.server.port,
+                admin_password,
+                ASK_TIMEOUT,
+            )
+            .await
             {
-                let _ = replication::fence(&mut conn).await;
-                let _ = conn.disconnect().await;
+                Ok(mut conn) => {
+                    let r = replication::fence(&mut conn).await;
+                    let _ = conn.disconnect().await;
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = fenced {
+                tracing::warn!(
+                    "fencing meta server {}:{} failed after {} ms (tried again in a second): {e}",
+                    c.server.host,
+                    c.server.port,
+                    started.elapsed().as_millis()
+                );
             }
         }
     }
@@ -96,10 +138,10 @@ impl MetaStore {
         if got.flatten() != Some(1) {
             return Ok(false);
         }
-        // Another node may have promoted one while this one asked.
-        let claims = meta_claims(self.servers(), self.database(), ASK_TIMEOUT).await;
-        if let Some((primary, _)) = primary_of(&claims, true).filter(|(p, _)| *p != dead) {
-            self.switch_to(&primary)?;
+        // Another node may have promoted one while this one asked (the
+        // silent server is not asked: its answer would only wait out the
+        // timeout, and a promotion needs every replica anyway).
+        if self.follow_new_primary().await? {
             return Ok(true);
         }
         let login = Login {

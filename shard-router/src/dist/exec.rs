@@ -96,12 +96,14 @@ pub async fn write_returning<G>(
             match shield() {
                 Ok(held) => {
                     b.clone()
-                        .finish_detached(router.clone(), result.is_ok())
+                        .finish_detached(router.clone(), result.is_ok(), router.servers_epoch())
                         .await?;
                     drop(held);
                 }
                 Err(e) => {
-                    b.clone().finish_detached(router.clone(), false).await?;
+                    b.clone()
+                        .finish_detached(router.clone(), false, router.servers_epoch())
+                        .await?;
                     return Err(e);
                 }
             }

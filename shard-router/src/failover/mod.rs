@@ -91,6 +91,19 @@ pub async fn watch(router: Arc<Router>, admin_password: String) {
     }
 }
 
+/// Waits (up to [`SILENCE`] twice over) for another node's promotion of a
+/// meta replica, and follows it; answers whether it did.
+async fn promoted_elsewhere(meta: &meta::MetaStore) -> bool {
+    let until = Instant::now() + SILENCE * 2;
+    while Instant::now() < until {
+        if matches!(meta.follow_new_primary().await, Ok(true)) {
+            return true;
+        }
+        tokio::time::sleep(PROBE_EVERY).await;
+    }
+    false
+}
+
 struct Watcher {
     router: Arc<Router>,
     admin_password: String,
@@ -144,14 +157,18 @@ impl Watcher {
             return;
         }
         let first_miss = m.1;
-        let moved = match meta.follow_primary(true).await {
+        let moved = match meta.follow_new_primary().await {
             Ok(true) => true,
             _ if self.admin_password.is_empty() => false,
             _ => match meta
                 .fail_over(&self.admin_password, self.router.node_id)
                 .await
             {
-                Ok(done) => done,
+                Ok(true) => true,
+                // Another node is promoting one: followed as soon as it is
+                // recorded, not at this node's next probe (which would
+                // wait out its timeout on the silent server first).
+                Ok(false) => promoted_elsewhere(&meta).await,
                 Err(e) => {
                     tracing::warn!("meta failover not done yet: {e}");
                     false

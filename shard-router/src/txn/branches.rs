@@ -247,23 +247,39 @@ impl Branches {
     /// the client gone), so no branch is left half-committed and no
     /// connection goes back to the pool inside an XA transaction.
     ///
-    /// A shard that fails over while it runs may hold it for ever (a
-    /// stopped server answers nothing, and phase two would keep the
-    /// snapshot barrier shared meanwhile, stalling every consistent
-    /// reader and, behind them, every distributed commit): it is given up
-    /// `FAILOVER_GRACE` after the change. Its connections are dropped (the
-    /// barrier with them); a recorded decision is left to recovery, which
-    /// finishes it on the new primary; an unrecorded one leaves prepared
-    /// branches that recovery aborts.
-    pub async fn finish_detached(self: Arc<Self>, router: Arc<Router>, commit: bool) -> Result<()> {
-        let epoch = router.servers_epoch();
+    /// A server that fails over while it runs (since `epoch`, the count
+    /// when the transaction began) may hold it for ever (a stopped server
+    /// answers nothing, and phase two would keep the snapshot barrier
+    /// shared meanwhile, stalling every consistent reader and, behind
+    /// them, every distributed commit): it is given up `FAILOVER_GRACE`
+    /// after the change. Its connections are dropped (the barrier with
+    /// them) and a commit of two or more writers is settled on the new
+    /// servers right away (`twopc::settle`: its decision if one was
+    /// recorded, else abort, applied to its prepared branches), so the
+    /// client hears the outcome and no prepared branch holds its row locks
+    /// until recovery's orphan timeout. What cannot be settled within
+    /// `recovery::SETTLE_LIMIT` is left to recovery, and the outcome is unknown.
+    pub async fn finish_detached(
+        self: Arc<Self>,
+        router: Arc<Router>,
+        commit: bool,
+        epoch: u64,
+    ) -> Result<()> {
         tokio::spawn(async move {
+            let writers = self.written_shards();
             tokio::select! {
                 r = self.finish(&router, commit) => r,
-                _ = router.server_moved_since(epoch) => Err(Error::ShardUnavailable {
-                    shard: "a shard".into(),
-                    message: "its server failed over while the transaction ended; whether it committed is not known".into(),
-                }),
+                _ = router.server_moved_since(epoch) => {
+                    if !commit {
+                        // Rolled back when the old server closes their
+                        // connections (or is fenced).
+                        Ok(())
+                    } else if writers.len() > 1 {
+                        super::recovery::settle_abandoned(&router, &self.gtrid, &writers).await
+                    } else {
+                        Err(super::recovery::outcome_unknown())
+                    }
+                }
             }
         })
         .await

@@ -1,12 +1,13 @@
 //! Production implementations of the 2PC traits (meta's commit log, shards'
-//! `XA RECOVER`) and the recovery loop every compute node runs.
+//! `XA RECOVER`), the recovery loop every compute node runs, and the
+//! settling of a commit given up after a failover.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use common::{Error, Result, ShardId};
+use common::{Error, Result, ShardId, SqlState};
 use meta::MetaStore;
 use mysql_async::prelude::*;
 use storage_adapter::{map_error, quote_str, ShardClient};
@@ -227,5 +228,55 @@ async fn recovery_round(router: &Router, rec: &mut Recovery) {
             }
         }
         Err(e) => tracing::debug!("recovering partition moves failed: {e}"),
+    }
+}
+
+/// How long a commit given up after a failover may take to settle on the
+/// new servers (`Branches::finish_detached`).
+pub(super) const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+
+/// A commit given up on a server that failed over, not settled.
+pub(super) fn outcome_unknown() -> Error {
+    Error::ShardUnavailable {
+        shard: "a shard".into(),
+        message:
+            "its server failed over while the transaction ended; whether it committed is not known"
+                .into(),
+    }
+}
+
+/// Settles the transaction `gtrid` that wrote `writers`, whose commit was
+/// given up after a failover (`twopc::settle` on the servers in use now):
+/// Ok when its commit stands, 40001 when it was rolled back, the outcome
+/// unknown when that cannot be settled within [`SETTLE_LIMIT`] (left to
+/// recovery).
+pub(super) async fn settle_abandoned(
+    router: &Router,
+    gtrid: &str,
+    writers: &[ShardId],
+) -> Result<()> {
+    let clients: Vec<ShardClient> = writers
+        .iter()
+        .filter_map(|id| router.shard(*id).ok())
+        .collect();
+    let shards: Vec<&dyn RecoveryShard> = clients.iter().map(|c| c as &dyn RecoveryShard).collect();
+    let settled = tokio::time::timeout(
+        SETTLE_LIMIT,
+        super::twopc::settle(gtrid, &shards, &router.meta),
+    )
+    .await;
+    match settled {
+        Ok(Ok(Decision::Commit)) => Ok(()),
+        Ok(Ok(Decision::Abort)) => Err(Error::Sql {
+            state: SqlState::SERIALIZATION_FAILURE,
+            message: format!(
+                "transaction {gtrid} rolled back: a server failed over while it committed"
+            ),
+        }),
+        Ok(Err(e)) => {
+            tracing::warn!("settling {gtrid} after a failover failed: {e}");
+            Err(outcome_unknown())
+        }
+        Err(_) => Err(outcome_unknown()),
     }
 }

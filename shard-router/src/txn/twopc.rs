@@ -11,7 +11,9 @@
 //! every branch is `XA COMMIT`ted (in parallel). A failure before the
 //! decision rolls everything back; not knowing whether the decision was
 //! written answers 40003; a failure after it is left to recovery, which
-//! commits from the log.
+//! commits from the log. A coordinator that gives up waiting on a server
+//! that failed over settles its transaction itself on the new servers
+//! ([`settle`]) rather than leave it to recovery's orphan timeout.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -432,6 +434,42 @@ impl Recovery {
     }
 }
 
+/// Settles at once a transaction whose coordinator gave up its commit
+/// (a server failed over while it ran), instead of leaving its prepared
+/// branches, and their row locks, to recovery's orphan timeout: the abort
+/// is recorded unless a decision already stands (the coordinator's own
+/// commit, if it landed first, wins on the log's primary key), then every
+/// branch of it prepared on `shards` is finished the way that stands.
+/// Recovery waits out the orphan timeout only because a live coordinator
+/// might still record its commit; here the coordinator is the one asking.
+/// A branch still preparing when this runs is left to recovery, which
+/// finds the decision and needs no wait.
+pub async fn settle(
+    gtrid: &str,
+    shards: &[&dyn RecoveryShard],
+    log: &dyn DecisionLog,
+) -> Result<Decision> {
+    let d = log.decide(gtrid, Decision::Abort, &[], None).await?;
+    let mut finished = true;
+    for s in shards {
+        let Ok(list) = s.prepared().await else {
+            finished = false;
+            continue;
+        };
+        for (g, b) in list.into_iter().filter(|(g, _)| g == gtrid) {
+            let r = match d {
+                Decision::Commit => s.commit(&g, &b).await,
+                Decision::Abort => s.rollback(&g, &b).await,
+            };
+            finished &= r.is_ok();
+        }
+    }
+    if d == Decision::Commit && finished {
+        log.completed(&[gtrid.to_string()]).await?;
+    }
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,5 +726,49 @@ mod tests {
         let e = commit(G, parts(&s), &log, &|_| false).await.unwrap_err();
         assert_eq!(e.sqlstate().code(), "40001");
         assert_eq!(states(&s), vec![St::RolledBack; 2]);
+    }
+
+    #[tokio::test]
+    async fn settle_aborts_an_undecided_commit_at_once() {
+        // The coordinator prepared every branch, then gave up before its
+        // decision: settling rolls them back with no orphan wait.
+        let s = shards(3);
+        let log = FakeLog::default();
+        let r = commit(G, parts(&s), &log, &|st| st == Step::BeforeDecision).await;
+        assert!(r.is_err());
+        let d: Vec<&dyn RecoveryShard> =
+            s.iter().map(|x| x.as_ref() as &dyn RecoveryShard).collect();
+        assert_eq!(settle(G, &d, &log).await.unwrap(), Decision::Abort);
+        assert_eq!(states(&s), vec![St::RolledBack; 3]);
+        assert_eq!(log.rows.lock().get(G), Some(&Decision::Abort));
+    }
+
+    #[tokio::test]
+    async fn settle_keeps_a_commit_that_landed() {
+        // The decision was recorded, the coordinator gave up in phase two:
+        // settling commits what is still prepared.
+        let s = shards(3);
+        let log = FakeLog::default();
+        let r = commit(G, parts(&s), &log, &|st| st == Step::AfterCommit(0)).await;
+        assert!(r.is_err());
+        let d: Vec<&dyn RecoveryShard> =
+            s.iter().map(|x| x.as_ref() as &dyn RecoveryShard).collect();
+        assert_eq!(settle(G, &d, &log).await.unwrap(), Decision::Commit);
+        assert_eq!(states(&s), vec![St::Committed; 3]);
+        // An unreachable log settles nothing: the branches stay for recovery.
+        let s = shards(2);
+        let down = FakeLog {
+            down: true,
+            ..Default::default()
+        };
+        let r = commit(G, parts(&s), &FakeLog::default(), &|st| {
+            st == Step::BeforeDecision
+        })
+        .await;
+        assert!(r.is_err());
+        let d: Vec<&dyn RecoveryShard> =
+            s.iter().map(|x| x.as_ref() as &dyn RecoveryShard).collect();
+        assert!(settle(G, &d, &down).await.is_err());
+        assert_eq!(states(&s), vec![St::Prepared; 2]);
     }
 }

@@ -2,9 +2,8 @@
 //! shards and meta have two semi-synchronous replicas each runs transfers
 //! between accounts (and readers of the total, and inserts drawing a
 //! sequence) while two shard primaries and then meta's primary are killed
-//! with SIGKILL, and a third shard's primary (and, with
-//! `TESSERA_FAILOVER_META_STOP=1`, first meta's) is stopped (SIGSTOP: alive
-//! but silent) and later resumed. The compute
+//! with SIGKILL, and meta's primary (first) and a third shard's primary are
+//! stopped (SIGSTOP: alive but silent) and later resumed. The compute
 //! nodes promote a replica each time; clients see
 //! only retryable errors, the total holds at every read, every
 //! acknowledged transfer is in the ledger, no sequence value repeats, no XA
@@ -67,10 +66,6 @@ pub(crate) async fn failover() {
     // then meta's primary killed.
     let mut stopped = None;
     let (mut killed_nodes, mut stopped_nodes) = (vec![], vec![]);
-    // Stopping meta's primary is opt-in (TESSERA_FAILOVER_META_STOP=1):
-    // it fails over, but the resumed old primary's fence was seen not to
-    // complete (see the failover RFC, "Not yet").
-    let meta_stop = std::env::var("TESSERA_FAILOVER_META_STOP").is_ok_and(|v| v == "1");
     let events = [
         (0u32, libc::SIGSTOP),
         (2, libc::SIGKILL),
@@ -78,10 +73,7 @@ pub(crate) async fn failover() {
         (3, libc::SIGSTOP),
         (0, libc::SIGKILL),
     ];
-    for (shard, signal) in events
-        .into_iter()
-        .filter(|e| meta_stop || *e != (0, libc::SIGSTOP))
-    {
+    for (shard, signal) in events {
         let before = transfers_now(&counters);
         if shard == 1 {
             crate::rejoin::seed_xa_cases(&cluster, &primary_of(&cluster, 1).await.1).await;
