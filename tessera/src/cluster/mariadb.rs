@@ -268,6 +268,12 @@ fn replication_options() -> Vec<String> {
         "--rpl-semi-sync-slave-enabled=ON".into(),
         "--rpl-semi-sync-master-wait-point=AFTER_SYNC".into(),
         format!("--rpl-semi-sync-master-timeout={SEMI_SYNC_TIMEOUT_MS}"),
+        // A semi-synchronous replica's receiving thread, when stopped,
+        // connects to its primary to kill its own dump connection there,
+        // and a promotion waits for it: against a silent primary that
+        // takes this long (default 5 s; 2 s extra seen in a silent
+        // primary's failover about one time in three).
+        "--rpl-semi-sync-slave-kill-conn-timeout=1".into(),
         // Crash recovery removes the binary log's tail no replica
         // acknowledged (it was never acknowledged to a client either), so
         // an old primary restarted after a crash can follow the new one.

@@ -241,7 +241,11 @@ async fn rejoin(
     conn: &mut mysql_async::Conn,
 ) -> AnyResult<bool> {
     let _ = conn.query_drop("STOP SLAVE").await;
-    if let Some(start) = super::rewind::start_position(cf, kind, n, conn).await? {
+    let source = nodes
+        .iter()
+        .find(|p| p.port == primary)
+        .ok_or_else(|| format!("no server of this cluster has port {primary}"))?;
+    if let Some(start) = super::rewind::start_position(cf, kind, n, source, conn).await? {
         follow(cf, kind, n, primary, conn, start).await?;
         match caught_up(n, conn).await? {
             Following::CaughtUp => return Ok(true),

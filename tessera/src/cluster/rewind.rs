@@ -224,6 +224,57 @@ async fn roll_back(
     Ok(true)
 }
 
+/// Rolls back (unlogged) the branches `n`'s engine holds prepared that its
+/// binary log never mentions and its primary does not hold: an `XA
+/// PREPARE` the engine made but a kill kept out of the log, so no replica
+/// received it and its coordinator saw it fail. Nothing would ever finish
+/// such a branch here (2PC recovery asks primaries only), and its row
+/// locks stop the applier at the first replicated change of those rows
+/// (seen: a rejoined old primary stuck in lock waits for 60 s).
+async fn roll_back_unlogged(
+    n: &Node,
+    conn: &mut mysql_async::Conn,
+    log: &Log,
+    primary: &Node,
+) -> AnyResult<()> {
+    let logged: std::collections::HashSet<String> = log
+        .groups
+        .iter()
+        .filter_map(|g| match g.kind() {
+            Kind::Prepare(x) | Kind::Commit(x) | Kind::Rollback(x) => Some(x),
+            _ => None,
+        })
+        .collect();
+    let unlogged: Vec<String> = xa_recover(conn)
+        .await?
+        .into_iter()
+        .filter(|x| !logged.contains(x))
+        .collect();
+    if unlogged.is_empty() {
+        return Ok(());
+    }
+    let mut p = root_conn(primary).await?;
+    let on_primary = xa_recover(&mut p).await?;
+    let _ = p.disconnect().await;
+    let fixes: Vec<Fix> = unlogged
+        .into_iter()
+        .filter(|x| !on_primary.contains(x))
+        .map(Fix::Rollback)
+        .collect();
+    if fixes.is_empty() {
+        return Ok(());
+    }
+    apply(n, conn, log, &fixes)
+        .await
+        .map_err(|e| format!("{}: {e}", n.name))?;
+    println!(
+        "{} was a primary before a failover: rolled back {} branch(es) its engine prepared but its binary log never received ({fixes:?})",
+        n.name,
+        fixes.len()
+    );
+    Ok(())
+}
+
 /// Where the promotion of `n`'s successor left off (its GTID position), as
 /// meta recorded it, if meta answers and has it.
 async fn promoted_at(cf: &ClusterFile, kind: Role, n: &Node) -> Option<String> {
@@ -292,6 +343,7 @@ pub(super) async fn start_position(
     cf: &ClusterFile,
     kind: Role,
     n: &Node,
+    primary: &Node,
     conn: &mut mysql_async::Conn,
 ) -> AnyResult<Option<String>> {
     use meta::replication::domain0_seq;
@@ -322,6 +374,7 @@ pub(super) async fn start_position(
             return Ok(None);
         }
     }
+    roll_back_unlogged(n, conn, &log, primary).await?;
     let Some(promoted) = promoted else {
         return Ok(Some(own));
     };
