@@ -282,6 +282,24 @@ pub fn float_to_int(f: f64, ty: &SqlType) -> Result<i64> {
     check_int(r as i64, ty)
 }
 
+/// A float read from text, 22003 when it is too large for `ty` or so
+/// small that it reads as zero while its digits are not (PostgreSQL's
+/// float4in and float8in; a denormal is accepted).
+fn float_in_range(f: f64, t: &str, ty: &SqlType) -> Result<f64> {
+    let (inf, zero) = match ty {
+        SqlType::Real => ((f as f32).is_infinite(), (f as f32) == 0.0),
+        _ => (f.is_infinite(), f == 0.0),
+    };
+    let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+    let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if inf || (zero && nonzero) {
+        return Err(Error::NumericOutOfRange {
+            message: format!("\"{t}\" is out of range for type {ty}"),
+        });
+    }
+    Ok(f)
+}
+
 fn check_int(v: i64, ty: &SqlType) -> Result<i64> {
     let ok = match ty {
         SqlType::SmallInt => i16::try_from(v).is_ok(),
@@ -302,10 +320,21 @@ impl Datum {
     pub fn parse(s: &str, ty: &SqlType) -> Result<Datum> {
         let t = s.trim();
         Ok(match ty {
-            SqlType::SmallInt | SqlType::Integer | SqlType::BigInt => Datum::Int(check_int(
-                t.parse::<i64>().map_err(|_| invalid(ty, s))?,
-                ty,
-            )?),
+            SqlType::SmallInt | SqlType::Integer | SqlType::BigInt => {
+                // Digits that do not fit say so, as int2in/int4in/int8in do.
+                let out_of_range = || Error::NumericOutOfRange {
+                    message: format!("value \"{s}\" is out of range for type {ty}"),
+                };
+                let digits = t.trim_start_matches(['+', '-']);
+                let v = t.parse::<i64>().map_err(|_| {
+                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                        out_of_range()
+                    } else {
+                        invalid(ty, s)
+                    }
+                })?;
+                Datum::Int(check_int(v, ty).map_err(|_| out_of_range())?)
+            }
             SqlType::Numeric { .. } => Datum::Decimal(
                 Decimal::from_str(t)
                     .or_else(|_| Decimal::from_scientific(t))
@@ -314,9 +343,9 @@ impl Datum {
             SqlType::Real | SqlType::Double => {
                 Datum::Float(match t.to_ascii_lowercase().as_str() {
                     "nan" => f64::NAN,
-                    "infinity" | "inf" => f64::INFINITY,
+                    "infinity" | "inf" | "+infinity" | "+inf" => f64::INFINITY,
                     "-infinity" | "-inf" => f64::NEG_INFINITY,
-                    _ => t.parse::<f64>().map_err(|_| invalid(ty, s))?,
+                    _ => float_in_range(t.parse::<f64>().map_err(|_| invalid(ty, s))?, t, ty)?,
                 })
             }
             SqlType::Boolean => Datum::Bool(parse_bool(t).ok_or_else(|| invalid(ty, s))?),
@@ -403,6 +432,33 @@ impl Datum {
 mod bytea_tests {
     use super::parse_bytea;
     use proptest::prelude::*;
+
+    #[test]
+    fn numbers_out_of_range_say_so() {
+        use crate::{Datum, SqlType};
+        let err = |s: &str, ty: SqlType| {
+            Datum::parse(s, &ty)
+                .map(|_| ("ok", String::new()))
+                .unwrap_or_else(|e| (e.sqlstate().code(), e.to_string()))
+        };
+        assert_eq!(
+            err("3000000000", SqlType::Integer),
+            (
+                "22003",
+                "value \"3000000000\" is out of range for type integer".into()
+            )
+        );
+        assert_eq!(err("-9223372036854775809", SqlType::BigInt).0, "22003");
+        assert_eq!(err("12x", SqlType::BigInt).0, "22P02");
+        assert_eq!(
+            err("10e-70", SqlType::Real),
+            ("22003", "\"10e-70\" is out of range for type real".into())
+        );
+        assert_eq!(err("1e400", SqlType::Double).0, "22003");
+        assert_eq!(err("0e-400", SqlType::Double).0, "ok");
+        assert_eq!(err("1e-320", SqlType::Double).0, "ok");
+        assert_eq!(err("-Infinity", SqlType::Real).0, "ok");
+    }
 
     #[test]
     fn years_postgres_rejects_are_rejected() {

@@ -23,6 +23,13 @@ pub fn map_df_error(e: DataFusionError) -> Error {
             message: format!("function {} does not exist", pg_signature(call)),
         };
     }
+    // generate_series(a, b, 0): PostgreSQL's words and SQLSTATE.
+    if whole.contains("Step cannot be zero") {
+        return Error::Sql {
+            state: SqlState::INVALID_PARAMETER_VALUE,
+            message: "step size cannot equal zero".into(),
+        };
+    }
     map_df_root(e.find_root())
 }
 
@@ -89,6 +96,17 @@ fn cast_error(m: &str) -> Error {
         };
     };
     let ty = pg_type_name(arrow).unwrap_or("value");
+    // Digits that do not fit the integer type: PostgreSQL's int2in,
+    // int4in and int8in say out of range (22003), not invalid syntax.
+    let digits = value.trim().trim_start_matches(['+', '-']);
+    if matches!(arrow, "Int16" | "Int32" | "Int64")
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Error::NumericOutOfRange {
+            message: format!("value \"{value}\" is out of range for type {ty}"),
+        };
+    }
     if matches!(arrow, "Date32" | "Date64") || arrow.starts_with("Timestamp") {
         let shaped = value.len() >= 8
             && value
@@ -339,6 +357,12 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "invalid input syntax for type integer: \"x1\""
+        );
+        let e = cast_error("Cannot cast string '-9223372036854775809' to value of Int64 type");
+        assert_eq!(e.sqlstate().code(), "22003");
+        assert_eq!(
+            e.to_string(),
+            "value \"-9223372036854775809\" is out of range for type bigint"
         );
     }
 

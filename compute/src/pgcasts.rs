@@ -205,7 +205,9 @@ pub fn float_to_numeric(e: Expr) -> Expr {
 }
 
 /// PostgreSQL's range check of float input: `'1e400'::float8` is an
-/// error (22003), where Arrow reads Infinity.
+/// error (22003), where Arrow reads Infinity, and so is a nonzero number
+/// too small to be anything but zero (`'10e-400'::float8`; a denormal is
+/// accepted, as PostgreSQL's `float8in` does).
 fn check_float_text(t: &str, to: &DataType) -> Result<()> {
     let v = t.trim();
     let Ok(f) = v.parse::<f64>() else {
@@ -219,7 +221,13 @@ fn check_float_text(t: &str, to: &DataType) -> Result<()> {
         DataType::Float32 => (f as f32).is_infinite(),
         _ => f.is_infinite(),
     };
-    if overflows && !written_inf {
+    let mantissa = v.split(['e', 'E']).next().unwrap_or("");
+    let underflows = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
+        && match to {
+            DataType::Float32 => (f as f32) == 0.0,
+            _ => f == 0.0,
+        };
+    if (overflows && !written_inf) || underflows {
         let ty = if *to == DataType::Float32 {
             "real"
         } else {

@@ -313,12 +313,16 @@ pub(crate) fn single_table(select: &Select) -> Option<&ObjectName> {
         return None;
     }
     match &select.from[0].relation {
+        // Column aliases rename the result columns: DataFusion's plan.
         TableFactor::Table {
             name,
             args: None,
             with_hints,
+            alias,
             ..
-        } if with_hints.is_empty() => Some(name),
+        } if with_hints.is_empty() && alias.as_ref().is_none_or(|a| a.columns.is_empty()) => {
+            Some(name)
+        }
         _ => None,
     }
 }

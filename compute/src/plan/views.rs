@@ -8,6 +8,11 @@
 //!
 //! Views are read-only: INSERT, UPDATE, DELETE and COPY naming one are
 //! refused (PostgreSQL's automatically updatable views are not modelled).
+//!
+//! The same pass completes a table's column aliases: `FROM t AS f(a)`
+//! renames t's first column and keeps the others' names, and more aliases
+//! than columns is 42P10, as in PostgreSQL (DataFusion wants one alias per
+//! column).
 
 use std::ops::ControlFlow;
 
@@ -126,24 +131,7 @@ impl Expander<'_> {
             columns: vec![],
             at: None,
         });
-        if alias.columns.len() > view.columns.len() {
-            return Err(Error::Sql {
-                state: SqlState("42P10"),
-                message: format!(
-                    "table \"{}\" has {} columns available but {} columns specified",
-                    alias.name.value,
-                    view.columns.len(),
-                    alias.columns.len()
-                ),
-            });
-        }
-        let given = alias.columns.len();
-        alias
-            .columns
-            .extend(view.columns[given..].iter().map(|c| TableAliasColumnDef {
-                name: Ident::with_quote('"', c.clone()),
-                data_type: None,
-            }));
+        complete_alias(&mut alias, &view.columns)?;
         Ok(TableFactor::Derived {
             lateral: false,
             subquery: query,
@@ -151,6 +139,49 @@ impl Expander<'_> {
             sample: None,
         })
     }
+}
+
+/// Alias columns for every one of `columns`: those given rename the first
+/// ones, the rest keep their names; more than there are columns is 42P10.
+fn complete_alias(alias: &mut TableAlias, columns: &[String]) -> Result<()> {
+    if alias.columns.len() > columns.len() {
+        return Err(Error::Sql {
+            state: SqlState("42P10"),
+            message: format!(
+                "table \"{}\" has {} columns available but {} columns specified",
+                alias.name.value,
+                columns.len(),
+                alias.columns.len()
+            ),
+        });
+    }
+    let given = alias.columns.len();
+    alias
+        .columns
+        .extend(columns[given..].iter().map(|c| TableAliasColumnDef {
+            name: Ident::with_quote('"', c.clone()),
+            data_type: None,
+        }));
+    Ok(())
+}
+
+/// Whether some table in the statement has column aliases (`t AS f(a)`).
+fn has_alias_columns(stmt: &Statement) -> bool {
+    struct Find;
+    impl datafusion::sql::sqlparser::ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, f: &TableFactor) -> ControlFlow<()> {
+            match f {
+                TableFactor::Table {
+                    args: None,
+                    alias: Some(a),
+                    ..
+                } if !a.columns.is_empty() => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        }
+    }
+    datafusion::sql::sqlparser::ast::Visit::visit(stmt, &mut Find).is_break()
 }
 
 impl VisitorMut for Expander<'_> {
@@ -180,6 +211,16 @@ impl VisitorMut for Expander<'_> {
             return ControlFlow::Continue(());
         }
         let Some(view) = view_of(self.catalog, name, self.schema).cloned() else {
+            // A table's column aliases, completed.
+            let table = super::resolve_table(self.catalog, name, self.schema);
+            if let (Some(alias), Ok(t)) = (alias.as_mut().filter(|a| !a.columns.is_empty()), table)
+            {
+                let names: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+                if let Err(e) = complete_alias(alias, &names) {
+                    self.error = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
             return ControlFlow::Continue(());
         };
         match self.derived(&view, alias.take()) {
@@ -225,7 +266,8 @@ pub fn expand(catalog: &Catalog, schema: &str, stmt: &Statement) -> Result<Optio
             | Statement::Declare { .. }
             | Statement::Explain { .. }
     );
-    if catalog.views.is_empty() || !reads {
+    let aliased = has_alias_columns(stmt);
+    if (catalog.views.is_empty() && !aliased) || !reads {
         return Ok(None);
     }
     match stmt {
@@ -271,7 +313,7 @@ pub fn expand(catalog: &Catalog, schema: &str, stmt: &Statement) -> Result<Optio
         }
         _ => {}
     }
-    if !names_a_view(catalog, schema, stmt) {
+    if !aliased && !names_a_view(catalog, schema, stmt) {
         return Ok(None);
     }
     let mut out = stmt.clone();

@@ -77,6 +77,9 @@ const CREDENTIALS_TTL: std::time::Duration = std::time::Duration::from_secs(5);
 /// A user's credentials: from the cache while fresh, else from meta; when
 /// meta cannot be reached, an entry up to `shard_router::META_GRACE` old
 /// still serves, so logins keep working through a short meta outage.
+/// Meta's answer is waited for `META_CHECK_TIMEOUT` at most: a stopped
+/// meta primary answers nothing, and a login waiting on it would wait for
+/// ever (seen: a client's login hung through a meta failover for good).
 async fn cached_credentials(router: &Router, user: &str) -> Result<Credentials> {
     let cached = CREDENTIALS.lock().get(user).cloned();
     if let Some((c, at)) = &cached {
@@ -84,7 +87,17 @@ async fn cached_credentials(router: &Router, user: &str) -> Result<Credentials> 
             return Ok(c.clone());
         }
     }
-    match router.meta.user_credentials(user).await {
+    let asked = tokio::time::timeout(
+        shard_router::META_CHECK_TIMEOUT,
+        router.meta.user_credentials(user),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(common::Error::meta(
+            "meta did not answer within a second (it may be failing over)",
+        ))
+    });
+    match asked {
         Ok(c) => {
             let mut m = CREDENTIALS.lock();
             if m.len() > 10_000 {
