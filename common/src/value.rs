@@ -300,6 +300,22 @@ fn float_in_range(f: f64, t: &str, ty: &SqlType) -> Result<f64> {
     Ok(f)
 }
 
+/// A double as a real (PostgreSQL's float8 -> float4): 22003 when it is
+/// finite but too large for a real, or nonzero but too small.
+fn float4_of(f: f64) -> Result<f64> {
+    let r = f as f32;
+    let why = if f.is_finite() && r.is_infinite() {
+        "overflow"
+    } else if f != 0.0 && r == 0.0 {
+        "underflow"
+    } else {
+        return Ok(f);
+    };
+    Err(Error::NumericOutOfRange {
+        message: format!("value out of range: {why}"),
+    })
+}
+
 fn check_int(v: i64, ty: &SqlType) -> Result<i64> {
     let ok = match ty {
         SqlType::SmallInt => i16::try_from(v).is_ok(),
@@ -400,7 +416,8 @@ impl Datum {
                 })?;
                 Datum::Int(check_int(i, ty)?)
             }
-            (Datum::Float(f), SqlType::Real | SqlType::Double) => Datum::Float(f),
+            (Datum::Float(f), SqlType::Real) => Datum::Float(float4_of(f)?),
+            (Datum::Float(f), SqlType::Double) => Datum::Float(f),
             (Datum::Float(f), SqlType::Numeric { .. }) => Datum::Decimal(
                 Decimal::from_str(&f.to_string()).map_err(|_| mismatch(&Datum::Float(f)))?,
             ),
@@ -458,6 +475,15 @@ mod bytea_tests {
         assert_eq!(err("0e-400", SqlType::Double).0, "ok");
         assert_eq!(err("1e-320", SqlType::Double).0, "ok");
         assert_eq!(err("-Infinity", SqlType::Real).0, "ok");
+        let to_real = |f: f64| {
+            Datum::Float(f)
+                .coerce(&SqlType::Real)
+                .map(|_| "ok".to_string())
+                .unwrap_or_else(|e| e.to_string())
+        };
+        assert_eq!(to_real(1e-69), "value out of range: underflow");
+        assert_eq!(to_real(1e300), "value out of range: overflow");
+        assert_eq!(to_real(1.5), "ok");
     }
 
     #[test]

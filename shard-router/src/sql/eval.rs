@@ -67,7 +67,16 @@ pub fn eval_value(e: &Expr, params: &[Datum], clock: Option<&Clock>) -> Result<D
                             scale: 10,
                         },
                     )
-                    .or_else(|_| Datum::parse(n, &SqlType::Double))
+                    .or_else(|_| match n.parse::<f64>() {
+                        // Past what Decimal holds: a float, unless that
+                        // would make it zero or infinite (PostgreSQL's
+                        // numeric holds 3e-500 and 1e400 exactly).
+                        Ok(f) if f.is_finite() && f != 0.0 => Ok(Datum::Float(f)),
+                        Ok(_) => Err(common::Error::unsupported(format!(
+                            "the numeric constant {n} (beyond 28 significant digits)"
+                        ))),
+                        Err(_) => Datum::parse(n, &SqlType::Double),
+                    })
                 }
             }
             Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {

@@ -67,6 +67,29 @@ pub fn check(stmt: &Statement) -> common::Result<()> {
                         position: None,
                     })
                 }
+                Expr::Like {
+                    pattern,
+                    escape_char: Some(esc),
+                    ..
+                }
+                | Expr::ILike {
+                    pattern,
+                    escape_char: Some(esc),
+                    ..
+                } => match (pattern.as_ref(), &esc.value) {
+                    (Expr::Value(p), Value::SingleQuotedString(c)) => match &p.value {
+                        Value::SingleQuotedString(p) => {
+                            match super::spellings::backslash_pattern(p, c) {
+                                Ok(_) => ControlFlow::Continue(()),
+                                Err(e) => self.stop(e),
+                            }
+                        }
+                        _ => ControlFlow::Continue(()),
+                    },
+                    _ => self.stop(Error::unsupported(
+                        "LIKE ... ESCAPE with a pattern or escape that is not a constant",
+                    )),
+                },
                 Expr::SimilarTo {
                     pattern,
                     escape_char,

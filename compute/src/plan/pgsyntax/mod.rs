@@ -170,6 +170,20 @@ mod tests {
     }
 
     #[test]
+    fn like_escapes_become_backslashes() {
+        let b =
+            |p: &str, c: &str| spellings::backslash_pattern(p, c).map_err(|e| e.sqlstate().code());
+        assert_eq!(b("h#%", "#"), Ok("h\\%".into()));
+        assert_eq!(b("m%a%%a", "%"), Ok("ma\\%a".into()));
+        assert_eq!(b("b_ear", "_"), Ok("bear".into()));
+        assert_eq!(b("a\\b%", "$"), Ok("a\\\\b%".into()));
+        assert_eq!(b("a\\b%", ""), Ok("a\\\\b%".into()));
+        assert_eq!(b("ab#", "#"), Err("22025"));
+        assert_eq!(b("ab", "##"), Err("22019"));
+        assert!(rewritten("SELECT 'h%' LIKE 'h#%' ESCAPE '#'").contains("LIKE 'h\\%'"));
+    }
+
+    #[test]
     fn postgres_spellings_become_datafusion_ones() {
         assert_eq!(
             rewritten("SELECT mod(a, 7), sign(b), ~c FROM t"),

@@ -15,6 +15,7 @@ pub(super) fn rewrite(e: &mut Expr) -> bool {
         Expr::Substring { .. } => substring_as_substr(e),
         Expr::Function(_) => function_spelling(e),
         Expr::SimilarTo { .. } => similar_to_as_regex(e),
+        Expr::Like { .. } | Expr::ILike { .. } => like_escape(e),
         Expr::Cast { .. } => char_cast(e),
         Expr::BinaryOp { .. } => untyped_operand(e),
         Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
@@ -140,6 +141,76 @@ fn cast(x: Expr, t: DataType) -> Expr {
         array: false,
         format: None,
     }
+}
+
+/// `x LIKE 'p' ESCAPE 'c'`: the pattern with backslash escapes, the only
+/// ones DataFusion's LIKE knows (in PostgreSQL a backslash is then an
+/// ordinary character, and `ESCAPE ''` means no escape at all). `check`
+/// refuses other patterns with ESCAPE and raises PostgreSQL's errors.
+fn like_escape(e: &mut Expr) -> bool {
+    let (Expr::Like {
+        pattern,
+        escape_char,
+        ..
+    }
+    | Expr::ILike {
+        pattern,
+        escape_char,
+        ..
+    }) = e
+    else {
+        return false;
+    };
+    let Some(Value::SingleQuotedString(c)) = escape_char.as_ref().map(|v| &v.value) else {
+        return false;
+    };
+    let Expr::Value(v) = pattern.as_ref() else {
+        return false;
+    };
+    let Value::SingleQuotedString(p) = &v.value else {
+        return false;
+    };
+    let Ok(rewritten) = backslash_pattern(p, c) else {
+        return false;
+    };
+    **pattern = Expr::value(Value::SingleQuotedString(rewritten));
+    *escape_char = None;
+    true
+}
+
+/// A LIKE pattern whose escape character is `escape` (empty: none) with
+/// backslash escapes instead; PostgreSQL's error when it cannot be (an
+/// escape of more than one character, a pattern ending in its escape).
+pub(super) fn backslash_pattern(p: &str, escape: &str) -> Result<String, common::Error> {
+    let mut chars = escape.chars();
+    let esc = chars.next();
+    if chars.next().is_some() {
+        return Err(common::Error::Sql {
+            state: common::SqlState("22019"),
+            message: "invalid escape string".into(),
+        });
+    }
+    let mut out = String::with_capacity(p.len() + 4);
+    let mut it = p.chars();
+    while let Some(ch) = it.next() {
+        if Some(ch) == esc {
+            let Some(next) = it.next() else {
+                return Err(common::Error::Sql {
+                    state: common::SqlState("22025"),
+                    message: "LIKE pattern must not end with escape character".into(),
+                });
+            };
+            if matches!(next, '%' | '_' | '\\') {
+                out.push('\\');
+            }
+            out.push(next);
+        } else if ch == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(ch);
+        }
+    }
+    Ok(out)
 }
 
 /// SIMILAR TO as the regular expression PostgreSQL translates it to
