@@ -321,7 +321,15 @@ impl TableProvider for ShardTableProvider {
             if k > 0 {
                 select.keyword(", ");
             }
-            select.ident(&self.table.columns[*i].name);
+            let c = &self.table.columns[*i];
+            if c.ty == SqlType::Real {
+                // Read exactly (`crate::sql::widened_float`).
+                let mut col = ShardSql::new();
+                col.ident(&c.name);
+                select.append(crate::sql::widened_float(col));
+            } else {
+                select.ident(&c.name);
+            }
         }
         let conds: Vec<ShardSql> = filters.iter().filter_map(|f| self.filter_sql(f)).collect();
         let mut queries = vec![];

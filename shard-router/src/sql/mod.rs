@@ -25,7 +25,7 @@ pub use compat::is_comparison;
 pub use eval::{eval_const, eval_value, Clock};
 pub use ident::{normalize_ident, placeholder_index};
 pub use render::{count_params, is_safe_expr, render};
-pub use shard_sql::ShardSql;
+pub use shard_sql::{widened_float, ShardSql};
 pub use typing::{type_assigned_literal, type_literals};
 
 pub(crate) use arrow_types::decimal_params;

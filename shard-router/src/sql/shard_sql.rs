@@ -241,6 +241,15 @@ fn decimal_text(unscaled: i128, scale: i8) -> String {
     }
 }
 
+/// `CAST(s AS DOUBLE)`: a FLOAT (`real`) read exactly over the text
+/// protocol, which prints a FLOAT with six significant digits (widening is
+/// exact; the reader narrows it back).
+pub fn widened_float(s: ShardSql) -> ShardSql {
+    let mut out = ShardSql::new();
+    out.keyword("CAST(").append(s).keyword(" AS DOUBLE)");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use super::exprs::{aggregate_arg_sql, aggregate_sql, simple_aggregate};
 use super::fragment::{Dist, Frag};
 use super::provider::scan_plan;
-use super::sql::{aliased, fields_of, group_by_ordinals, QualifiedFields};
+use super::sql::{fields_of, group_by_ordinals, QualifiedFields};
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field};
@@ -42,7 +42,7 @@ pub(super) fn push_top_n(s: &Sort, f: Frag) -> datafusion::error::Result<Option<
     }
     tail.keyword(" LIMIT ").int(n as u64);
     let none = ShardSql::new();
-    let scan = scan_plan(&f, &aliased(&f.cols), &none, &tail, &fields_of(input))?;
+    let scan = scan_plan(&f, &f.cols, &none, &tail, &fields_of(input))?;
     Ok(Some(LogicalPlan::Sort(Sort {
         expr: s.expr.clone(),
         input: Arc::new(scan),
@@ -143,7 +143,7 @@ pub(super) fn push_aggregate(
     }
     let scan = scan_plan(
         &f,
-        &aliased(&select),
+        &select,
         &group_by_ordinals(groups.len()),
         &ShardSql::new(),
         &fields,

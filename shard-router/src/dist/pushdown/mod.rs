@@ -200,11 +200,5 @@ fn push(node: &LogicalPlan) -> datafusion::error::Result<Option<LogicalPlan>> {
 /// `node` (compiled to `f`) replaced by a scan of its shard queries.
 fn whole(node: &LogicalPlan, f: Frag) -> datafusion::error::Result<LogicalPlan> {
     let none = crate::sql::ShardSql::new();
-    scan_plan(
-        &f,
-        &aliased(&f.cols),
-        &none,
-        &none,
-        &fields_of(node.schema()),
-    )
+    scan_plan(&f, &f.cols, &none, &none, &fields_of(node.schema()))
 }

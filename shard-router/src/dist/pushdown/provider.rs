@@ -21,6 +21,8 @@ use crate::Router;
 
 /// A scan of `f` with this SELECT list (and GROUP BY / ORDER BY tails),
 /// projected back to `fields`, the schema of the subtree it replaces.
+/// `select`: the shard query's items, unaliased (named `c0`, `c1`, ...
+/// here, `sql::scan_items`).
 pub(super) fn scan_plan(
     f: &Frag,
     select: &[ShardSql],
@@ -48,10 +50,11 @@ pub(super) fn scan_plan(
             })
             .collect::<Vec<_>>(),
     ));
+    let select = super::sql::scan_items(select, &types);
     let queries: Vec<(ShardId, ShardSql)> = f
         .targets()
         .into_iter()
-        .map(|(shard, p)| (shard, f.body.query_sql(select, p, &[group_by, tail])))
+        .map(|(shard, p)| (shard, f.body.query_sql(&select, p, &[group_by, tail])))
         .collect();
     let provider = ShardQueryProvider {
         schema: schema.clone(),

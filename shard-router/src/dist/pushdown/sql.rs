@@ -127,6 +127,23 @@ impl Body {
     }
 }
 
+/// A shard query's SELECT list, its items named `c0`, `c1`, ..., a `real`
+/// item read as DOUBLE: MariaDB's text protocol prints a FLOAT with six
+/// significant digits (`1.23457e20`), and widening is exact, so the value
+/// read back and narrowed again is the stored one (PostgreSQL prints
+/// `1.2345679e+20`).
+pub(super) fn scan_items(items: &[ShardSql], types: &[common::SqlType]) -> Vec<ShardSql> {
+    let widened: Vec<ShardSql> = items
+        .iter()
+        .zip(types)
+        .map(|(s, t)| match t {
+            common::SqlType::Real => crate::sql::widened_float(s.clone()),
+            _ => s.clone(),
+        })
+        .collect();
+    aliased(&widened)
+}
+
 /// A SELECT list naming its items `c0`, `c1`, ... (the scan's columns).
 pub(super) fn aliased(items: &[ShardSql]) -> Vec<ShardSql> {
     items
