@@ -282,17 +282,37 @@ pub fn float_to_int(f: f64, ty: &SqlType) -> Result<i64> {
     check_int(r as i64, ty)
 }
 
-/// A float read from text, 22003 when it is too large for `ty` or so
-/// small that it reads as zero while its digits are not (PostgreSQL's
-/// float4in and float8in; a denormal is accepted).
-fn float_in_range(f: f64, t: &str, ty: &SqlType) -> Result<f64> {
-    let (inf, zero) = match ty {
-        SqlType::Real => ((f as f32).is_infinite(), (f as f32) == 0.0),
-        _ => (f.is_infinite(), f == 0.0),
+/// Whether float text `t` (trimmed), read as `f`, is out of range for a
+/// real (`single`) or a double precision as PostgreSQL's float4in and
+/// float8in see it: too large (and not written as infinity), or nonzero
+/// digits that read as zero (a denormal is accepted).
+pub fn float_text_out_of_range(t: &str, f: f64, single: bool) -> bool {
+    let (inf, zero) = if single {
+        ((f as f32).is_infinite(), (f as f32) == 0.0)
+    } else {
+        (f.is_infinite(), f == 0.0)
     };
+    let written_inf = t
+        .trim_start_matches(['+', '-'])
+        .get(..3)
+        .is_some_and(|p| p.eq_ignore_ascii_case("inf"));
     let mantissa = t.split(['e', 'E']).next().unwrap_or("");
     let nonzero = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
-    if inf || (zero && nonzero) {
+    (inf && !written_inf) || (zero && nonzero)
+}
+
+/// Whether `t` (trimmed) is an optionally signed run of digits: text an
+/// integer type reads when it is in range (PostgreSQL's int2in, int4in and
+/// int8in say "out of range" for such text, not "invalid syntax").
+pub fn is_integer_text(t: &str) -> bool {
+    let digits = t.trim_start_matches(['+', '-']);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A float read from text, 22003 when it is out of range for `ty`
+/// ([`float_text_out_of_range`]).
+fn float_in_range(f: f64, t: &str, ty: &SqlType) -> Result<f64> {
+    if float_text_out_of_range(t, f, *ty == SqlType::Real) {
         return Err(Error::NumericOutOfRange {
             message: format!("\"{t}\" is out of range for type {ty}"),
         });
@@ -341,9 +361,8 @@ impl Datum {
                 let out_of_range = || Error::NumericOutOfRange {
                     message: format!("value \"{s}\" is out of range for type {ty}"),
                 };
-                let digits = t.trim_start_matches(['+', '-']);
                 let v = t.parse::<i64>().map_err(|_| {
-                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    if is_integer_text(t) {
                         out_of_range()
                     } else {
                         invalid(ty, s)

@@ -98,10 +98,7 @@ fn cast_error(m: &str) -> Error {
     let ty = pg_type_name(arrow).unwrap_or("value");
     // Digits that do not fit the integer type: PostgreSQL's int2in,
     // int4in and int8in say out of range (22003), not invalid syntax.
-    let digits = value.trim().trim_start_matches(['+', '-']);
-    if matches!(arrow, "Int16" | "Int32" | "Int64")
-        && !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
+    if matches!(arrow, "Int16" | "Int32" | "Int64") && common::value::is_integer_text(value.trim())
     {
         return Error::NumericOutOfRange {
             message: format!("value \"{value}\" is out of range for type {ty}"),

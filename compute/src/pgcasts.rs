@@ -213,21 +213,7 @@ fn check_float_text(t: &str, to: &DataType) -> Result<()> {
     let Ok(f) = v.parse::<f64>() else {
         return Ok(());
     };
-    let written_inf = v
-        .trim_start_matches(['+', '-'])
-        .to_ascii_lowercase()
-        .starts_with("inf");
-    let overflows = match to {
-        DataType::Float32 => (f as f32).is_infinite(),
-        _ => f.is_infinite(),
-    };
-    let mantissa = v.split(['e', 'E']).next().unwrap_or("");
-    let underflows = mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
-        && match to {
-            DataType::Float32 => (f as f32) == 0.0,
-            _ => f == 0.0,
-        };
-    if (overflows && !written_inf) || underflows {
+    if common::value::float_text_out_of_range(v, f, *to == DataType::Float32) {
         let ty = if *to == DataType::Float32 {
             "real"
         } else {

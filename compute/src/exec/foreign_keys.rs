@@ -149,8 +149,7 @@ impl Session {
         self.stmt_txn = None;
         if ok {
             let _shield = crate::cancel::Shield::raise(self.pid, self.statement_generation)?;
-            b.finish_detached(self.router.clone(), true, self.router.servers_epoch())
-                .await
+            b.finish_detached(self.router.clone(), true).await
         } else {
             let _ = b.finish(&self.router, false).await;
             Ok(())

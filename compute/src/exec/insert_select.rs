@@ -208,8 +208,7 @@ impl Session {
                 Ok(()) => {
                     let _shield =
                         crate::cancel::Shield::raise(self.pid, self.statement_generation)?;
-                    b.finish_detached(self.router.clone(), true, self.router.servers_epoch())
-                        .await?;
+                    b.finish_detached(self.router.clone(), true).await?;
                 }
                 Err(_) => {
                     let _ = b.finish(&self.router, false).await;

@@ -212,14 +212,16 @@ impl VisitorMut for Expander<'_> {
         }
         let Some(view) = view_of(self.catalog, name, self.schema).cloned() else {
             // A table's column aliases, completed.
-            let table = super::resolve_table(self.catalog, name, self.schema);
-            if let (Some(alias), Ok(t)) = (alias.as_mut().filter(|a| !a.columns.is_empty()), table)
-            {
-                let names: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
-                if let Err(e) = complete_alias(alias, &names) {
-                    self.error = Some(e);
-                    return ControlFlow::Break(());
-                }
+            let Some(alias) = alias.as_mut().filter(|a| !a.columns.is_empty()) else {
+                return ControlFlow::Continue(());
+            };
+            let Ok(t) = super::resolve_table(self.catalog, name, self.schema) else {
+                return ControlFlow::Continue(());
+            };
+            let names: Vec<String> = t.columns.iter().map(|c| c.name.clone()).collect();
+            if let Err(e) = complete_alias(alias, &names) {
+                self.error = Some(e);
+                return ControlFlow::Break(());
             }
             return ControlFlow::Continue(());
         };
@@ -266,8 +268,11 @@ pub fn expand(catalog: &Catalog, schema: &str, stmt: &Statement) -> Result<Optio
             | Statement::Declare { .. }
             | Statement::Explain { .. }
     );
+    if !reads {
+        return Ok(None);
+    }
     let aliased = has_alias_columns(stmt);
-    if (catalog.views.is_empty() && !aliased) || !reads {
+    if catalog.views.is_empty() && !aliased {
         return Ok(None);
     }
     match stmt {

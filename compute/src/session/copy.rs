@@ -238,9 +238,7 @@ impl CopyIn {
             return Err(e);
         }
         if let Some(b) = &self.implicit {
-            b.clone()
-                .finish_detached(router.clone(), true, router.servers_epoch())
-                .await?;
+            b.clone().finish_detached(router.clone(), true).await?;
         }
         Ok(self.count)
     }

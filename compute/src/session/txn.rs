@@ -139,8 +139,12 @@ impl Session {
                 // A server that failed over since the transaction began
                 // may hold its commit for ever: it is given up and settled
                 // on the new servers (`Branches::finish_detached`).
-                t.finish_detached(self.router.clone(), !failed, self.transaction_servers_epoch)
-                    .await?;
+                t.finish_detached_since(
+                    self.router.clone(),
+                    !failed,
+                    self.transaction_servers_epoch,
+                )
+                .await?;
                 Ok(Output::TxnEnd(if failed { "ROLLBACK" } else { "COMMIT" }))
             }
             None => Ok(Output::TxnEnd("COMMIT")),
@@ -153,7 +157,7 @@ impl Session {
         if let Some(t) = self.txn.take() {
             // A rollback may always run: shielded from now on.
             let _shield = crate::cancel::Shield::raise(self.pid, self.interrupt.generation())?;
-            t.finish_detached(self.router.clone(), false, self.transaction_servers_epoch)
+            t.finish_detached_since(self.router.clone(), false, self.transaction_servers_epoch)
                 .await?;
         }
         Ok(Output::TxnEnd("ROLLBACK"))

@@ -260,9 +260,7 @@ async fn idle_watchdog(handlers: std::sync::Weak<ConnHandlers>) {
             if let Some(t) = s.terminate() {
                 let router = h.router.clone();
                 tokio::spawn(async move {
-                    let _ = t
-                        .finish_detached(router.clone(), false, router.servers_epoch())
-                        .await;
+                    let _ = t.finish_detached(router, false).await;
                 });
             }
         }

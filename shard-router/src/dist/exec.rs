@@ -96,14 +96,12 @@ pub async fn write_returning<G>(
             match shield() {
                 Ok(held) => {
                     b.clone()
-                        .finish_detached(router.clone(), result.is_ok(), router.servers_epoch())
+                        .finish_detached(router.clone(), result.is_ok())
                         .await?;
                     drop(held);
                 }
                 Err(e) => {
-                    b.clone()
-                        .finish_detached(router.clone(), false, router.servers_epoch())
-                        .await?;
+                    b.clone().finish_detached(router.clone(), false).await?;
                     return Err(e);
                 }
             }

@@ -247,8 +247,7 @@ impl Branches {
     /// the client gone), so no branch is left half-committed and no
     /// connection goes back to the pool inside an XA transaction.
     ///
-    /// A server that fails over while it runs (since `epoch`, the count
-    /// when the transaction began) may hold it for ever (a stopped server
+    /// A server that fails over while it runs may hold it for ever (a stopped server
     /// answers nothing, and phase two would keep the snapshot barrier
     /// shared meanwhile, stalling every consistent reader and, behind
     /// them, every distributed commit): it is given up `FAILOVER_GRACE`
@@ -259,7 +258,14 @@ impl Branches {
     /// client hears the outcome and no prepared branch holds its row locks
     /// until recovery's orphan timeout. What cannot be settled within
     /// `recovery::SETTLE_LIMIT` is left to recovery, and the outcome is unknown.
-    pub async fn finish_detached(
+    pub async fn finish_detached(self: Arc<Self>, router: Arc<Router>, commit: bool) -> Result<()> {
+        let epoch = router.servers_epoch();
+        self.finish_detached_since(router, commit, epoch).await
+    }
+
+    /// [`Branches::finish_detached`], given up on a server change since
+    /// `epoch` (a session transaction's: the count when it began).
+    pub async fn finish_detached_since(
         self: Arc<Self>,
         router: Arc<Router>,
         commit: bool,

@@ -8,7 +8,7 @@
 use mysql_async::prelude::*;
 use tests::TestCluster;
 
-use crate::rejoin::{prepared_branch, root_conn, run_as_root};
+use crate::rejoin::{commit_listed_branch, prepared_branch, root_conn, run_as_root};
 
 const XID: &str = "'fo-crash'";
 
@@ -44,16 +44,13 @@ pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
         "the lost prepare was not reconciled: {out}"
     );
     let mut c = root_conn(cluster, "shard1").await;
-    let prepared: Vec<mysql_async::Row> = c.query("XA RECOVER").await.expect("XA RECOVER");
-    assert!(
-        prepared
-            .iter()
-            .any(|r| r.get::<String, _>("data").as_deref() == Some("fo-crash")),
-        "the branch is not prepared again after the restart"
-    );
-    c.query_drop(format!("XA COMMIT {XID}"))
-        .await
-        .expect("XA COMMIT");
+    commit_listed_branch(
+        &mut c,
+        "fo-crash",
+        XID,
+        "the branch is not prepared again after the restart",
+    )
+    .await;
     let rows: Vec<i32> = c
         .query("SELECT id FROM fo_crash.t WHERE id = 1")
         .await

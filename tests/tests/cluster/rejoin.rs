@@ -48,6 +48,20 @@ pub async fn run_as_root(cluster: &TestCluster, node: &str, sql: &[String]) {
     let _ = c.disconnect().await;
 }
 
+/// Commits the branch `xid` (its SQL form), which `XA RECOVER` on `c`
+/// must list with data `data` (`what` says which branch, in the failure).
+pub async fn commit_listed_branch(c: &mut mysql_async::Conn, data: &str, xid: &str, what: &str) {
+    let prepared: Vec<mysql_async::Row> = c.query("XA RECOVER").await.expect("XA RECOVER");
+    let names: Vec<String> = prepared
+        .iter()
+        .filter_map(|r| r.get::<String, _>("data"))
+        .collect();
+    assert!(names.iter().any(|n| n == data), "{what}: {names:?}");
+    c.query_drop(format!("XA COMMIT {xid}"))
+        .await
+        .expect("XA COMMIT");
+}
+
 /// The statements of an XA branch `xid` that runs `insert` and is left
 /// prepared.
 pub fn prepared_branch(xid: &str, insert: &str) -> Vec<String> {

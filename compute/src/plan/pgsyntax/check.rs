@@ -76,19 +76,9 @@ pub fn check(stmt: &Statement) -> common::Result<()> {
                     pattern,
                     escape_char: Some(esc),
                     ..
-                } => match (pattern.as_ref(), &esc.value) {
-                    (Expr::Value(p), Value::SingleQuotedString(c)) => match &p.value {
-                        Value::SingleQuotedString(p) => {
-                            match super::spellings::backslash_pattern(p, c) {
-                                Ok(_) => ControlFlow::Continue(()),
-                                Err(e) => self.stop(e),
-                            }
-                        }
-                        _ => ControlFlow::Continue(()),
-                    },
-                    _ => self.stop(Error::unsupported(
-                        "LIKE ... ESCAPE with a pattern or escape that is not a constant",
-                    )),
+                } => match like_escape_error(pattern, &esc.value) {
+                    Some(e) => self.stop(e),
+                    None => ControlFlow::Continue(()),
                 },
                 Expr::SimilarTo {
                     pattern,
@@ -108,6 +98,24 @@ pub fn check(stmt: &Statement) -> common::Result<()> {
     let mut c = Checker(None);
     let _ = stmt.visit(&mut c);
     c.0.map_or(Ok(()), Err)
+}
+
+/// PostgreSQL's error for `x LIKE pattern ESCAPE escape` (an escape of
+/// more than one character, a pattern ending in it), or Tessera's refusal
+/// of a pattern or escape that is not a constant, if any.
+fn like_escape_error(pattern: &Expr, escape: &Value) -> Option<Error> {
+    let refused =
+        || Error::unsupported("LIKE ... ESCAPE with a pattern or escape that is not a constant");
+    let Value::SingleQuotedString(c) = escape else {
+        return Some(refused());
+    };
+    match pattern {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(p) => super::spellings::backslash_pattern(p, c).err(),
+            _ => None,
+        },
+        _ => Some(refused()),
+    }
 }
 
 /// A NATURAL JOIN whose WHERE names a column without its table: DataFusion
