@@ -32,6 +32,20 @@ use mysql_async::Conn;
 /// up`): replication control, read-only switches, KILL; no data.
 pub const ADMIN_USER: &str = "tessera_admin";
 
+/// How far above a server's port its administrative port listens
+/// (MariaDB's `extra_port`: one thread per connection, outside the thread
+/// pool). A primary whose commits wait for an acknowledgement no replica
+/// will give holds every worker of its pool, and a login on its service
+/// port then waits for ever; the fence that would release those commits
+/// logs in here (issue 34: a resumed old meta primary was never fenced).
+pub const ADMIN_PORT_OFFSET: u16 = 500;
+
+/// The administrative port of the server listening on `port` (None when it
+/// would not fit: the server then has none).
+pub fn admin_port(port: u16) -> Option<u16> {
+    port.checked_add(ADMIN_PORT_OFFSET)
+}
+
 /// How long a replica may take to apply what it received.
 const APPLY_TIMEOUT_SECS: u32 = 30;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -306,7 +320,8 @@ fn quote_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// A connection of `user` to a MariaDB server over TCP, given up after
+/// A connection of `user` to a MariaDB server over TCP, on its
+/// administrative port ([`admin_port`]) when it has one, given up after
 /// `timeout`; strings on it are quoted by doubling quotes only.
 pub async fn conn_to(
     host: &str,
@@ -315,14 +330,27 @@ pub async fn conn_to(
     password: &str,
     timeout: Duration,
 ) -> Result<Conn> {
-    let opts = mysql_async::OptsBuilder::default()
-        .ip_or_hostname(host)
-        .tcp_port(port)
-        .user(Some(user))
-        .pass(Some(password))
-        .prefer_socket(false)
-        .init(vec!["SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"]);
-    match tokio::time::timeout(timeout, Conn::new(opts)).await {
+    let opts = |port: u16| {
+        mysql_async::OptsBuilder::default()
+            .ip_or_hostname(host)
+            .tcp_port(port)
+            .user(Some(user))
+            .pass(Some(password))
+            .prefer_socket(false)
+            .init(vec!["SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'"])
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    // The administrative port first; the service port when nothing
+    // listens there (a server started by an older version).
+    if let Some(admin) = admin_port(port) {
+        match tokio::time::timeout_at(deadline, Conn::new(opts(admin))).await {
+            Ok(Ok(c)) => return Ok(c),
+            Ok(Err(mysql_async::Error::Io(_))) => {}
+            Ok(Err(e)) => return Err(Error::internal(format!("{host}:{admin}: {e}"))),
+            Err(_) => return Err(Error::internal(format!("{host}:{admin}: no answer"))),
+        }
+    }
+    match tokio::time::timeout_at(deadline, Conn::new(opts(port))).await {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(e)) => Err(Error::internal(format!("{host}:{port}: {e}"))),
         Err(_) => Err(Error::internal(format!("{host}:{port}: no answer"))),

@@ -46,12 +46,14 @@ fn port_free(p: u16) -> bool {
 
 /// A base port with `span` free ports above it: from 20000 in steps of
 /// 40 for a cluster without replicas, from 30000 in steps of 200 for one
-/// with them (replicas listen from base + 100 on).
-fn pick_base_port(span: u16) -> u16 {
-    let (from, step) = if span <= 40 {
-        (20000, 40)
+/// with them (replicas listen from base + 100 on). Every MariaDB server
+/// also listens `ADMIN_PORT_OFFSET` (500) above its port, within the span.
+fn pick_base_port(replicas: bool) -> u16 {
+    let offset = meta::replication::ADMIN_PORT_OFFSET;
+    let (from, step, span) = if replicas {
+        (30000, 200, offset + 140)
     } else {
-        (30000, 200)
+        (20000, 40, offset + 40)
     };
     let seed = (std::process::id() as u64 * 7919
         + std::time::SystemTime::now()
@@ -132,7 +134,7 @@ impl TestCluster {
         let suffix = if replicas > 0 { "-r" } else { "" };
         let dir = std::env::temp_dir().join(format!("tessera-test-{}{suffix}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let base = pick_base_port(if replicas > 0 { 140 } else { 20 });
+        let base = pick_base_port(replicas > 0);
         let out = Command::new(&bin)
             .args(["cluster", "up", "--data-dir"])
             .arg(&dir)

@@ -121,6 +121,14 @@ pub(super) fn start_mariadb_with(cf: &ClusterFile, node: &Node, extra: &[&str]) 
         // 2026-12-03-oltp-round-trips, "MariaDB's thread pool"). Lock and
         // XA waits hand the worker's place to another thread.
         .arg("--thread-handling=pool-of-threads");
+    // Administrative logins (failure probes, fences, promotions) on a port
+    // of their own, one thread per connection: a pool whose workers all
+    // wait for semi-synchronous acknowledgements answers no login on the
+    // service port (`meta::replication::ADMIN_PORT_OFFSET`).
+    if let Some(admin) = meta::replication::admin_port(node.port) {
+        cmd.arg(format!("--extra-port={admin}"))
+            .arg("--extra-max-connections=64");
+    }
     let replicated = cf.replicas > 0;
     if (kind == Role::Shard && cf.shard_binlog) || replicated {
         // A shard's row-based binary log is how a partition move catches

@@ -75,6 +75,8 @@ pub(super) fn last_start_log(node: &Node) -> Option<String> {
     Some(log[i..].to_string())
 }
 
+const ROOT_LOGIN_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// MariaDB's root on a server's socket. Tried three times: a server that
 /// just started was seen to reset the first connection.
 pub(super) async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
@@ -84,11 +86,19 @@ pub(super) async fn root_conn(node: &Node) -> AnyResult<mysql_async::Conn> {
         .user(Some("root"));
     let mut tries = 0;
     loop {
-        match mysql_async::Conn::new(opts.clone()).await {
-            Ok(c) => return Ok(c),
-            Err(e) if tries == 2 => return Err(format!("{}: {e}", node.name)),
-            Err(_) => tries += 1,
+        // Bounded: a server whose thread pool is stalled (commits waiting
+        // for an acknowledgement) answers no login.
+        let e = match tokio::time::timeout(ROOT_LOGIN_TIMEOUT, mysql_async::Conn::new(opts.clone()))
+            .await
+        {
+            Ok(Ok(c)) => return Ok(c),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {ROOT_LOGIN_TIMEOUT:?}"),
+        };
+        if tries == 2 {
+            return Err(format!("{}: {e}", node.name));
         }
+        tries += 1;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
 }
