@@ -38,3 +38,9 @@ SELECT power(-8::float8, 3::float8), power(0::float8, 2::float8), 2::float8 ^ 10
 SELECT power(1e300::float8, 2::float8);
 SELECT exp(id::float8 * 1000) FROM acct WHERE id = 1;
 SELECT power(-1::float8, 'NaN'::float8), power('NaN'::float8, 0::float8);
+SELECT asin(2::float8);
+SELECT acos(-1.5::float8);
+SELECT atanh('infinity'::float8);
+SELECT acosh(0.5::float8);
+SELECT asin('NaN'::float8), atanh(1::float8), atanh(-1::float8), acosh(1::float8), asin(-1::float8);
+SELECT 1e300::float8, -1e-300::float8, 2.5e38::real, 1.5e3::float4;

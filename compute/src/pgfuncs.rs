@@ -2,10 +2,11 @@
 //! compute PostgreSQL's answer: `div`, `width_bucket`, `scale`,
 //! `quote_literal` and `format` (`%s`, `%I`, `%L`, `%%`); `upper` and
 //! `lower` one character at a time; and DataFusion's `sqrt`, `ln`, `log`,
-//! `chr` and `substr` wrapped with PostgreSQL's domain errors. Errors
-//! carry PostgreSQL's SQLSTATEs (22012 division by zero, 2201G a bad
-//! width_bucket count or bounds, 22003 overflow, 2201F/2201E/22023/22011
-//! a value outside a function's domain).
+//! `asin`, `acos`, `atanh`, `acosh`, `chr` and `substr` wrapped with
+//! PostgreSQL's domain errors. Errors carry PostgreSQL's SQLSTATEs (22012
+//! division by zero, 2201G a bad width_bucket count or bounds, 22003
+//! overflow or an argument out of range, 2201F/2201E/22023/22011 a value
+//! outside a function's domain).
 
 use crate::pgzone::AtTimeZone;
 use std::sync::Arc;
@@ -27,6 +28,10 @@ pub fn register(ctx: &SessionContext) {
     use datafusion::functions::{math, string, unicode};
     for (inner, check) in [
         (math::sqrt(), Check::Sqrt),
+        (math::asin(), Check::UnitRange),
+        (math::acos(), Check::UnitRange),
+        (math::atanh(), Check::UnitRange),
+        (math::acosh(), Check::AtLeastOne),
         (math::ln(), Check::Log),
         (math::log10(), Check::Log),
         (math::log2(), Check::Log),
@@ -68,6 +73,11 @@ enum Check {
     Sqrt,
     /// A zero or negative argument: 2201E.
     Log,
+    /// `asin`, `acos`, `atanh`: an argument outside [-1, 1] (22003, "input
+    /// is out of range"; DataFusion answers NaN). NaN stays NaN.
+    UnitRange,
+    /// `acosh`: an argument below 1 (22003).
+    AtLeastOne,
     /// A code point that is not positive (22023), zero (54000) or past
     /// Unicode (54000).
     Chr,
@@ -91,6 +101,10 @@ impl Check {
             Check::Sqrt if v < 0.0 => e("2201F", "cannot take square root of a negative number"),
             Check::Log if v == 0.0 => e("2201E", "cannot take logarithm of zero"),
             Check::Log if v < 0.0 => e("2201E", "cannot take logarithm of a negative number"),
+            Check::UnitRange if !(-1.0..=1.0).contains(&v) && !v.is_nan() => {
+                e("22003", "input is out of range")
+            }
+            Check::AtLeastOne if v < 1.0 => e("22003", "input is out of range"),
             Check::Chr if v < 0.0 => e("22023", "character number must be positive"),
             Check::Chr if v == 0.0 => e("54000", "null character not permitted"),
             Check::Chr if v > 1_114_111.0 => e(
@@ -135,7 +149,9 @@ impl ScalarUDFImpl for Checked {
         let checked: &[ColumnarValue] = match self.check {
             Check::SubstrLength => args.args.get(2..).unwrap_or(&[]),
             Check::Length => args.args.get(1..2).unwrap_or(&[]),
-            Check::Log | Check::Sqrt | Check::Chr => &args.args,
+            Check::Log | Check::Sqrt | Check::Chr | Check::UnitRange | Check::AtLeastOne => {
+                &args.args
+            }
         };
         for a in ColumnarValue::values_to_arrays(checked)? {
             if !(a.data_type().is_numeric()) {
@@ -608,6 +624,13 @@ mod tests {
             Some("22023")
         );
         assert!(Check::Log.value(1.0).is_none());
+        let code = |c: Check, v: f64| c.value(v).map(|e| e.sqlstate().code());
+        assert_eq!(code(Check::UnitRange, 1.5), Some("22003"));
+        assert_eq!(code(Check::UnitRange, f64::NEG_INFINITY), Some("22003"));
+        assert_eq!(code(Check::UnitRange, -1.0), None);
+        assert_eq!(code(Check::UnitRange, f64::NAN), None);
+        assert_eq!(code(Check::AtLeastOne, 0.5), Some("22003"));
+        assert_eq!(code(Check::AtLeastOne, 1.0), None);
     }
 
     #[test]

@@ -5,17 +5,45 @@
 use datafusion::arrow::array::{Array, ArrayRef};
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 
-/// PostgreSQL's text of a float (`float8out` / `float4out` with the
-/// default `extra_float_digits = 1`): the shortest digits that read back
-/// as the same value, in fixed notation for decimal exponents from -4 up
-/// to 14 (float4: 5), else as `1.5e-10` / `1e+300`; `NaN`, `Infinity`,
-/// `-Infinity`. `single`: the value is a float4.
+tokio::task_local! {
+    /// The connection's `extra_float_digits`.
+    static EXTRA_FLOAT_DIGITS: std::cell::Cell<i32>;
+}
+
+/// Runs `f` (a client connection) with an `extra_float_digits` of its own
+/// (1 at first, PostgreSQL's default).
+pub async fn with_float_digits<F: std::future::Future>(f: F) -> F::Output {
+    EXTRA_FLOAT_DIGITS.scope(std::cell::Cell::new(1), f).await
+}
+
+/// Sets the running connection's `extra_float_digits` (already checked to
+/// be in -15..=3); nothing outside a connection.
+pub fn set_extra_float_digits(n: i32) {
+    let _ = EXTRA_FLOAT_DIGITS.try_with(|c| c.set(n));
+}
+
+/// PostgreSQL's text of a float (`float8out` / `float4out`): with
+/// `extra_float_digits` above 0 (the default 1) the shortest digits that
+/// read back as the same value, in fixed notation for decimal exponents
+/// from -4 up to 14 (float4: 5), else as `1.5e-10` / `1e+300`; at 0 or
+/// below, C's `%.*g` with 15 (float4: 6) plus `extra_float_digits`
+/// significant digits, at least 1. `NaN`, `Infinity`, `-Infinity`.
+/// `single`: the value is a float4. Read in the connection's task (the
+/// wire's encoders); elsewhere the default.
 pub fn float_text(v: f64, single: bool) -> String {
     if v.is_nan() {
         return "NaN".into();
     }
     if v.is_infinite() {
         return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let extra = EXTRA_FLOAT_DIGITS.try_with(|c| c.get()).unwrap_or(1);
+    if extra <= 0 {
+        let digits = if single { 6 } else { 15 } + extra;
+        return c_g_format(
+            if single { v as f32 as f64 } else { v },
+            digits.max(1) as usize,
+        );
     }
     // Rust's `{:e}` is the shortest round-trip form: "1.024e3", "-5e-7".
     let sci = if single {
@@ -50,6 +78,29 @@ pub fn float_text(v: f64, single: bool) -> String {
     } else {
         format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
     }
+}
+
+/// C's `printf("%.*g", precision, v)` for a finite `v`: `precision`
+/// significant digits, in exponent form (`1.5e+20`, two exponent digits at
+/// least) when the exponent is below -4 or not below the precision, trailing
+/// zeros (and a trailing point) removed.
+fn c_g_format(v: f64, precision: usize) -> String {
+    let sci = format!("{:.*e}", precision - 1, v);
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |m: &str| -> String {
+        if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            m.to_string()
+        }
+    };
+    if exp < -4 || exp >= precision as i32 {
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{}e{esign}{:02}", trim(mant), exp.abs());
+    }
+    let decimals = (precision as i32 - 1 - exp).max(0) as usize;
+    trim(&format!("{v:.decimals$}"))
 }
 
 /// PostgreSQL's text of an interval of `months`, `days` and `micros`
@@ -204,6 +255,25 @@ mod tests {
             (f64::NEG_INFINITY, false, "-Infinity"),
         ] {
             assert_eq!(float_text(v, single), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn fewer_float_digits_print_as_c_printf_g() {
+        for (v, precision, want) in [
+            (1.5430806348152437, 15, "1.54308063481524"),
+            (0.1 + 0.2, 15, "0.3"),
+            (1e300, 15, "1e+300"),
+            (123456789012345678.0, 15, "1.23456789012346e+17"),
+            (0.00001234, 15, "1.234e-05"),
+            (0.0001234, 15, "0.0001234"),
+            (100.0, 1, "1e+02"),
+            (2.5, 1, "2"),
+            (-0.0, 15, "-0"),
+            (9.99999999999999999, 15, "10"),
+            (1.2345679e20_f32 as f64, 6, "1.23457e+20"),
+        ] {
+            assert_eq!(c_g_format(v, precision), want, "{v}");
         }
     }
 }

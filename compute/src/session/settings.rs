@@ -312,6 +312,10 @@ impl Session {
         } else {
             value.clone()
         };
+        if key == "extra_float_digits" {
+            // Checked in -15..=3 above; read by the encoders in the task.
+            crate::pgtext::set_extra_float_digits(value.parse().unwrap_or(1));
+        }
         if key == "tessera.pushdown" {
             // The DataFusion context carries the rule: rebuild it.
             self.df_ctx = None;

@@ -218,11 +218,11 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
         });
         let open = open.clone();
         tokio::spawn(async move {
-            // The session's time zone lives in the connection's task.
-            if let Err(e) =
-                common::tz::with_session_zone(pgwire::tokio::process_socket(socket, None, factory))
-                    .await
-            {
+            // The session's time zone and float digits live in the
+            // connection's task.
+            let serve = pgwire::tokio::process_socket(socket, None, factory);
+            let serve = crate::pgtext::with_float_digits(serve);
+            if let Err(e) = common::tz::with_session_zone(serve).await {
                 tracing::debug!("connection ended: {e}");
             }
             // An open block rolls back and its DDL is undone.

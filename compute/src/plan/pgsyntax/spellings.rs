@@ -16,7 +16,7 @@ pub(super) fn rewrite(e: &mut Expr) -> bool {
         Expr::Function(_) => function_spelling(e),
         Expr::SimilarTo { .. } => similar_to_as_regex(e),
         Expr::Like { .. } | Expr::ILike { .. } => like_escape(e),
-        Expr::Cast { .. } => char_cast(e),
+        Expr::Cast { .. } => char_cast(e) || float_cast_of_wide_number(e),
         Expr::BinaryOp { .. } => untyped_operand(e),
         Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
         Expr::AtTimeZone { .. } => at_time_zone(e),
@@ -285,6 +285,43 @@ fn char_cast(e: &mut Expr) -> bool {
     } else {
         cut
     };
+    true
+}
+
+/// `1e300::float8`: a number literal with an exponent (or past 38 digits)
+/// cast to a float is read as the float's text (the same value: the
+/// nearest float to the exact decimal); DataFusion would first make it a
+/// decimal, which holds 38 digits at most (`1e300`, `1e-300` failed).
+fn float_cast_of_wide_number(e: &mut Expr) -> bool {
+    let Expr::Cast {
+        kind: CastKind::Cast | CastKind::DoubleColon,
+        expr,
+        data_type:
+            DataType::Double(_)
+            | DataType::DoublePrecision
+            | DataType::Float8
+            | DataType::Float64
+            | DataType::Real
+            | DataType::Float4
+            | DataType::Float32
+            | DataType::Float(_),
+        array: false,
+        format: None,
+    } = e
+    else {
+        return false;
+    };
+    let Expr::Value(v) = expr.as_mut() else {
+        return false;
+    };
+    let Value::Number(n, _) = &v.value else {
+        return false;
+    };
+    let digits = n.bytes().filter(u8::is_ascii_digit).count();
+    if !n.contains(['e', 'E']) && digits <= 38 {
+        return false;
+    }
+    v.value = Value::SingleQuotedString(n.clone());
     true
 }
 
