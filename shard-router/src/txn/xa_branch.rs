@@ -118,6 +118,11 @@ impl Participant for XaBranch {
         self.end_then(format!("XA COMMIT {x} ONE PHASE"), gtrid)
             .await
     }
+    async fn commit_alone(&mut self, gtrid: &str) -> Result<()> {
+        let x = xid(gtrid, self.shard);
+        self.end_then(format!("XA PREPARE {x}; XA COMMIT {x}"), gtrid)
+            .await
+    }
     async fn rollback(&mut self, gtrid: &str) -> Result<()> {
         let _ = self.end(gtrid).await;
         self.run(format!("XA ROLLBACK {}", xid(gtrid, self.shard)))

@@ -7,7 +7,9 @@
 //! XA branches what the binary log says: with `AFTER_SYNC` an `XA COMMIT`
 //! is binary-logged, acknowledged, and only then committed in the engine,
 //! so a kill in between leaves the branch prepared while the log (and the
-//! GTID position the server follows from) says committed; and an `XA
+//! GTID position the server follows from) says committed (why a writing
+//! branch is never committed `ONE PHASE`: `shard_router::txn::Participant::
+//! commit_alone`); and an `XA
 //! PREPARE` can be binary-logged and received by a replica but lost by the
 //! engine. Up to the promotion's GTID (what the new primary has too) each
 //! branch is made what the log says last: a branch the log commits or rolls
