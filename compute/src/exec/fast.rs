@@ -46,7 +46,10 @@ impl Session {
         // queries joined by UNION ALL), so they share one read view; a
         // statement of several shards reads one consistent cut. Locking
         // reads run per partition (MariaDB takes no lock clause inside a
-        // UNION branch), and lock the latest rows anyway.
+        // UNION branch), and lock the latest rows anyway; so do reads of a
+        // `real` value: MariaDB's UNION passes a FLOAT on with six
+        // significant digits (`1.23457e-20` for PostgreSQL's
+        // `1.2345679e-20`), and the cut's snapshots are one moment anyway.
         let mut by_shard: std::collections::BTreeMap<common::ShardId, Vec<u32>> =
             std::collections::BTreeMap::new();
         for part in &parts {
@@ -55,7 +58,8 @@ impl Session {
                 .or_default()
                 .push(*part);
         }
-        let groups: Vec<(common::ShardId, Vec<u32>)> = if p.locking {
+        let apart = p.locking || p.types.contains(&common::SqlType::Real);
+        let groups: Vec<(common::ShardId, Vec<u32>)> = if apart {
             parts
                 .iter()
                 .map(|part| Ok((placement.shard_of(t, *part)?, vec![*part])))

@@ -233,8 +233,10 @@ pub async fn read_partition(
         let pin = lease.take_view_pin();
         let conn = lease.conn()?;
         // Without parameters, one text-protocol round trip (a prepared
-        // statement would cost a prepare per distinct text).
-        let raw: Vec<mysql_async::Row> = if vals.is_empty() {
+        // statement would cost a prepare per distinct text), unless a
+        // `real` is read: the text protocol prints a FLOAT with six
+        // significant digits, the binary one sends its four bytes.
+        let raw: Vec<mysql_async::Row> = if vals.is_empty() && !types.contains(&SqlType::Real) {
             conn.query(sql).await
         } else {
             conn.exec(sql, vals).await
