@@ -60,3 +60,54 @@ pub(crate) async fn lost_prepare_after_crash(cluster: &TestCluster) {
         .await
         .expect("DROP DATABASE");
 }
+
+/// A transaction whose only writing branch is on one shard is prepared,
+/// then committed, both steps in the shard's binary log under its XID
+/// (`shard_router::txn::Participant::commit_alone`): MariaDB logs an
+/// `XA COMMIT ... ONE PHASE` as an ordinary transaction, and after a crash
+/// leaves its engine branch prepared with nothing in the log to say it
+/// committed; Tessera's recovery then rolled back an acknowledged commit.
+pub(crate) async fn single_writer_commit_is_logged(cluster: &TestCluster) {
+    let c = cluster.connect(0).await;
+    c.batch_execute(
+        "DROP TABLE IF EXISTS one_writer; CREATE TABLE one_writer (id int PRIMARY KEY, v int)",
+    )
+    .await
+    .expect("table");
+    let mut shards = vec![];
+    for i in 1..=3 {
+        let name = format!("shard{i}");
+        let mut conn = root_conn(cluster, &name).await;
+        let status: Option<mysql_async::Row> = conn
+            .query_first("SHOW MASTER STATUS")
+            .await
+            .expect("status");
+        let status = status.expect("the shard has a binary log");
+        let file: String = status.get(0).expect("file");
+        let pos: u64 = status.get(1).expect("position");
+        shards.push((conn, file, pos));
+    }
+    c.batch_execute("BEGIN; INSERT INTO one_writer VALUES (1, 1); UPDATE one_writer SET v = 2 WHERE id = 1; COMMIT")
+        .await
+        .expect("a one-shard transaction");
+    let mut statements = vec![];
+    for (conn, file, pos) in &mut shards {
+        let rows: Vec<mysql_async::Row> = conn
+            .query(format!("SHOW BINLOG EVENTS IN '{file}' FROM {pos}"))
+            .await
+            .expect("events");
+        statements.extend(rows.iter().filter_map(|r| r.get::<String, _>("Info")));
+    }
+    let starts = |p: &str| statements.iter().any(|s| s.starts_with(p));
+    assert!(
+        starts("XA PREPARE") && starts("XA COMMIT"),
+        "the single writer was not prepared and committed as logged XA steps: {statements:?}"
+    );
+    assert!(
+        !statements.iter().any(|s| s.contains("ONE PHASE")),
+        "{statements:?}"
+    );
+    c.batch_execute("DROP TABLE one_writer")
+        .await
+        .expect("drop");
+}

@@ -141,6 +141,10 @@ async fn main_suite(only: Option<&str>) {
         "lost_prepare_after_crash",
         crash_xa::lost_prepare_after_crash(&cluster).await
     );
+    step!(
+        "single_writer_commit_is_logged",
+        crash_xa::single_writer_commit_is_logged(&cluster).await
+    );
     // Last: it leaves the cluster on shards 1, 2 and 4.
     step!("online_growth", online_growth(&cluster).await);
 }
