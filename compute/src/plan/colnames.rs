@@ -274,54 +274,16 @@ pub fn name_table_functions(stmt: &mut Statement) -> bool {
     namer.0
 }
 
-/// A derived table's column aliases completed as PostgreSQL completes them
-/// (`(SELECT 1 AS x, 2 AS y) AS s(a)` has columns `a` and `y`; DataFusion
-/// wants every column named), when the subquery's names are known (its
-/// SELECT list has no `*`; a VALUES list's are `column1`, ...). More
-/// aliases than columns are left to DataFusion's error. Returns whether
-/// anything changed.
-pub fn complete_derived_aliases(stmt: &mut Statement) -> bool {
-    struct Completer(bool);
-    impl VisitorMut for Completer {
-        type Break = ();
-        fn pre_visit_table_factor(&mut self, f: &mut TableFactor) -> ControlFlow<()> {
-            let TableFactor::Derived {
-                subquery,
-                alias: Some(alias),
-                ..
-            } = f
-            else {
-                return ControlFlow::Continue(());
-            };
-            if alias.columns.is_empty() {
-                return ControlFlow::Continue(());
-            }
-            let names = match subquery.body.as_ref() {
-                SetExpr::Values(v) => v
-                    .rows
-                    .first()
-                    .map(|r| (1..=r.len()).map(|i| format!("column{i}")).collect()),
-                _ => query_names(subquery),
-            };
-            let Some(names) = names else {
-                return ControlFlow::Continue(());
-            };
-            let given = alias.columns.len();
-            if given < names.len() {
-                alias
-                    .columns
-                    .extend(names[given..].iter().map(|n| TableAliasColumnDef {
-                        name: Ident::with_quote('"', n.clone()),
-                        data_type: None,
-                    }));
-                self.0 = true;
-            }
-            ControlFlow::Continue(())
-        }
+/// The result column names of a derived table's query, when known (its
+/// SELECT list has no `*`; a VALUES list's are `column1`, ...).
+pub fn derived_names(subquery: &Query) -> Option<Vec<String>> {
+    match subquery.body.as_ref() {
+        SetExpr::Values(v) => v
+            .rows
+            .first()
+            .map(|r| (1..=r.len()).map(|i| format!("column{i}")).collect()),
+        _ => query_names(subquery),
     }
-    let mut c = Completer(false);
-    let _ = stmt.visit(&mut c);
-    c.0
 }
 
 /// PostgreSQL's name of one expression, if it has one.

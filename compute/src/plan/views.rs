@@ -165,7 +165,8 @@ fn complete_alias(alias: &mut TableAlias, columns: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Whether some table in the statement has column aliases (`t AS f(a)`).
+/// Whether some table or derived table in the statement has column
+/// aliases (`t AS f(a)`, `(SELECT ...) AS s(a)`).
 fn has_alias_columns(stmt: &Statement) -> bool {
     struct Find;
     impl datafusion::sql::sqlparser::ast::Visitor for Find {
@@ -176,7 +177,12 @@ fn has_alias_columns(stmt: &Statement) -> bool {
                     args: None,
                     alias: Some(a),
                     ..
-                } if !a.columns.is_empty() => ControlFlow::Break(()),
+                }
+                | TableFactor::Derived { alias: Some(a), .. }
+                    if !a.columns.is_empty() =>
+                {
+                    ControlFlow::Break(())
+                }
                 _ => ControlFlow::Continue(()),
             }
         }
@@ -198,6 +204,25 @@ impl VisitorMut for Expander<'_> {
     }
 
     fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Derived {
+            subquery,
+            alias: Some(alias),
+            ..
+        } = tf
+        {
+            // A derived table's column aliases, completed when fewer than
+            // its columns (`(SELECT 1 AS x, 2 AS y) AS s(a)` has `a` and
+            // `y`; DataFusion wants every column named); more are left to
+            // DataFusion's error.
+            let known = super::colnames::derived_names(subquery);
+            if let Some(names) = known.filter(|n| n.len() > alias.columns.len()) {
+                if let Err(e) = complete_alias(alias, &names) {
+                    self.error = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+            return ControlFlow::Continue(());
+        }
         let TableFactor::Table {
             name,
             alias,
@@ -470,6 +495,20 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("AS x (a, \"v\")"), "{e}");
+        // A derived table's aliases, completed from its SELECT list or
+        // VALUES (none: a `*`).
+        let derived = |sql: &str| {
+            expand(&c, "public", &one(sql))
+                .unwrap()
+                .unwrap()
+                .to_string()
+        };
+        let e = derived("SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s (a)");
+        assert!(e.contains("AS s (a, \"y\")"), "{e}");
+        let e = derived("SELECT * FROM (VALUES (1, 2)) AS s (a)");
+        assert!(e.contains("AS s (a, \"column2\")"), "{e}");
+        let e = derived("SELECT * FROM (SELECT * FROM t) AS s (a)");
+        assert!(e.contains("AS s (a)"), "{e}");
         // Writes and COPY refused; too many alias columns 42P10.
         for (sql, state) in [
             ("INSERT INTO v1 VALUES (1, 'a')", "0A000"),

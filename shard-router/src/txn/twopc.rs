@@ -66,9 +66,7 @@ pub trait Participant: Send {
     /// separately, both steps name the XID in the log, and the restart's
     /// reconciliation finishes what the log says (`tessera
     /// cluster::rewind`).
-    async fn commit_alone(&mut self, gtrid: &str) -> Result<()> {
-        self.commit_one_phase(gtrid).await
-    }
+    async fn commit_alone(&mut self, gtrid: &str) -> Result<()>;
     /// `XA END` (if still active) + `XA ROLLBACK`.
     async fn rollback(&mut self, gtrid: &str) -> Result<()>;
 }

@@ -53,7 +53,6 @@ pub fn for_datafusion(stmt: &Statement) -> Option<Statement> {
         None => (stmt.clone(), false),
     };
     changed |= colnames::name_table_functions(&mut st);
-    changed |= colnames::complete_derived_aliases(&mut st);
     changed |= pad_root_chars(&mut st);
     changed |= exists::exists_items(&mut st);
     let mut r = Rewriter(false, vec![]);
