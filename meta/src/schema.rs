@@ -12,7 +12,7 @@ fn me(e: mysql_async::Error) -> Error {
     Error::meta(e)
 }
 
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Statements creating version 1 of the metadata schema. `settings` holds
 /// ALTER SYSTEM's values (parameter, value as SHOW prints it), written
@@ -144,6 +144,13 @@ pub const V14: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS meta_primary (id INT PRIMARY KEY, host VARCHAR(255) NOT NULL, port INT NOT NULL, epoch BIGINT NOT NULL)",
 ];
 
+/// Version 15: a move's estimated rows (for its ETA) and the target's
+/// binary log position at the cut (where undoing a switched move catches
+/// up from).
+pub const V15: &[&str] = &[
+    "ALTER TABLE partition_moves ADD COLUMN IF NOT EXISTS rows_total BIGINT NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS target_cut VARCHAR(1024) NOT NULL DEFAULT ''",
+];
+
 /// Brings the metadata schema in the connection's database to
 /// [`SCHEMA_VERSION`]; refuses a schema newer than this binary knows.
 pub async fn upgrade(conn: &mut Conn) -> Result<()> {
@@ -177,6 +184,7 @@ pub async fn upgrade(conn: &mut Conn) -> Result<()> {
         (12, V12),
         (13, V13),
         (14, V14),
+        (15, V15),
     ] {
         if current < version {
             for stmt in stmts {

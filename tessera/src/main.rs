@@ -153,6 +153,17 @@ enum ClusterCmd {
         #[command(flatten)]
         opts: MoveOpts,
     },
+    /// Undo a switched move whose retired copy is still kept (a move left
+    /// `unverified`, or within `--keep-source-secs`): the partition goes
+    /// back to its source with every change made since the switch.
+    UndoMove {
+        #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
+        data_dir: PathBuf,
+        /// The move's id (`tessera cluster moves`).
+        id: u64,
+        #[command(flatten)]
+        opts: MoveOpts,
+    },
     /// Every partition move: phase, rows copied, keys caught up, fence.
     Moves {
         #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
@@ -232,6 +243,9 @@ fn main() {
                 to,
                 opts,
             } => cluster::move_one(&data_dir, &table, partition, to, &opts.args()),
+            ClusterCmd::UndoMove { data_dir, id, opts } => {
+                cluster::undo_move(&data_dir, id, &opts.args())
+            }
             ClusterCmd::Moves { data_dir, json } => cluster::moves(&data_dir, json),
         },
         Cmd::Compute { config } => run_compute(config),

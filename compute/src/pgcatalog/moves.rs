@@ -33,6 +33,8 @@ pub(super) const TESSERA_MOVES: Cols = &[
     ("fence_ms", I32),
     ("started", Ts),
     ("detail", Text),
+    ("rows_total", I64),
+    ("eta_secs", F32),
 ];
 
 /// The view, read from meta at each scan.
@@ -103,5 +105,7 @@ fn row(snapshot: &Snapshot, m: &MoveRecord, now_micros: i64) -> Vec<V> {
         opt(m.fence_ms),
         V::I(now_micros - (m.age_secs * 1e6) as i64),
         m.detail.clone().map(V::S).unwrap_or(V::N),
+        V::I(m.rows_total as i64),
+        m.eta_secs().map(V::F).unwrap_or(V::N),
     ]
 }

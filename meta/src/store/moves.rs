@@ -27,8 +27,15 @@ pub enum MovePhase {
     RolledBack,
     /// Switched, but the check after the switch found the copies
     /// different: the retired copy is kept for the operator (recovery
-    /// leaves it).
+    /// leaves it) and the move can be undone.
     Unverified,
+    /// Being undone: the slot goes back to the source (its retired copy
+    /// plus what clients changed on the target since the switch). A
+    /// mover that dies here leaves the move as it was switched.
+    Reversing,
+    /// Undone: the map names the source again; the target's copy is
+    /// queued for dropping.
+    Reversed,
 }
 
 impl MovePhase {
@@ -41,6 +48,8 @@ impl MovePhase {
             MovePhase::Done => "done",
             MovePhase::RolledBack => "rolled_back",
             MovePhase::Unverified => "unverified",
+            MovePhase::Reversing => "reversing",
+            MovePhase::Reversed => "reversed",
         }
     }
 
@@ -53,6 +62,8 @@ impl MovePhase {
             "done" => MovePhase::Done,
             "rolled_back" => MovePhase::RolledBack,
             "unverified" => MovePhase::Unverified,
+            "reversing" => MovePhase::Reversing,
+            "reversed" => MovePhase::Reversed,
             other => return Err(Error::meta(format!("unknown move phase {other}"))),
         })
     }
@@ -60,7 +71,10 @@ impl MovePhase {
     /// Nothing is left to do for the move (its retired copy, if any, is
     /// gone).
     pub fn is_finished(&self) -> bool {
-        matches!(self, MovePhase::Done | MovePhase::RolledBack)
+        matches!(
+            self,
+            MovePhase::Done | MovePhase::RolledBack | MovePhase::Reversed
+        )
     }
 }
 
@@ -81,6 +95,25 @@ pub struct MoveRecord {
     pub detail: Option<String>,
     /// Seconds since the move started.
     pub age_secs: f64,
+    /// The slot's rows on the source when the move started (InnoDB's
+    /// estimate), for the copy's ETA.
+    pub rows_total: u64,
+    /// The target's binary log position at the cut (`file:position`),
+    /// recorded with the switch: undoing the move catches up from it.
+    pub target_cut: String,
+}
+
+impl MoveRecord {
+    /// Seconds until the copy ends at its rate so far (the catch-up and
+    /// the fence follow, usually seconds); `None` outside the copy or
+    /// before its first rows.
+    pub fn eta_secs(&self) -> Option<f64> {
+        if self.phase != MovePhase::Copying || self.progress.rows_copied == 0 {
+            return None;
+        }
+        let left = self.rows_total.saturating_sub(self.progress.rows_copied) as f64;
+        Some(left * self.age_secs / self.progress.rows_copied as f64)
+    }
 }
 
 /// How far a move got.
@@ -120,6 +153,17 @@ impl MetaStore {
         .map_err(me)?;
         conn.last_insert_id()
             .ok_or_else(|| Error::meta("no move id assigned"))
+    }
+
+    /// The slot's rows on the source as InnoDB estimates them.
+    pub async fn set_move_rows_total(&self, id: u64, rows: u64) -> Result<()> {
+        let mut conn = self.conn().await?;
+        conn.exec_drop(
+            "UPDATE partition_moves SET rows_total = ? WHERE move_id = ?",
+            (rows, id),
+        )
+        .await
+        .map_err(me)
     }
 
     /// Moves a move to `phase` with its progress so far.
@@ -169,8 +213,8 @@ impl MetaStore {
         let mut conn = self.conn().await?;
         let raw: Vec<mysql_async::Row> = conn
             .query(format!(
-                "SELECT move_id, tables, partition_no, from_shard, to_shard, phase, rows_copied, bytes, keys_caught_up, lag_events, fence_ms, retired, detail, CAST(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(3)) / 1e6 AS DOUBLE) FROM partition_moves {} ORDER BY move_id",
-                if open_only { "WHERE phase NOT IN ('done', 'rolled_back', 'unverified')" } else { "" }
+                "SELECT move_id, tables, partition_no, from_shard, to_shard, phase, rows_copied, bytes, keys_caught_up, lag_events, fence_ms, retired, detail, CAST(TIMESTAMPDIFF(MICROSECOND, started_at, NOW(3)) / 1e6 AS DOUBLE), rows_total, target_cut FROM partition_moves {} ORDER BY move_id",
+                if open_only { "WHERE phase NOT IN ('done', 'rolled_back', 'unverified', 'reversed')" } else { "" }
             ))
             .await
             .map_err(me)?;
@@ -199,6 +243,8 @@ impl MetaStore {
                 age_secs: get(13)
                     .and_then(|v| mysql_async::from_value_opt::<f64>(v).ok())
                     .unwrap_or(0.0),
+                rows_total: num(get(14)),
+                target_cut: text(get(15)),
             });
         }
         Ok(out)
@@ -218,11 +264,24 @@ fn text(v: Option<mysql_async::Value>) -> String {
 impl DdlTxn {
     /// The move's switch, in the transaction that writes the new layout:
     /// once this commits, the map names the target.
-    pub async fn move_switched(&mut self, id: u64, fence_ms: u32) -> Result<()> {
+    /// `target_cut`: the target's binary log position at the cut.
+    pub async fn move_switched(&mut self, id: u64, fence_ms: u32, target_cut: &str) -> Result<()> {
         self.c()?
             .exec_drop(
-                "UPDATE partition_moves SET phase = 'switched', fence_ms = ? WHERE move_id = ?",
-                (fence_ms, id),
+                "UPDATE partition_moves SET phase = 'switched', fence_ms = ?, target_cut = ? WHERE move_id = ?",
+                (fence_ms, target_cut, id),
+            )
+            .await
+            .map_err(me)
+    }
+
+    /// The move undone, in the transaction that writes the source's
+    /// layout back; `detail` says why.
+    pub async fn move_reversed(&mut self, id: u64, fence_ms: u32, detail: &str) -> Result<()> {
+        self.c()?
+            .exec_drop(
+                "UPDATE partition_moves SET phase = 'reversed', fence_ms = ?, detail = ? WHERE move_id = ?",
+                (fence_ms, detail, id),
             )
             .await
             .map_err(me)
@@ -270,5 +329,69 @@ impl DdlTxn {
         conn.query_drop("UPDATE shard_map SET map_version = map_version + 1 WHERE id = 1")
             .await
             .map_err(me)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(phase: MovePhase, copied: u64, total: u64, age: f64) -> MoveRecord {
+        MoveRecord {
+            id: 1,
+            tables: vec![],
+            partition: 0,
+            from: ShardId(1),
+            to: ShardId(2),
+            phase,
+            progress: MoveProgress {
+                rows_copied: copied,
+                ..Default::default()
+            },
+            fence_ms: None,
+            retired: vec![],
+            detail: None,
+            age_secs: age,
+            rows_total: total,
+            target_cut: String::new(),
+        }
+    }
+
+    #[test]
+    fn eta_is_the_copy_left_at_its_rate() {
+        // A quarter copied in 10 s: 30 s left.
+        assert_eq!(
+            record(MovePhase::Copying, 250, 1000, 10.0).eta_secs(),
+            Some(30.0)
+        );
+        // An estimate below what was copied: nothing left.
+        assert_eq!(
+            record(MovePhase::Copying, 1200, 1000, 10.0).eta_secs(),
+            Some(0.0)
+        );
+        assert_eq!(record(MovePhase::Copying, 0, 1000, 10.0).eta_secs(), None);
+        assert_eq!(
+            record(MovePhase::CatchingUp, 1000, 1000, 10.0).eta_secs(),
+            None
+        );
+    }
+
+    #[test]
+    fn phases_read_back_as_written() {
+        for p in [
+            MovePhase::Copying,
+            MovePhase::CatchingUp,
+            MovePhase::Switching,
+            MovePhase::Switched,
+            MovePhase::Done,
+            MovePhase::RolledBack,
+            MovePhase::Unverified,
+            MovePhase::Reversing,
+            MovePhase::Reversed,
+        ] {
+            assert_eq!(MovePhase::parse(p.as_str()).ok(), Some(p));
+        }
+        assert!(MovePhase::Reversed.is_finished());
+        assert!(!MovePhase::Reversing.is_finished());
     }
 }

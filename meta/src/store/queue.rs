@@ -4,7 +4,28 @@ use common::{Result, ShardId, TableId};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
-use super::{me, MetaStore};
+use super::{me, DdlTxn, MetaStore};
+
+impl DdlTxn {
+    /// Queues physical tables to drop in this DDL transaction: they are
+    /// dropped (by the orphan sweep) only if it commits.
+    pub async fn queue_drops(
+        &mut self,
+        table_id: TableId,
+        drops: &[(ShardId, String, String)],
+    ) -> Result<()> {
+        let conn = self.c()?;
+        for (shard, db, tbl) in drops {
+            conn.exec_drop(
+                "INSERT IGNORE INTO pending_drops (shard_id, db, tbl, table_id) VALUES (?, ?, ?, ?)",
+                (shard.0, db, tbl, table_id.0),
+            )
+            .await
+            .map_err(me)?;
+        }
+        Ok(())
+    }
+}
 
 impl MetaStore {
     /// Records physical tables to drop (shard, database, table) for table

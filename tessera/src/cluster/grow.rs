@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::ShardId;
 use meta::{MoveRecord, ShardInfo};
 use shard_router::placement::mover::{
-    self, plan::PlannedMove, rebalance::rebalance, recover::recover_moves, MoveOptions,
+    self, plan::PlannedMove, rebalance::rebalance, recover::recover_moves, undo, MoveOptions,
     MoveRequest, MoveStatus,
 };
 use shard_router::Router;
@@ -130,13 +130,16 @@ pub fn add_shard(dir: &Path) -> AnyResult<()> {
 fn options(args: &MoveArgs) -> MoveOptions {
     let progress: mover::ProgressFn = Arc::new(|s: &MoveStatus| {
         println!(
-            "  move {}: {} ({} rows, {:.1} MB copied, {} keys caught up, {} waiting)",
+            "  move {}: {} ({} rows, {:.1} MB copied, {} keys caught up, {} waiting{})",
             s.id,
             s.phase.as_str(),
             s.progress.rows_copied,
             s.progress.bytes as f64 / 1e6,
             s.progress.keys_caught_up,
-            s.progress.lag_events
+            s.progress.lag_events,
+            s.eta_secs
+                .map(|e| format!(", copy ETA {e:.0} s"))
+                .unwrap_or_default()
         );
     });
     MoveOptions {
@@ -279,6 +282,23 @@ pub fn move_one(dir: &Path, table: &str, slot: u32, to: u32, args: &MoveArgs) ->
     })
 }
 
+/// Undoes a switched move (`mover::undo`).
+pub fn undo_move(dir: &Path, id: u64, args: &MoveArgs) -> AnyResult<()> {
+    let cf = movable(dir)?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let router = recovered_router(&cf).await?;
+        let u = undo::undo_move(&router, id, &options(args), "undone by the operator")
+            .await
+            .map_err(|e| e.to_string())?;
+        println!(
+            "move {}: undone; the partition is back on shard{} ({} keys changed since the switch carried back, fence {} ms)",
+            u.id, u.shard.0, u.keys_caught_up, u.fence_ms
+        );
+        Ok(())
+    })
+}
+
 /// Every move meta recorded, newest last.
 pub fn moves(dir: &Path, json: bool) -> AnyResult<()> {
     let cf = existing(dir)?;
@@ -333,18 +353,20 @@ fn move_json(m: &MoveRecord) -> serde_json::Value {
         "waiting_keys": m.progress.lag_events,
         "fence_ms": m.fence_ms,
         "age_secs": m.age_secs,
+        "rows_total": m.rows_total,
+        "eta_secs": m.eta_secs(),
         "detail": m.detail,
     })
 }
 
 fn print_moves(all: &[MoveRecord]) {
     println!(
-        "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8}  detail",
-        "id", "phase", "slot", "from->to", "rows", "keys", "fence", "age s"
+        "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8} {:>6}  detail",
+        "id", "phase", "slot", "from->to", "rows", "keys", "fence", "age s", "eta s"
     );
     for m in all {
         println!(
-            "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8.1}  {}",
+            "{:>4} {:<12} {:>5} {:>9} {:>10} {:>9} {:>8} {:>8.1} {:>6}  {}",
             m.id,
             m.phase.as_str(),
             m.partition,
@@ -353,6 +375,9 @@ fn print_moves(all: &[MoveRecord]) {
             m.progress.keys_caught_up,
             m.fence_ms.map(|f| format!("{f} ms")).unwrap_or("-".into()),
             m.age_secs,
+            m.eta_secs()
+                .map(|e| format!("{e:.0}"))
+                .unwrap_or("-".into()),
             m.detail.as_deref().unwrap_or("")
         );
     }

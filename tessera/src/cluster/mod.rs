@@ -12,7 +12,8 @@ mod replicas;
 mod rewind;
 
 pub use grow::{
-    add_shard, move_one, moves, print_open_moves, rebalance_cluster, remove_shard, MoveArgs,
+    add_shard, move_one, moves, print_open_moves, rebalance_cluster, remove_shard, undo_move,
+    MoveArgs,
 };
 mod services;
 

@@ -232,6 +232,7 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         }
         load.outage.store(false, Ordering::Relaxed);
     }
+    super::undo::undo_moves(cluster).await;
     let (ok, out) = run(args(&["remove-shard", "3"]), None).await.expect("join");
     assert!(ok, "remove-shard failed: {out}");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -247,7 +248,7 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
     let mut meta = cluster.meta_conn().await;
     let open: Vec<(u64, String)> = meta
         .query(
-            "SELECT move_id, phase FROM partition_moves WHERE phase NOT IN ('done', 'rolled_back')",
+            "SELECT move_id, phase FROM partition_moves WHERE phase NOT IN ('done', 'rolled_back', 'reversed')",
         )
         .await
         .expect("moves");

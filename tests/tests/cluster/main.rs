@@ -18,6 +18,7 @@ mod security;
 mod slt;
 mod snapshots;
 mod transactions;
+mod undo;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

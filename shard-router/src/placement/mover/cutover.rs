@@ -103,12 +103,15 @@ impl Mover<'_> {
     }
 
     /// Step 6: renamed, committed, unlocked. Returns the fence's length.
+    /// `cut`: the target's binary log position at the cut, recorded for
+    /// undoing the move.
     pub(super) async fn switch(
         &mut self,
         mut ddl: DdlTxn,
         catalog: &Catalog,
         lock: &mut Conn,
         fenced_at: Instant,
+        cut: &LogPos,
     ) -> Result<u64> {
         let retired = self.retired();
         self.router.meta.move_switching(self.id, &retired).await?;
@@ -133,7 +136,8 @@ impl Mover<'_> {
                 ddl.set_layout(t.def.id, &layout).await?;
             }
             let fence_ms = fenced_at.elapsed().as_millis() as u64;
-            ddl.move_switched(self.id, fence_ms as u32).await?;
+            ddl.move_switched(self.id, fence_ms as u32, &cut.to_text())
+                .await?;
             ddl.lower_fence(self.id).await?;
             ddl.commit().await?;
             super::crash_point("switched");

@@ -36,6 +36,23 @@ pub struct LogPos {
     pub pos: u64,
 }
 
+impl LogPos {
+    /// `file:position`, as meta records a move's cut.
+    pub fn to_text(&self) -> String {
+        format!("{}:{}", self.file, self.pos)
+    }
+
+    /// The inverse of [`LogPos::to_text`].
+    pub fn parse(s: &str) -> Option<LogPos> {
+        let (file, pos) = s.rsplit_once(':')?;
+        Some(LogPos {
+            file: file.to_string(),
+            pos: pos.parse().ok()?,
+        })
+        .filter(|p| !p.file.is_empty())
+    }
+}
+
 /// Changed keys of one table: the key's text -> its values, the log
 /// position of its last change, and whether that change was an XA
 /// branch's commit (see [`Feed::take`]).
@@ -409,7 +426,19 @@ fn keys_of(
 
 #[cfg(test)]
 mod tests {
-    use super::xa_statement;
+    use super::{xa_statement, LogPos};
+
+    #[test]
+    fn log_positions_read_back_as_written() {
+        let p = LogPos {
+            file: "shard-bin.000012".into(),
+            pos: 4711,
+        };
+        assert_eq!(LogPos::parse(&p.to_text()), Some(p));
+        assert_eq!(LogPos::parse(""), None);
+        assert_eq!(LogPos::parse(":12"), None);
+        assert_eq!(LogPos::parse("f:x"), None);
+    }
 
     #[test]
     fn xa_statements_name_their_branch() {

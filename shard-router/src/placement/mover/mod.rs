@@ -32,7 +32,9 @@
 //! 7. The retired copy is dropped after `keep_source` (`done`).
 //!
 //! A mover that dies leaves its move open; [`recover`] rolls back a move
-//! that had not switched and finishes one that had.
+//! that had not switched and finishes one that had. A switched move whose
+//! retired copy is kept can be undone ([`undo`]); one whose check after the
+//! switch fails is undone at once.
 
 mod catchup;
 mod cutover;
@@ -41,6 +43,7 @@ pub mod plan;
 pub mod rebalance;
 pub mod recover;
 mod rows;
+pub mod undo;
 mod verify;
 
 use std::sync::Arc;
@@ -70,6 +73,8 @@ pub struct MoveStatus {
     pub id: u64,
     pub phase: MovePhase,
     pub progress: MoveProgress,
+    /// Seconds until the copy ends at its rate so far (while copying).
+    pub eta_secs: Option<f64>,
 }
 
 pub type ProgressFn = Arc<dyn Fn(&MoveStatus) + Send + Sync>;
@@ -229,6 +234,13 @@ struct Mover<'a> {
     progress: MoveProgress,
     passes: u32,
     fence_parts: [u64; 4],
+    /// Undoing a switched move (`undo`): the source is the move's target,
+    /// and the two copies differ by what is undone (no full check).
+    undoing: bool,
+    /// The slot's rows on the source (InnoDB's estimate), and when the
+    /// move started: the copy's ETA.
+    rows_total: u64,
+    started: Instant,
 }
 
 /// Opens a consistent snapshot on `conn`. Shard connections run READ
@@ -319,6 +331,9 @@ pub async fn move_slot(
         progress: MoveProgress::default(),
         passes: 0,
         fence_parts: [0; 4],
+        undoing: false,
+        rows_total: 0,
+        started,
     };
     match m.run(ddl, &catalog).await {
         Ok((fence_ms, copy_secs)) => {
@@ -349,15 +364,28 @@ pub async fn move_slot(
 impl Mover<'_> {
     fn report(&self, phase: MovePhase) {
         if let Some(f) = &self.opts.progress {
+            let copied = self.progress.rows_copied;
+            let eta_secs = (phase == MovePhase::Copying && copied > 0).then(|| {
+                self.rows_total.saturating_sub(copied) as f64 * self.started.elapsed().as_secs_f64()
+                    / copied as f64
+            });
             f(&MoveStatus {
                 id: self.id,
                 phase,
                 progress: self.progress,
+                eta_secs,
             });
         }
     }
 
+    /// Records progress in `phase` (`reversing` throughout an undo:
+    /// recovery tells the two apart by it).
     async fn record(&self, phase: MovePhase) -> Result<()> {
+        let phase = if self.undoing {
+            MovePhase::Reversing
+        } else {
+            phase
+        };
         self.report(phase);
         self.router
             .meta
@@ -397,10 +425,13 @@ impl Mover<'_> {
             self.fence_parts[1] = ms(t);
             let t = Instant::now();
             self.compare_counts(&mut lock, &mut target).await?;
-            let cut = self.target_at_cut().await?;
+            undo::corrupt_for_test(self, &mut target).await?;
+            let (cut, cut_pos) = self.target_at_cut().await?;
             self.fence_parts[2] = ms(t);
             let t = Instant::now();
-            let fence = self.switch(ddl, catalog, &mut lock, fenced_at).await;
+            let fence = self
+                .switch(ddl, catalog, &mut lock, fenced_at, &cut_pos)
+                .await;
             self.fence_parts[3] = ms(t);
             fence.map(|f| (f, cut))
         }
@@ -409,16 +440,11 @@ impl Mover<'_> {
         // fence if UNLOCK did not run.
         let _ = lock.disconnect().await;
         let (fence_ms, mut cut) = r?;
-        if let Err(e) = self.compare_after_cutover(&mut cut, &self.retired()).await {
-            let detail =
-                format!("verification after the switch failed (the retired copy is kept): {e}");
-            let _ = self
-                .router
-                .meta
-                .end_move(self.id, MovePhase::Unverified, Some(&detail))
-                .await;
-            self.report(MovePhase::Unverified);
-            return Err(Error::internal(format!("move {}: {detail}", self.id)));
+        let checked = self.compare_after_cutover(&mut cut, &self.retired()).await;
+        // Its snapshot's metadata locks would hold off undoing the move.
+        let _ = cut.disconnect().await;
+        if let Err(e) = checked {
+            return Err(self.undo_after_failed_check(e).await);
         }
         Ok((fence_ms, copy_secs))
     }
@@ -469,6 +495,11 @@ impl Mover<'_> {
         opened?;
         lowered?;
         let pos = snapshot_pos(&mut source, from).await?;
+        self.rows_total = rows::estimated_rows(&mut source, from, &self.tables).await?;
+        self.router
+            .meta
+            .set_move_rows_total(self.id, self.rows_total)
+            .await?;
         let throttle = Throttle {
             duty: self.opts.duty,
         };
@@ -510,12 +541,6 @@ impl Mover<'_> {
     }
 
     async fn roll_back(&self, e: &Error) {
-        // Held statements go (to the source: the move is not switched).
-        if let Err(x) = self.router.meta.lower_fence(self.id).await {
-            tracing::warn!("move {}: its fence stays until it expires: {x}", self.id);
-        }
-        // A switch cut off after its rename gives the source its names
-        // back first; if that fails the move stays open for recovery.
         let record = self
             .router
             .meta
@@ -523,11 +548,31 @@ impl Mover<'_> {
             .await
             .ok()
             .and_then(|all| all.into_iter().find(|m| m.id == self.id));
-        if let Some(r) = record {
-            if let Err(x) = recover::restore_source(self.router, &r).await {
-                tracing::warn!("move {}: left for recovery: {x}", self.id);
-                return;
-            }
+        let Some(r) = record else {
+            tracing::warn!("move {}: meta unreadable; left for recovery", self.id);
+            return;
+        };
+        // Switched (then left unverified, or undone): the map names the
+        // target or, undone, the source again; nothing is rolled back.
+        if matches!(
+            r.phase,
+            MovePhase::Switched
+                | MovePhase::Unverified
+                | MovePhase::Reversing
+                | MovePhase::Reversed
+                | MovePhase::Done
+        ) {
+            return;
+        }
+        // Held statements go (to the source: the move is not switched).
+        if let Err(x) = self.router.meta.lower_fence(self.id).await {
+            tracing::warn!("move {}: its fence stays until it expires: {x}", self.id);
+        }
+        // A switch cut off after its rename gives the source its names
+        // back first; if that fails the move stays open for recovery.
+        if let Err(x) = recover::restore_source(self.router, &r).await {
+            tracing::warn!("move {}: left for recovery: {x}", self.id);
+            return;
         }
         let physical: Vec<(ShardId, String, String)> = self
             .tables

@@ -9,6 +9,9 @@
 //!   map still names the source (the switch commits the map and the phase
 //!   together): the names are given back, the target dropped.
 //! * `switched`: the map names the target; the retired copy is dropped.
+//! * `reversing` (being undone, `super::undo`): every table gets the name
+//!   it had when switched, and the move is left `unverified`, to undo
+//!   again.
 
 use common::{Result, ShardId};
 use meta::{MovePhase, MoveRecord};
@@ -82,7 +85,25 @@ async fn recover_open(router: &Router, finish_switched: bool) -> Result<Vec<Stri
                     m.phase.as_str()
                 )
             }
-            MovePhase::Done | MovePhase::RolledBack | MovePhase::Unverified => continue,
+            MovePhase::Reversing => {
+                super::undo::restore_switched(router, &m).await?;
+                router
+                    .meta
+                    .end_move(
+                        m.id,
+                        MovePhase::Unverified,
+                        Some("undoing it was abandoned by its mover; left as switched (tessera cluster undo-move tries again)"),
+                    )
+                    .await?;
+                format!(
+                    "move {}: abandoned while being undone; left as switched",
+                    m.id
+                )
+            }
+            MovePhase::Done
+            | MovePhase::RolledBack
+            | MovePhase::Unverified
+            | MovePhase::Reversed => continue,
         };
         out.push(line);
     }
@@ -152,6 +173,10 @@ pub async fn drop_retired(router: &Router, id: u64) -> Result<()> {
     else {
         return Ok(());
     };
+    // Undone (or being undone) meanwhile: the retired copy is live again.
+    if m.phase != MovePhase::Switched {
+        return Ok(());
+    }
     let retired: Vec<(ShardId, String, String)> = m
         .retired
         .iter()

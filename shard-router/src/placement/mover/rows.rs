@@ -23,13 +23,17 @@ const COPY_BATCH: usize = 500;
 /// Keys per re-read of the catch-up.
 const KEY_BATCH: usize = 500;
 
-/// One physical table of the moving slot (same name on both shards).
+/// One physical table of the moving slot: its name on the source, and on
+/// the target (the same, but when a move is undone into the source's
+/// retired copy).
 pub struct Physical {
     pub def: TableDef,
     pub database: String,
     pub name: String,
-    /// `"db"."table"` as shard SQL names it.
+    /// `"db"."table"` as shard SQL names it, on the source.
     pub object: String,
+    /// The same on the target.
+    pub target: String,
     columns: String,
     /// The primary key's column names and positions (empty: keyless).
     pub key: Vec<String>,
@@ -44,8 +48,10 @@ impl Physical {
             .iter()
             .filter_map(|k| def.columns.iter().position(|c| c.name == *k))
             .collect();
+        let object = physical_object(&def.schema, &name);
         Physical {
-            object: physical_object(&def.schema, &name),
+            target: object.clone(),
+            object,
             database: meta::physical_database(&def.schema),
             columns: def
                 .columns
@@ -58,6 +64,12 @@ impl Physical {
             name,
             def: def.clone(),
         }
+    }
+
+    /// The same table written under another name on the target.
+    pub fn into_target(mut self, name: &str) -> Physical {
+        self.target = physical_object(&self.def.schema, name);
+        self
     }
 
     fn width(&self) -> usize {
@@ -129,7 +141,7 @@ async fn write_rows(
     let one = format!("({})", vec!["?"; t.width()].join(", "));
     let sql = format!(
         "INSERT INTO {} ({}) VALUES {}",
-        t.object,
+        t.target,
         t.columns,
         vec![one; rows.len()].join(", ")
     );
@@ -221,7 +233,7 @@ pub async fn recopy_keys(
             .exec_drop(
                 format!(
                     "DELETE FROM {} WHERE {} IN ({})",
-                    t.object,
+                    t.target,
                     t.key_tuple(),
                     t.key_placeholders(chunk.len())
                 ),
@@ -234,17 +246,39 @@ pub async fn recopy_keys(
     Ok(n)
 }
 
+/// The rows of the tables on the source as InnoDB estimates them (for a
+/// move's ETA; no scan).
+pub async fn estimated_rows(conn: &mut Conn, shard: ShardId, tables: &[Physical]) -> Result<u64> {
+    let mut total = 0;
+    for t in tables {
+        let rows: Option<Option<u64>> = conn
+            .exec_first(
+                "SELECT table_rows FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+                (&t.database, &t.name),
+            )
+            .await
+            .map_err(|e| map_error(shard, e))?;
+        total += rows.flatten().unwrap_or(0);
+    }
+    Ok(total)
+}
+
 /// Empties the target's copy (a keyless table copied again whole).
 pub async fn clear(target: &mut Conn, to: ShardId, t: &Physical) -> Result<()> {
     target
-        .query_drop(format!("DELETE FROM {}", t.object))
+        .query_drop(format!("DELETE FROM {}", t.target))
         .await
         .map_err(|e| map_error(to, e))
 }
 
 /// Each row's key text and checksum on one side, for naming the keys
 /// where source and target differ.
-async fn row_sums(conn: &mut Conn, shard: ShardId, t: &Physical) -> Result<HashMap<String, u64>> {
+async fn row_sums(
+    conn: &mut Conn,
+    shard: ShardId,
+    t: &Physical,
+    object: &str,
+) -> Result<HashMap<String, u64>> {
     let all: Vec<String> = t
         .def
         .columns
@@ -264,7 +298,7 @@ async fn row_sums(conn: &mut Conn, shard: ShardId, t: &Physical) -> Result<HashM
             "SELECT CONCAT_WS(',', {}), CRC32(CONCAT_WS(',', {})) FROM {}",
             key.join(", "),
             all.join(", "),
-            t.object
+            object
         ))
         .await
         .map_err(|e| map_error(shard, e))?;
@@ -277,17 +311,18 @@ async fn row_sums(conn: &mut Conn, shard: ShardId, t: &Physical) -> Result<HashM
 }
 
 /// The keys (as text, at most `limit`) whose rows differ between the two
-/// copies.
+/// copies (`source_object`: the table's name on the source).
 pub async fn differing_keys(
     source: &mut Conn,
     from: ShardId,
+    source_object: &str,
     target: &mut Conn,
     to: ShardId,
     t: &Physical,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let a = row_sums(source, from, t).await?;
-    let b = row_sums(target, to, t).await?;
+    let a = row_sums(source, from, t, source_object).await?;
+    let b = row_sums(target, to, t, &t.target).await?;
     let mut out: Vec<String> = a
         .iter()
         .filter(|(k, v)| b.get(*k) != Some(v))

@@ -23,6 +23,7 @@ use mysql_async::Conn;
 use storage_adapter::map_error;
 
 use super::super::redistribute::checksum_of;
+use super::feed::LogPos;
 use super::rows::{self, Physical};
 use super::Mover;
 use crate::sql::physical_object;
@@ -40,10 +41,10 @@ impl Mover<'_> {
     /// Under the fence: every table has as many rows on both sides.
     pub(super) async fn compare_counts(&self, lock: &mut Conn, target: &mut Conn) -> Result<()> {
         for t in &self.tables {
-            let sql = format!("SELECT COUNT(*) FROM {}", t.object);
+            let count = |object: &str| format!("SELECT COUNT(*) FROM {object}");
             let (a, b) = tokio::join!(
-                lock.query_first::<u64, _>(sql.as_str()),
-                target.query_first::<u64, _>(sql.as_str())
+                lock.query_first::<u64, _>(count(&t.object)),
+                target.query_first::<u64, _>(count(&t.target))
             );
             let a = a.map_err(|e| map_error(self.from, e))?.unwrap_or(0);
             let b = b.map_err(|e| map_error(self.to, e))?.unwrap_or(0);
@@ -56,10 +57,13 @@ impl Mover<'_> {
 
     /// A snapshot of the target opened under the fence, before the switch
     /// lets clients write it: the target at the cut.
-    pub(super) async fn target_at_cut(&self) -> Result<Conn> {
+    /// Also returns the target's binary log position there (undoing the
+    /// move catches up from it).
+    pub(super) async fn target_at_cut(&self) -> Result<(Conn, LogPos)> {
         let mut cut = self.dst.own_conn().await?;
         super::open_snapshot(&mut cut, self.to).await?;
-        Ok(cut)
+        let pos = super::snapshot_pos(&mut cut, self.to).await?;
+        Ok((cut, pos))
     }
 
     /// After the switch: the retired source (`retired`: its tables' new
@@ -94,17 +98,13 @@ async fn compare_table(
     // Both sides at once.
     let (a, b) = tokio::join!(
         checksum_of(source, from, &t.def, source_object),
-        checksum_of(target, to, &t.def, &t.object)
+        checksum_of(target, to, &t.def, &t.target)
     );
     let (a, b) = (a?, b?);
     if a == b {
         return Ok(());
     }
-    let keys = if source_object == t.object {
-        rows::differing_keys(source, from, target, to, t, 20).await?
-    } else {
-        vec![]
-    };
+    let keys = rows::differing_keys(source, from, source_object, target, to, t, 20).await?;
     Err(differs(t, slot, b.rows, a.rows, keys))
 }
 
