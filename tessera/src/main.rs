@@ -115,10 +115,22 @@ enum ClusterCmd {
         data_dir: PathBuf,
     },
     /// Start one more MariaDB shard and make it known to every compute
-    /// node (it holds nothing until `rebalance`).
+    /// node (it holds nothing until `rebalance`). With `--port`, take an
+    /// existing MariaDB server instead (checked, given the cluster's
+    /// account with the login `--admin-user` and TESSERA_ADMIN_PASSWORD).
     AddShard {
         #[arg(long, default_value = "./tessera-data", env = "TESSERA_DATA_DIR")]
         data_dir: PathBuf,
+        /// An existing server's host.
+        #[arg(long, default_value = "127.0.0.1", requires = "port")]
+        host: String,
+        /// An existing server's port.
+        #[arg(long)]
+        port: Option<u16>,
+        /// A login on the existing server that may create accounts and
+        /// grant privileges (its password: TESSERA_ADMIN_PASSWORD).
+        #[arg(long, default_value = "root")]
+        admin_user: String,
     },
     /// Move partitions online until every shard holds an even share
     /// (mirror tables copied to every shard first); each move verified.
@@ -227,7 +239,20 @@ fn main() {
                 })
             }
             ClusterCmd::Down { data_dir } => cluster::down(&data_dir),
-            ClusterCmd::AddShard { data_dir } => cluster::add_shard(&data_dir),
+            ClusterCmd::AddShard {
+                data_dir,
+                host,
+                port,
+                admin_user,
+            } => cluster::add_shard(
+                &data_dir,
+                port.map(|port| cluster::ExistingServer {
+                    host,
+                    port,
+                    admin_user,
+                    admin_password: std::env::var("TESSERA_ADMIN_PASSWORD").unwrap_or_default(),
+                }),
+            ),
             ClusterCmd::Rebalance { data_dir, opts } => {
                 cluster::rebalance_cluster(&data_dir, &opts.args(), None)
             }

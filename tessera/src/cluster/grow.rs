@@ -17,7 +17,7 @@ use shard_router::Router;
 
 use super::mariadb::start_mariadb;
 use super::process::{existing, port_answers};
-use super::{write_private, ClusterFile, Node, Role};
+use super::{write_private, ClusterFile, ExistingServer, Node, Role};
 
 type AnyResult<T> = std::result::Result<T, String>;
 
@@ -71,12 +71,28 @@ fn save(dir: &Path, cf: &ClusterFile) -> AnyResult<()> {
     )
 }
 
-/// Starts a new MariaDB shard and registers it: every compute node opens
-/// a pool to it at its next catalog poll. It holds nothing until a
-/// rebalance moves partitions to it.
-pub fn add_shard(dir: &Path) -> AnyResult<()> {
+/// Starts a new MariaDB shard (or, `server` given, takes an existing one)
+/// and registers it: every compute node opens a pool to it at its next
+/// catalog poll. It holds nothing until a rebalance moves partitions to
+/// it.
+pub fn add_shard(dir: &Path, server: Option<ExistingServer>) -> AnyResult<()> {
     let mut cf = existing(dir)?;
     let i = cf.shards + 1;
+    if let Some(server) = server {
+        runtime()?.block_on(super::existing::join(&cf, i, &server))?;
+        cf.shards = i;
+        cf.external_shards.push(super::existing::ExternalShard {
+            number: i,
+            host: server.host.clone(),
+            port: server.port,
+        });
+        save(dir, &cf)?;
+        println!(
+            "shard{i} added ({}:{}, an existing server: the cluster never starts or stops it); it holds no partitions yet: run `tessera cluster rebalance`",
+            server.host, server.port
+        );
+        return Ok(());
+    }
     let node = Node {
         role: Role::Shard,
         shard: i,
@@ -238,6 +254,12 @@ pub fn remove_shard(dir: &Path, shard: u32, args: &MoveArgs) -> AnyResult<()> {
     // (failed, empty) branch on it until it ends: give those a moment
     // before the server goes.
     std::thread::sleep(2 * shard_router::CATALOG_POLL + REMOVE_GRACE);
+    if !cf.local_shard(shard) && !cf.removed_shards.contains(&shard) {
+        cf.removed_shards.push(shard);
+        save(dir, &cf)?;
+        println!("shard{shard} drained and unregistered (an existing server: it keeps running, with the cluster's account and empty databases)");
+        return Ok(());
+    }
     let node = Node {
         role: Role::Shard,
         shard,

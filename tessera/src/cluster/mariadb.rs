@@ -181,6 +181,32 @@ pub(super) fn grants(role: Role, user: &str) -> Vec<String> {
     }
 }
 
+/// The cluster's account on a server of `role` (idempotent statements):
+/// made, granted its privileges, and the administrative account with
+/// replicas.
+pub(super) fn account_statements(cf: &ClusterFile, role: Role) -> Vec<String> {
+    let pw = cf.password_of(role).replace('\'', "''");
+    let mut stmts = vec![
+        // Accounts are each server's own: never in the binary log, so a
+        // replica's history is exactly its primary's.
+        "SET SESSION sql_log_bin = 0".to_string(),
+        "FLUSH PRIVILEGES".to_string(),
+        format!(
+            "CREATE USER IF NOT EXISTS '{}'@'%' IDENTIFIED BY '{pw}'",
+            cf.mysql_user
+        ),
+    ];
+    if role == Role::Meta {
+        stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
+    }
+    stmts.extend(grants(role, &cf.mysql_user));
+    if cf.replicas > 0 && !cf.admin_password.is_empty() {
+        stmts.extend(admin_account(cf));
+    }
+    stmts.push("FLUSH PRIVILEGES".to_string());
+    stmts
+}
+
 pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> AnyResult<()> {
     use mysql_async::prelude::*;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -204,27 +230,11 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
                 Err(e) => return Err(format!("connecting to MariaDB as root: {e}")),
             }
         };
-        let pw = cf.password_of(role).replace('\'', "''");
         let mut stmts = vec![
-            // Accounts are each server's own: never in the binary log,
-            // so a replica's history is exactly its primary's.
-            "SET SESSION sql_log_bin = 0".to_string(),
             // Anonymous accounts, if the installer made any.
             "DELETE FROM mysql.global_priv WHERE User = ''".to_string(),
-            "FLUSH PRIVILEGES".to_string(),
-            format!(
-                "CREATE USER IF NOT EXISTS '{}'@'%' IDENTIFIED BY '{pw}'",
-                cf.mysql_user
-            ),
         ];
-        if role == Role::Meta {
-            stmts.push("CREATE DATABASE IF NOT EXISTS `tessera_meta`".to_string());
-        }
-        stmts.extend(grants(role, &cf.mysql_user));
-        if cf.replicas > 0 && !cf.admin_password.is_empty() {
-            stmts.extend(admin_account(cf));
-        }
-        stmts.push("FLUSH PRIVILEGES".to_string());
+        stmts.extend(account_statements(cf, role));
         for sql in stmts {
             conn.query_drop(sql).await.map_err(|e| e.to_string())?;
         }

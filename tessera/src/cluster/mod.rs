@@ -4,6 +4,8 @@
 //! layout and the credentials.
 
 mod binlog;
+mod existing;
+pub use existing::ExistingServer;
 mod grow;
 mod mariadb;
 mod process;
@@ -80,6 +82,10 @@ pub struct ClusterFile {
     /// failover, no data privileges). Empty in clusters made before it.
     #[serde(default)]
     pub admin_password: String,
+    /// Shards on servers the cluster did not start (`add-shard --host`):
+    /// never started, stopped or rebuilt by it.
+    #[serde(default)]
+    pub external_shards: Vec<existing::ExternalShard>,
 }
 
 fn yes() -> bool {
@@ -207,7 +213,7 @@ impl ClusterFile {
             dir: dir.join("meta"),
         }];
         v.extend(self.replica_nodes(dir, 0));
-        for i in (1..=self.shards).filter(|i| !self.removed_shards.contains(i)) {
+        for i in (1..=self.shards).filter(|i| self.local_shard(*i)) {
             v.push(Node {
                 role: Role::Shard,
                 shard: i,
@@ -259,6 +265,11 @@ impl ClusterFile {
     }
 
     /// The cluster account's password on a node of this role.
+    /// Shard `i` is one this cluster started and still has.
+    pub fn local_shard(&self, i: u32) -> bool {
+        !self.removed_shards.contains(&i) && !self.external_shards.iter().any(|x| x.number == i)
+    }
+
     pub fn password_of(&self, role: Role) -> &str {
         match role {
             Role::Shard if !self.shard_password.is_empty() => &self.shard_password,
@@ -371,6 +382,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
                 shard_binlog: args.shard_binlog,
                 replicas: args.replicas.unwrap_or(0),
                 admin_password: random_token(16),
+                external_shards: vec![],
             };
             if cf.replicas > 0 && !cf.shard_binlog {
                 return Err("replicas follow the shards' binary log: --replicas needs it".into());
@@ -439,7 +451,13 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
             .filter(|i| !cf.removed_shards.contains(i))
             .map(|i| ShardInfo {
                 id: ShardId(i),
-                endpoint: cf.endpoint(Role::Shard, cf.shard_port(i)),
+                endpoint: match cf.external_shards.iter().find(|x| x.number == i) {
+                    Some(x) => MysqlEndpoint {
+                        host: x.host.clone(),
+                        ..cf.endpoint(Role::Shard, x.port)
+                    },
+                    None => cf.endpoint(Role::Shard, cf.shard_port(i)),
+                },
             })
             .collect();
         MetaStore::bootstrap(&meta_primary, "tessera_meta", &cf.cluster_id, &shards)
@@ -538,6 +556,7 @@ pub fn status(dir: &Path, json: bool) -> AnyResult<()> {
         }
         out.push(obj);
     }
+    out.extend(existing::status_rows(&cf));
     if json {
         println!("{}", serde_json::Value::Array(out));
     } else {

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use mysql_async::prelude::*;
 use tests::TestCluster;
 
+use super::external::{ExternalServer, ADMIN_PASSWORD, ADMIN_USER};
+
 const ACCOUNTS: i64 = 3000;
 const TOTAL: i64 = ACCOUNTS * 1000;
 
@@ -235,6 +237,27 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
     super::undo::undo_moves(cluster).await;
     let (ok, out) = run(args(&["remove-shard", "3"]), None).await.expect("join");
     assert!(ok, "remove-shard failed: {out}");
+    // An existing server (started by its operator, not the cluster) joins
+    // as shard 5, takes its share, and is drained again.
+    let ext = ExternalServer::start(&cluster.dir.join("existing-server")).await;
+    let port = ext.port.to_string();
+    let (ok, out) = super::undo::run_cli(
+        cluster,
+        &["add-shard", "--port", &port, "--admin-user", ADMIN_USER],
+        &[("TESSERA_ADMIN_PASSWORD", ADMIN_PASSWORD)],
+    )
+    .await;
+    assert!(ok, "add-shard of an existing server failed: {out}");
+    let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+    assert!(ok, "rebalance onto the existing server failed: {out}");
+    assert_eq!(
+        slots_by_shard(cluster).await,
+        vec![(1, 3), (2, 3), (4, 3), (5, 3)]
+    );
+    let (ok, out) = run(args(&["remove-shard", "5"]), None).await.expect("join");
+    assert!(ok, "remove-shard of the existing server failed: {out}");
+    assert!(out.contains("keeps running"), "{out}");
+    drop(ext);
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let unavailable = load.unavailable.clone();
     let (ack, reads, wrong, retries) = stop_load(load).await;

@@ -7,6 +7,7 @@
 mod clients;
 mod crash_xa;
 mod execution;
+mod external;
 mod failover;
 mod faults;
 mod growth;
