@@ -170,6 +170,23 @@ pub(super) async fn join(cf: &ClusterFile, number: u32, s: &ExistingServer) -> A
     Ok(())
 }
 
+/// Every shard the cluster has, where its server is.
+pub(super) fn shard_infos(cf: &ClusterFile) -> Vec<ShardInfo> {
+    (1..=cf.shards)
+        .filter(|i| !cf.removed_shards.contains(i))
+        .map(|i| ShardInfo {
+            id: ShardId(i),
+            endpoint: match cf.external_shards.iter().find(|x| x.number == i) {
+                Some(x) => MysqlEndpoint {
+                    host: x.host.clone(),
+                    ..cf.endpoint(Role::Shard, x.port)
+                },
+                None => cf.endpoint(Role::Shard, cf.shard_port(i)),
+            },
+        })
+        .collect()
+}
+
 /// `cluster status` rows of the shards on existing servers.
 pub(super) fn status_rows(cf: &ClusterFile) -> Vec<serde_json::Value> {
     cf.external_shards

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use common::config::{DefaultDistribution, MysqlEndpoint};
 use common::ShardId;
-use meta::{MetaStore, ShardInfo};
+use meta::MetaStore;
 use serde::{Deserialize, Serialize};
 
 type AnyResult<T> = std::result::Result<T, String>;
@@ -447,19 +447,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
         cf.endpoint(Role::Meta, cf.meta_port())
     };
     rt.block_on(async {
-        let shards: Vec<ShardInfo> = (1..=cf.shards)
-            .filter(|i| !cf.removed_shards.contains(i))
-            .map(|i| ShardInfo {
-                id: ShardId(i),
-                endpoint: match cf.external_shards.iter().find(|x| x.number == i) {
-                    Some(x) => MysqlEndpoint {
-                        host: x.host.clone(),
-                        ..cf.endpoint(Role::Shard, x.port)
-                    },
-                    None => cf.endpoint(Role::Shard, cf.shard_port(i)),
-                },
-            })
-            .collect();
+        let shards = existing::shard_infos(&cf);
         MetaStore::bootstrap(&meta_primary, "tessera_meta", &cf.cluster_id, &shards)
             .await
             .map_err(|e| e.to_string())?;
