@@ -4,6 +4,7 @@
 //! Shards are reached only through `shard_router` (`shard_router::dist`
 //! for rendered statements, its scans for DataFusion).
 
+pub mod admin;
 pub mod alter;
 pub mod block_ddl;
 pub mod comment;
@@ -124,6 +125,7 @@ impl Session {
             }
             PlanKind::Insert(p) => self.execute_insert(p, params).await,
             PlanKind::SequenceSelect(items) => self.execute_sequence_select(items, params).await,
+            PlanKind::Admin(call) => self.execute_admin(call, params).await,
             PlanKind::Write(p) => {
                 let n = self.execute_write(p, params).await?;
                 Ok(Output::Command {

@@ -5,6 +5,7 @@
 //! ([`ddl`]); [`prepare`] parses client text and adds the DataFusion
 //! description (and logical plan) of distributed statements.
 
+pub mod admin;
 pub mod alter;
 pub mod cache;
 pub mod colnames;
@@ -92,6 +93,9 @@ pub enum PlanKind {
     DataFusion(Arc<Statement>, Option<&'static str>),
     /// `SELECT nextval('s'), ...`: sequence functions without FROM.
     SequenceSelect(Arc<Vec<(String, sequence::SeqCall)>>),
+    /// `SELECT tessera_move_partition(...)` and the other administrative
+    /// functions (`admin`).
+    Admin(Arc<admin::AdminCall>),
     /// COPY FROM STDIN.
     CopyIn(Arc<copy::CopyInPlan>),
     /// `DECLARE name CURSOR [WITH HOLD] FOR query`: the query prepared
@@ -305,6 +309,14 @@ impl Planner<'_> {
             ),
             Statement::Query(q) if sequence::calls_sequence_function(q) => {
                 self.plan_sequence_select(q)?
+            }
+            Statement::Query(q) if admin::calls_admin_function(q) => {
+                let (column, call) = admin::admin_select(q)?;
+                let param_types = call.param_types();
+                let mut p = self.plan_of(PlanKind::Admin(Arc::new(call)), "SELECT");
+                p.fields = vec![(column, Type::TEXT)];
+                p.param_types = param_types;
+                p
             }
             s @ (Statement::Update(_) | Statement::Delete(_))
                 if sequence::calls_sequence_function(s) =>

@@ -147,6 +147,17 @@ pub fn resolve_sequence(
     text: &str,
     schema: &str,
 ) -> Result<std::sync::Arc<SequenceDef>> {
+    let (s, n) = regclass_parts(text, schema)?;
+    catalog.sequence(&s, &n).cloned().ok_or_else(|| Error::Sql {
+        state: SqlState::UNDEFINED_TABLE,
+        message: format!("relation \"{n}\" does not exist"),
+    })
+}
+
+/// A relation named by text as `regclass` reads it: `name`,
+/// `schema.name` or `db.schema.name`, unquoted parts folded to lower
+/// case; `schema` when none is named. Returns (schema, name).
+pub fn regclass_parts(text: &str, schema: &str) -> Result<(String, String)> {
     let mut parts = vec![];
     let mut cur = String::new();
     let mut quoted = false;
@@ -182,10 +193,7 @@ pub fn resolve_sequence(
             })
         }
     };
-    catalog.sequence(&s, &n).cloned().ok_or_else(|| Error::Sql {
-        state: SqlState::UNDEFINED_TABLE,
-        message: format!("relation \"{n}\" does not exist"),
-    })
+    Ok((s, n))
 }
 
 /// The text of a sequence-name argument: a string literal, optionally

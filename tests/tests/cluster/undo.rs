@@ -161,6 +161,7 @@ pub(crate) async fn undo_moves(cluster: &TestCluster) {
     ))
     .await
     .expect("create grow_undo");
+    move_by_sql(cluster, &c).await;
     let (on, to) = slot_and_target(cluster, 0).await;
     let writers = start_writers(cluster, first_row_of_slot0(cluster, on).await).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -229,6 +230,36 @@ pub(crate) async fn undo_moves(cluster: &TestCluster) {
     check_rows(&c, &counts).await;
     check_copies_dropped(cluster, id).await;
     c.batch_execute("DROP TABLE grow_undo").await.expect("drop");
+}
+
+/// A move asked for in SQL: `tessera_move_partition` moves slot 1 and
+/// says so; `tessera_undo_move` of it is refused once its retired copy
+/// is dropped (at once by default).
+async fn move_by_sql(cluster: &TestCluster, c: &tokio_postgres::Client) {
+    let (_, to) = slot_and_target(cluster, 1).await;
+    let row = c
+        .query_one(
+            "SELECT tessera_move_partition('public.grow_undo', 1, $1::int)",
+            &[&(to as i32)],
+        )
+        .await
+        .expect("tessera_move_partition");
+    let text: String = row.get(0);
+    assert!(text.contains("verified"), "{text}");
+    assert_eq!(slot_and_target(cluster, 1).await.0, to, "{text}");
+    let (id, phase) = last_move(cluster).await;
+    assert_eq!(phase, "done");
+    let err = c
+        .query_one("SELECT tessera_undo_move($1)", &[&(id as i64)])
+        .await
+        .expect_err("an undo without a retired copy");
+    assert_eq!(err.code().map(|s| s.code()), Some("0A000"), "{err:?}");
+    let busy = c
+        .batch_execute("BEGIN; SELECT tessera_undo_move(1); COMMIT")
+        .await
+        .expect_err("in a transaction block");
+    assert_eq!(busy.code().map(|s| s.code()), Some("25001"), "{busy:?}");
+    c.batch_execute("ROLLBACK").await.expect("rollback");
 }
 
 /// Every row has the source's `v` (the wrong copy's change was not
