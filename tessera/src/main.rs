@@ -47,6 +47,11 @@ struct MoveOpts {
     /// left to the cluster's clients.
     #[arg(long, default_value_t = 0.5)]
     duty: f64,
+    /// The latency guard: the copy slows while the source's or target's
+    /// response to a probe takes more than this many times what it took
+    /// before the copy (plus 1 ms); 0 turns the guard off.
+    #[arg(long, default_value_t = 1.5, env = "TESSERA_MOVE_MAX_SLOWDOWN")]
+    max_slowdown: f64,
     /// Seconds the source's retired copy is kept after a move (until then
     /// it can be inspected; it is dropped after).
     #[arg(long, default_value_t = 0)]
@@ -57,6 +62,7 @@ impl MoveOpts {
     fn args(&self) -> cluster::MoveArgs {
         cluster::MoveArgs {
             duty: self.duty.clamp(0.01, 1.0),
+            max_slowdown: self.max_slowdown.max(0.0),
             keep_source_secs: self.keep_source_secs,
         }
     }

@@ -24,6 +24,7 @@ type AnyResult<T> = std::result::Result<T, String>;
 /// How a rebalance or move runs (the command line's options).
 pub struct MoveArgs {
     pub duty: f64,
+    pub max_slowdown: f64,
     pub keep_source_secs: u64,
 }
 
@@ -160,6 +161,7 @@ fn options(args: &MoveArgs) -> MoveOptions {
     });
     MoveOptions {
         duty: args.duty,
+        max_slowdown: args.max_slowdown,
         keep_source: Duration::from_secs(args.keep_source_secs),
         progress: Some(progress),
         ..MoveOptions::default()
@@ -168,7 +170,7 @@ fn options(args: &MoveArgs) -> MoveOptions {
 
 fn print_report(r: &mover::MoveReport) {
     println!(
-        "move {} done: slot {} shard{} -> shard{}, {} tables, {} rows ({:.1} MB) copied in {:.2} s at {:.1} MB/s, {} keys caught up in {} passes, fence {} ms (lock wait {}, last pass {}, verify {}, switch {}), {:.2} s in all; verified",
+        "move {} done: slot {} shard{} -> shard{}, {} tables, {} rows ({:.1} MB) copied in {:.2} s at {:.1} MB/s (share of time down to {:.2}), {} keys caught up in {} passes, fence {} ms (lock wait {}, last pass {}, verify {}, switch {}), {:.2} s in all; verified",
         r.id,
         r.slot,
         r.from.0,
@@ -178,6 +180,7 @@ fn print_report(r: &mover::MoveReport) {
         r.bytes as f64 / 1e6,
         r.copy_secs,
         if r.copy_secs > 0.0 { r.bytes as f64 / 1e6 / r.copy_secs } else { 0.0 },
+        r.lowest_duty,
         r.keys_caught_up,
         r.passes,
         r.fence_ms,

@@ -12,8 +12,55 @@ use mysql_async::Conn;
 use storage_adapter::map_error;
 
 use super::feed::Feed;
-use super::rows::{self, Throttle};
-use super::{open_snapshot, snapshot_pos, Mover};
+use super::feed::LogPos;
+use super::rows;
+use super::throttle::Throttle;
+use super::{not_supported, Mover};
+use common::ShardId;
+
+/// Opens a consistent snapshot on `conn`. Shard connections run READ
+/// COMMITTED (PostgreSQL's default), where MariaDB ignores `WITH CONSISTENT
+/// SNAPSHOT`: the transaction asks for REPEATABLE READ first.
+pub(super) async fn open_snapshot(conn: &mut Conn, shard: ShardId) -> Result<()> {
+    for sql in [
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        "START TRANSACTION WITH CONSISTENT SNAPSHOT",
+    ] {
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| map_error(shard, e))?;
+    }
+    Ok(())
+}
+
+/// The binary log position a consistent snapshot just opened on `conn`
+/// corresponds to: every transaction logged before it is in the snapshot,
+/// none logged after.
+pub(super) async fn snapshot_pos(conn: &mut Conn, shard: ShardId) -> Result<LogPos> {
+    let status: Vec<(String, String)> = conn
+        .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        .await
+        .map_err(|e| map_error(shard, e))?;
+    let get = |k: &str| {
+        status
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(k))
+            .map(|(_, v)| v.clone())
+    };
+    let pos = LogPos {
+        file: get("binlog_snapshot_file").unwrap_or_default(),
+        pos: get("binlog_snapshot_position")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0),
+    };
+    if pos.file.is_empty() {
+        return Err(not_supported(&format!(
+            "shard {} has no binary log (start it with log_bin and binlog_format=ROW)",
+            shard.0
+        )));
+    }
+    Ok(pos)
+}
 
 /// What a catch-up pass reads from and checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +132,7 @@ impl Mover<'_> {
             let t = &self.tables[i];
             if whole[i] {
                 rows::clear(target, self.to, t).await?;
-                let all = Throttle { duty: 1.0 };
+                let all = Throttle::fixed(1.0);
                 rows::copy_all(source, self.from, target, self.to, t, &all).await?;
                 n += 1;
             }

@@ -37,12 +37,14 @@
 //! switch fails is undone at once.
 
 mod catchup;
+use catchup::{open_snapshot, snapshot_pos};
 mod cutover;
 pub mod feed;
 pub mod plan;
 pub mod rebalance;
 pub mod recover;
 mod rows;
+mod throttle;
 pub mod undo;
 mod verify;
 
@@ -52,12 +54,12 @@ use std::time::{Duration, Instant};
 use common::{Error, Result, ShardId, TableId};
 use meta::{Catalog, DdlTxn, Distribution, MovePhase, MoveProgress, TableDef};
 use mysql_async::prelude::*;
-use mysql_async::Conn;
 use storage_adapter::{map_error, ShardClient};
 
 use crate::Router;
 use feed::{Feed, LogPos, Watched};
-use rows::{Physical, Throttle};
+use rows::Physical;
+use throttle::Throttle;
 
 /// One slot of a group of co-located tables, to move to `to`.
 #[derive(Debug, Clone)]
@@ -85,6 +87,10 @@ pub struct MoveOptions {
     /// Share of the wall time the copy may take (the rest is left to the
     /// foreground): 0.5 copies at most half the time.
     pub duty: f64,
+    /// The latency guard (`throttle`): the copy slows while a probe of
+    /// the source or target shard takes more than this many times what it
+    /// took before the copy (0: the fixed share alone).
+    pub max_slowdown: f64,
     /// Catch-up passes before fencing, at most.
     pub max_passes: u32,
     /// Fence once at most this many changed keys wait.
@@ -102,6 +108,7 @@ impl Default for MoveOptions {
     fn default() -> Self {
         MoveOptions {
             duty: 0.5,
+            max_slowdown: 1.5,
             max_passes: 50,
             fence_keys: 200,
             fence_attempts: 20,
@@ -131,6 +138,8 @@ pub struct MoveReport {
     pub fence_parts: [u64; 4],
     pub copy_secs: f64,
     pub total_secs: f64,
+    /// The lowest share of the time the copy ran at (the latency guard).
+    pub lowest_duty: f64,
 }
 
 /// The tables whose slots move together with `table`'s: every hash table
@@ -234,6 +243,7 @@ struct Mover<'a> {
     progress: MoveProgress,
     passes: u32,
     fence_parts: [u64; 4],
+    lowest_duty: f64,
     /// Undoing a switched move (`undo`): the source is the move's target,
     /// and the two copies differ by what is undone (no full check).
     undoing: bool,
@@ -241,50 +251,6 @@ struct Mover<'a> {
     /// move started: the copy's ETA.
     rows_total: u64,
     started: Instant,
-}
-
-/// Opens a consistent snapshot on `conn`. Shard connections run READ
-/// COMMITTED (PostgreSQL's default), where MariaDB ignores `WITH CONSISTENT
-/// SNAPSHOT`: the transaction asks for REPEATABLE READ first.
-async fn open_snapshot(conn: &mut Conn, shard: ShardId) -> Result<()> {
-    for sql in [
-        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-        "START TRANSACTION WITH CONSISTENT SNAPSHOT",
-    ] {
-        conn.query_drop(sql)
-            .await
-            .map_err(|e| map_error(shard, e))?;
-    }
-    Ok(())
-}
-
-/// The binary log position a consistent snapshot just opened on `conn`
-/// corresponds to: every transaction logged before it is in the snapshot,
-/// none logged after.
-async fn snapshot_pos(conn: &mut Conn, shard: ShardId) -> Result<LogPos> {
-    let status: Vec<(String, String)> = conn
-        .query("SHOW STATUS LIKE 'binlog_snapshot_%'")
-        .await
-        .map_err(|e| map_error(shard, e))?;
-    let get = |k: &str| {
-        status
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(k))
-            .map(|(_, v)| v.clone())
-    };
-    let pos = LogPos {
-        file: get("binlog_snapshot_file").unwrap_or_default(),
-        pos: get("binlog_snapshot_position")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0),
-    };
-    if pos.file.is_empty() {
-        return Err(not_supported(&format!(
-            "shard {} has no binary log (start it with log_bin and binlog_format=ROW)",
-            shard.0
-        )));
-    }
-    Ok(pos)
 }
 
 /// Moves one slot of a group of tables to `req.to` (see the module's
@@ -331,6 +297,7 @@ pub async fn move_slot(
         progress: MoveProgress::default(),
         passes: 0,
         fence_parts: [0; 4],
+        lowest_duty: opts.duty,
         undoing: false,
         rows_total: 0,
         started,
@@ -352,6 +319,7 @@ pub async fn move_slot(
                 fence_parts: m.fence_parts,
                 copy_secs,
                 total_secs: started.elapsed().as_secs_f64(),
+                lowest_duty: m.lowest_duty,
             })
         }
         Err(e) => {
@@ -500,9 +468,8 @@ impl Mover<'_> {
             .meta
             .set_move_rows_total(self.id, self.rows_total)
             .await?;
-        let throttle = Throttle {
-            duty: self.opts.duty,
-        };
+        let shards = vec![self.src.clone(), self.dst.clone()];
+        let throttle = Throttle::guarded(self.opts.duty, self.opts.max_slowdown, shards).await?;
         for i in 0..self.tables.len() {
             let c = rows::copy_all(
                 &mut source,
@@ -517,6 +484,7 @@ impl Mover<'_> {
             self.progress.bytes += c.bytes;
             self.record(MovePhase::Copying).await?;
         }
+        self.lowest_duty = throttle.lowest_duty();
         source
             .query_drop("COMMIT")
             .await

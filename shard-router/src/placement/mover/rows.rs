@@ -6,7 +6,7 @@
 //! temporal values.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{Result, ShardId};
 use meta::TableDef;
@@ -14,6 +14,7 @@ use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Value};
 use storage_adapter::{map_error, quote_ident};
 
+use super::throttle::Throttle;
 use crate::sql::physical_object;
 
 /// MariaDB's limit on a statement's `?`s is 65,535.
@@ -95,24 +96,6 @@ impl Physical {
     }
 }
 
-/// Keeps the copy to a share of the time (`duty`, 0 < duty <= 1): after
-/// each batch it sleeps so that copying takes `duty` of the wall time,
-/// leaving the rest of the shards' capacity to the foreground.
-pub struct Throttle {
-    pub duty: f64,
-}
-
-impl Throttle {
-    async fn after(&self, batch_started: Instant) {
-        if self.duty >= 1.0 || self.duty <= 0.0 {
-            return;
-        }
-        let spent = batch_started.elapsed().as_secs_f64();
-        let pause = spent * (1.0 - self.duty) / self.duty;
-        tokio::time::sleep(Duration::from_secs_f64(pause.min(1.0))).await;
-    }
-}
-
 /// What a copy moved.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Copied {
@@ -182,7 +165,7 @@ pub async fn copy_all(
         pending.push(values);
         if pending.len() >= batch_rows {
             write_rows(target, to, t, &mut pending).await?;
-            throttle.after(started).await;
+            throttle.after(started).await?;
             started = Instant::now();
         }
     }

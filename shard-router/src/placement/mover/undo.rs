@@ -76,6 +76,7 @@ pub async fn undo_move(
         progress: MoveProgress::default(),
         passes: 0,
         fence_parts: [0; 4],
+        lowest_duty: opts.duty,
         undoing: true,
         rows_total: 0,
         started: Instant::now(),
