@@ -212,10 +212,9 @@ impl VisitorMut for Expander<'_> {
         {
             // A derived table's column aliases, completed when fewer than
             // its columns (`(SELECT 1 AS x, 2 AS y) AS s(a)` has `a` and
-            // `y`; DataFusion wants every column named); more are left to
-            // DataFusion's error.
+            // `y`; DataFusion wants every column named); more is 42P10.
             let known = super::colnames::derived_names(subquery);
-            if let Some(names) = known.filter(|n| n.len() > alias.columns.len()) {
+            if let Some(names) = known.filter(|n| n.len() != alias.columns.len()) {
                 if let Err(e) = complete_alias(alias, &names) {
                     self.error = Some(e);
                     return ControlFlow::Break(());
@@ -516,6 +515,8 @@ mod tests {
             ("DELETE FROM v2", "0A000"),
             ("COPY v1 TO STDOUT", "42809"),
             ("SELECT * FROM v2 AS x (a, b)", "42P10"),
+            ("SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s (a, b, c)", "42P10"),
+            ("SELECT * FROM (VALUES (1)) AS s (a, b)", "42P10"),
         ] {
             let e = expand(&c, "public", &one(sql)).unwrap_err();
             assert_eq!(e.sqlstate().code(), state, "{sql}: {e}");

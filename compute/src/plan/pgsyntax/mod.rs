@@ -11,6 +11,7 @@
 //! * `x::varchar(n)` cuts to n characters, `x::char(n)` cuts and, as a
 //!   result column, pads to n;
 //! * `'1' + 1`: an untyped string takes the other constant's type;
+//! * VALUES rows of `n::numeric` constants of one scale are typed with it;
 //! * USING columns in WHERE are qualified (DataFusion finds them ambiguous);
 //! * a scalar subquery that does not aggregate gets `pg_one_row`;
 //! * `generate_series(...)` in a SELECT list returns rows (`unnest`);
@@ -78,6 +79,7 @@ impl VisitorMut for Rewriter {
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
         self.0 |= subquery::over_empty_catalog(q);
+        self.0 |= spellings::numeric_values(q);
         ControlFlow::Continue(())
     }
 
@@ -210,6 +212,20 @@ mod tests {
             rewritten("SELECT a FROM t JOIN u USING (id) WHERE id < 3 AND EXISTS (SELECT 1 FROM v WHERE id = 1)"),
             "SELECT a FROM t JOIN u USING(id) WHERE t.id < 3 AND EXISTS (SELECT 1 FROM v WHERE id = 1)"
         );
+    }
+
+    #[test]
+    fn values_of_numeric_constants_of_one_scale_keep_it() {
+        let r = rewritten("SELECT x FROM (VALUES (-2.5::numeric), (0.0::numeric), (NULL)) t(x)");
+        assert_eq!(r.matches("NUMERIC(38,1)").count(), 2, "{r}");
+        // Different scales, or something else in the column: left alone.
+        for sql in [
+            "SELECT x FROM (VALUES (2.5::numeric), (1.25::numeric)) t(x)",
+            "SELECT x FROM (VALUES (2.5::numeric), (y)) t(x)",
+        ] {
+            let r = rewritten(sql);
+            assert!(!r.contains("NUMERIC(38"), "{r}");
+        }
     }
 
     #[test]

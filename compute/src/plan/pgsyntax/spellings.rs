@@ -4,7 +4,7 @@
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CastKind, CharacterLength, DataType, ExactNumberInfo, Expr, Ident, ObjectName,
-    ObjectNamePart, UnaryOperator, Value,
+    ObjectNamePart, Query, SetExpr, UnaryOperator, Value,
 };
 
 use super::pieces::{as_text, binary, call, plain_args, similar_to_regex};
@@ -466,4 +466,87 @@ fn type_named(t: &DataType) -> Option<String> {
     common::SqlType::parse(&t.to_string().to_lowercase())
         .ok()
         .map(|t| crate::pgtypeof::sql_type_name(&t))
+}
+
+/// `VALUES (-2.5::numeric), (0.5::numeric)`: a column whose rows are all
+/// number constants cast to `numeric` without a scale (or NULL), each with
+/// the same number of decimals, is typed with that scale
+/// (`numeric(38, 1)`), so it prints as PostgreSQL prints each value
+/// (`-2.5`). DataFusion types such a column with 10 decimals. Rows of
+/// different scales are left as they are (PostgreSQL prints each row
+/// with its own).
+pub(super) fn numeric_values(q: &mut Query) -> bool {
+    let SetExpr::Values(v) = q.body.as_mut() else {
+        return false;
+    };
+    let width = v.rows.first().map_or(0, Vec::len);
+    let mut changed = false;
+    for j in 0..width {
+        let scales: Option<Vec<Option<u64>>> = v
+            .rows
+            .iter()
+            .map(|r| r.get(j).and_then(unscaled_numeric_cast))
+            .collect();
+        let Some(scales) = scales else { continue };
+        let mut given = scales.iter().flatten();
+        let Some(&s) = given.next() else { continue };
+        if given.any(|&x| x != s) {
+            continue;
+        }
+        for r in &mut v.rows {
+            let cell = match r.get_mut(j) {
+                Some(Expr::UnaryOp { expr, .. }) => Some(expr.as_mut()),
+                other => other,
+            };
+            if let Some(Expr::Cast { data_type, .. }) = cell {
+                *data_type = DataType::Numeric(ExactNumberInfo::PrecisionAndScale(38, s));
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+/// For a VALUES cell: `Some(Some(scale))` for a number constant (maybe
+/// negated) cast to `numeric`/`decimal` without a scale, `Some(None)` for
+/// NULL, `None` for anything else.
+fn unscaled_numeric_cast(e: &Expr) -> Option<Option<u64>> {
+    match e {
+        Expr::Value(v) if matches!(v.value, Value::Null) => Some(None),
+        // `-2.5::numeric` is `-(2.5::numeric)`.
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } if matches!(expr.as_ref(), Expr::Cast { .. }) => {
+            unscaled_numeric_cast(expr).filter(Option::is_some)
+        }
+        Expr::Cast {
+            kind: CastKind::Cast | CastKind::DoubleColon,
+            expr,
+            data_type:
+                DataType::Numeric(ExactNumberInfo::None)
+                | DataType::Decimal(ExactNumberInfo::None)
+                | DataType::Dec(ExactNumberInfo::None),
+            array: false,
+            format: None,
+        } => {
+            let inner = match expr.as_ref() {
+                Expr::UnaryOp {
+                    op: UnaryOperator::Minus | UnaryOperator::Plus,
+                    expr,
+                } => expr.as_ref(),
+                e => e,
+            };
+            let Expr::Value(v) = inner else { return None };
+            let Value::Number(n, _) = &v.value else {
+                return None;
+            };
+            let digits = n.bytes().filter(u8::is_ascii_digit).count();
+            if n.contains(['e', 'E']) || digits > 38 {
+                return None;
+            }
+            Some(Some(n.split_once('.').map_or(0, |(_, f)| f.len() as u64)))
+        }
+        _ => None,
+    }
 }
