@@ -37,3 +37,5 @@ SELECT id, (score * 2)::text, (score * 1e16)::text, score::real::text, 'v=' || (
 SELECT ARRAY[1,2]::text, ARRAY['a','b c']::text, ARRAY[1.5::float8, 2]::text;
 SELECT ARRAY[ARRAY[1,2],ARRAY[3,4]]::text, (ARRAY[NULL, 3])::text;
 SELECT CAST(ARRAY[1, 2, 3] AS varchar);
+SELECT x, x::int8, x::int4, x::int2 FROM (VALUES (-2.5::numeric), (-0.5::numeric), (0.0::numeric), (NULL), (2.5::numeric)) t(x);
+SELECT sum(x), max(x) FROM (VALUES (-2.25::numeric), (1.50::numeric)) t(x);

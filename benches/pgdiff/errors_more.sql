@@ -47,3 +47,5 @@ SELECT 1e300::float8, -1e-300::float8, 2.5e38::real, 1.5e3::float4;
 SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s(a);
 SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS s(n) ORDER BY n;
 SELECT s.y FROM (SELECT id AS x, id * 2 AS y FROM acct WHERE id < 3) AS s(a) ORDER BY 1;
+SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s(a, b, c);
+SELECT * FROM (VALUES (1)) AS s(a, b);

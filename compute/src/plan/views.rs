@@ -515,7 +515,10 @@ mod tests {
             ("DELETE FROM v2", "0A000"),
             ("COPY v1 TO STDOUT", "42809"),
             ("SELECT * FROM v2 AS x (a, b)", "42P10"),
-            ("SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s (a, b, c)", "42P10"),
+            (
+                "SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s (a, b, c)",
+                "42P10",
+            ),
             ("SELECT * FROM (VALUES (1)) AS s (a, b)", "42P10"),
         ] {
             let e = expand(&c, "public", &one(sql)).unwrap_err();

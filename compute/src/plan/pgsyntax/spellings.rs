@@ -479,10 +479,10 @@ pub(super) fn numeric_values(q: &mut Query) -> bool {
     let SetExpr::Values(v) = q.body.as_mut() else {
         return false;
     };
-    let width = v.rows.first().map_or(0, Vec::len);
+    let width = v.rows.first().map_or(0, |r| r.len());
     let mut changed = false;
     for j in 0..width {
-        let scales: Option<Vec<Option<u64>>> = v
+        let scales: Option<Vec<Option<i64>>> = v
             .rows
             .iter()
             .map(|r| r.get(j).and_then(unscaled_numeric_cast))
@@ -510,7 +510,7 @@ pub(super) fn numeric_values(q: &mut Query) -> bool {
 /// For a VALUES cell: `Some(Some(scale))` for a number constant (maybe
 /// negated) cast to `numeric`/`decimal` without a scale, `Some(None)` for
 /// NULL, `None` for anything else.
-fn unscaled_numeric_cast(e: &Expr) -> Option<Option<u64>> {
+fn unscaled_numeric_cast(e: &Expr) -> Option<Option<i64>> {
     match e {
         Expr::Value(v) if matches!(v.value, Value::Null) => Some(None),
         // `-2.5::numeric` is `-(2.5::numeric)`.
@@ -545,7 +545,7 @@ fn unscaled_numeric_cast(e: &Expr) -> Option<Option<u64>> {
             if n.contains(['e', 'E']) || digits > 38 {
                 return None;
             }
-            Some(Some(n.split_once('.').map_or(0, |(_, f)| f.len() as u64)))
+            Some(Some(n.split_once('.').map_or(0, |(_, f)| f.len() as i64)))
         }
         _ => None,
     }
