@@ -49,3 +49,7 @@ SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS s(n) ORDER BY n;
 SELECT s.y FROM (SELECT id AS x, id * 2 AS y FROM acct WHERE id < 3) AS s(a) ORDER BY 1;
 SELECT * FROM (SELECT 1 AS x, 2 AS y) AS s(a, b, c);
 SELECT * FROM (VALUES (1)) AS s(a, b);
+SELECT length(42);
+SELECT length(id), 1 FROM acct WHERE id = 1;
+SELECT reverse(id) FROM acct;
+SELECT left(owner, 2), length(id::text), lpad(owner, 3, '*'), repeat(owner, 2) FROM acct WHERE id < 3 ORDER BY 1;

@@ -96,6 +96,8 @@ pub fn context_for(
         .position(|r| r.name() == "type_coercion")
         .unwrap_or(0);
     rules.insert(coercion, Arc::new(crate::pgcasts::PgIntLiterals));
+    // String functions given numbers: PostgreSQL's 42883, not a cast.
+    rules.insert(coercion, Arc::new(crate::pgargs::PgTextArgs));
     rules.push(Arc::new(crate::semantics::PgSemantics));
     rules.push(Arc::new(crate::decorrelation::SetComparisons));
     rules.push(Arc::new(crate::dscale::PgNumeric));
