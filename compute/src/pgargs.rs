@@ -16,8 +16,8 @@ use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 /// The function's arguments PostgreSQL types `text`, by position.
 fn text_positions(name: &str) -> &'static [usize] {
     match name {
-        "character_length" | "char_length" | "length" | "octet_length" | "bit_length"
-        | "upper" | "lower" | "initcap" | "reverse" | "md5" | "ascii" => &[0],
+        "character_length" | "char_length" | "length" | "octet_length" | "bit_length" | "upper"
+        | "lower" | "initcap" | "reverse" | "md5" | "ascii" => &[0],
         "btrim" | "ltrim" | "rtrim" | "strpos" | "starts_with" => &[0, 1],
         "replace" | "translate" => &[0, 1, 2],
         "left" | "right" | "repeat" | "lpad" | "rpad" | "substr" => &[0],
@@ -157,14 +157,18 @@ mod tests {
             .build();
         let ctx = SessionContext::new_with_state(state);
         let df = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-        df.into_optimized_plan().map(|_| ()).map_err(|e| e.to_string())
+        df.into_optimized_plan()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     #[tokio::test]
     async fn numbers_are_not_text_to_string_functions() {
         let e = plan("SELECT length(42)").await.unwrap_err();
         assert!(e.contains("function length(integer) does not exist"), "{e}");
-        let e = plan("SELECT left(CAST(12345 AS BIGINT), 2)").await.unwrap_err();
+        let e = plan("SELECT left(CAST(12345 AS BIGINT), 2)")
+            .await
+            .unwrap_err();
         assert!(e.contains("left(bigint, integer)"), "{e}");
         for ok in [
             "SELECT length('abc')",

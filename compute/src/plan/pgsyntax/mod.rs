@@ -12,6 +12,8 @@
 //!   result column, pads to n;
 //! * `'1' + 1`: an untyped string takes the other constant's type;
 //! * VALUES rows of `n::numeric` constants of one scale are typed with it;
+//! * a set operation's untyped string constants take their column's type
+//!   where the other branches make it known ([`setops`]);
 //! * USING columns in WHERE are qualified (DataFusion finds them ambiguous);
 //! * a scalar subquery that does not aggregate gets `pg_one_row`;
 //! * `generate_series(...)` in a SELECT list returns rows (`unnest`);
@@ -32,6 +34,7 @@ mod catalog;
 mod check;
 mod exists;
 mod pieces;
+mod setops;
 mod spellings;
 mod subquery;
 
@@ -80,6 +83,7 @@ impl VisitorMut for Rewriter {
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
         self.0 |= subquery::over_empty_catalog(q);
         self.0 |= spellings::numeric_values(q);
+        self.0 |= setops::unknown_constants(q);
         ControlFlow::Continue(())
     }
 
@@ -212,6 +216,22 @@ mod tests {
             rewritten("SELECT a FROM t JOIN u USING (id) WHERE id < 3 AND EXISTS (SELECT 1 FROM v WHERE id = 1)"),
             "SELECT a FROM t JOIN u USING(id) WHERE t.id < 3 AND EXISTS (SELECT 1 FROM v WHERE id = 1)"
         );
+    }
+
+    #[test]
+    fn set_operations_type_their_string_constants() {
+        let r = rewritten("SELECT 10 UNION SELECT '9' ORDER BY 1");
+        assert!(r.contains("CAST('9' AS INT)"), "{r}");
+        let r = rewritten("SELECT '9' UNION ALL SELECT 2 UNION SELECT NULL");
+        assert!(r.contains("CAST('9' AS INT)"), "{r}");
+        // A column of unknown type, or all strings: left to DataFusion.
+        for sql in [
+            "SELECT a FROM t UNION SELECT '9'",
+            "SELECT 'a' UNION SELECT 'b'",
+            "SELECT '9' UNION SELECT 2.5",
+        ] {
+            assert!(!rewritten(sql).contains("CAST('"), "{sql}");
+        }
     }
 
     #[test]

@@ -327,7 +327,7 @@ fn float_cast_of_wide_number(e: &mut Expr) -> bool {
 
 /// The type PostgreSQL gives the number literal `x`; `None` when `x` is
 /// not one.
-fn number_type(x: &Expr) -> Option<DataType> {
+pub(super) fn number_type(x: &Expr) -> Option<DataType> {
     let Expr::Value(v) = x else {
         return None;
     };
