@@ -47,12 +47,20 @@ impl XaBranch {
                 message: "the branch's connection was left midway through a statement".into(),
             });
         }
+        // Until the statement answers, the branch's state is unknown: a
+        // commit given up midway (its future dropped, as a failover does
+        // to statements on a stopped server) leaves the branch broken, so
+        // its connection is closed, never pooled with an XA transaction
+        // still active on it (the next `XA START` there failed with
+        // XAER_RMFAIL, seen once in the failover scenario).
+        let was_broken = self.broken;
+        self.broken = true;
         let r = conn
             .query_drop(sql)
             .await
             .map_err(|e| map_error(self.shard, e));
-        if r.is_err() {
-            self.broken = true;
+        if r.is_ok() {
+            self.broken = was_broken;
         }
         r
     }
