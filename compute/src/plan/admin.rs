@@ -108,20 +108,9 @@ pub fn admin_select(q: &Query) -> Result<(String, AdminCall)> {
             "tessera_move_partition and tessera_undo_move alone in a SELECT without FROM",
         )
     };
-    let SetExpr::Select(s) = q.body.as_ref() else {
-        return Err(refuse());
-    };
-    if !s.from.is_empty()
-        || s.selection.is_some()
-        || q.order_by.is_some()
-        || q.limit_clause.is_some()
-        || s.having.is_some()
-        || s.distinct.is_some()
-        || q.with.is_some()
-        || s.projection.len() != 1
-    {
-        return Err(refuse());
-    }
+    let s = crate::plan::sequence::bare_select(q)
+        .filter(|s| s.projection.len() == 1)
+        .ok_or_else(refuse)?;
     let (e, alias) = match &s.projection[0] {
         SelectItem::UnnamedExpr(e) => (e, None),
         SelectItem::ExprWithAlias { expr, alias } => {

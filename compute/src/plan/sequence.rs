@@ -104,6 +104,23 @@ pub fn calls_sequence_function<T: datafusion::sql::sqlparser::ast::Visit>(node: 
     .is_break()
 }
 
+/// `q`'s SELECT when it is a bare SELECT list: no FROM, WHERE, GROUP
+/// clause, ORDER BY, LIMIT, DISTINCT or WITH (the shape of a function
+/// call statement such as `SELECT nextval('s')`).
+pub fn bare_select(q: &Query) -> Option<&datafusion::sql::sqlparser::ast::Select> {
+    let SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let bare = s.from.is_empty()
+        && s.selection.is_none()
+        && q.order_by.is_none()
+        && q.limit_clause.is_none()
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && q.with.is_none();
+    bare.then_some(s.as_ref())
+}
+
 /// The calls of `SELECT nextval('s'), setval('s', 5), ...` (no FROM, no
 /// other clause, nothing else selected), with their column names. Other
 /// queries calling sequence functions are refused (0A000).
@@ -111,19 +128,7 @@ pub fn sequence_select(q: &Query) -> Result<Vec<(String, SeqCall)>> {
     let refuse = || {
         Error::unsupported("sequence functions in a query that reads tables or has clauses (call them in SELECT without FROM, in INSERT VALUES or a column DEFAULT)")
     };
-    let SetExpr::Select(s) = q.body.as_ref() else {
-        return Err(refuse());
-    };
-    if !s.from.is_empty()
-        || s.selection.is_some()
-        || q.order_by.is_some()
-        || q.limit_clause.is_some()
-        || s.having.is_some()
-        || s.distinct.is_some()
-        || q.with.is_some()
-    {
-        return Err(refuse());
-    }
+    let s = bare_select(q).ok_or_else(refuse)?;
     let mut out = vec![];
     for item in &s.projection {
         let (e, alias) = match item {

@@ -6,6 +6,23 @@ use mysql_async::Conn;
 
 use super::{me, DdlTxn, MetaStore};
 
+/// The queue's rows for `drops` of table `table_id`, on `conn`.
+async fn insert_drops(
+    conn: &mut Conn,
+    table_id: TableId,
+    drops: &[(ShardId, String, String)],
+) -> Result<()> {
+    for (shard, db, tbl) in drops {
+        conn.exec_drop(
+            "INSERT IGNORE INTO pending_drops (shard_id, db, tbl, table_id) VALUES (?, ?, ?, ?)",
+            (shard.0, db, tbl, table_id.0),
+        )
+        .await
+        .map_err(me)?;
+    }
+    Ok(())
+}
+
 impl DdlTxn {
     /// Queues physical tables to drop in this DDL transaction: they are
     /// dropped (by the orphan sweep) only if it commits.
@@ -14,16 +31,7 @@ impl DdlTxn {
         table_id: TableId,
         drops: &[(ShardId, String, String)],
     ) -> Result<()> {
-        let conn = self.c()?;
-        for (shard, db, tbl) in drops {
-            conn.exec_drop(
-                "INSERT IGNORE INTO pending_drops (shard_id, db, tbl, table_id) VALUES (?, ?, ?, ?)",
-                (shard.0, db, tbl, table_id.0),
-            )
-            .await
-            .map_err(me)?;
-        }
-        Ok(())
+        insert_drops(self.c()?, table_id, drops).await
     }
 }
 
@@ -35,16 +43,7 @@ impl MetaStore {
         table_id: TableId,
         drops: &[(ShardId, String, String)],
     ) -> Result<()> {
-        let mut conn = self.conn().await?;
-        for (shard, db, tbl) in drops {
-            conn.exec_drop(
-                "INSERT IGNORE INTO pending_drops (shard_id, db, tbl, table_id) VALUES (?, ?, ?, ?)",
-                (shard.0, db, tbl, table_id.0),
-            )
-            .await
-            .map_err(me)?;
-        }
-        Ok(())
+        insert_drops(&mut self.conn().await?, table_id, drops).await
     }
 
     /// Forgets a queued drop (done, or its table exists after all).

@@ -4,7 +4,6 @@
 //! accounts run and readers check the total.
 
 use std::collections::HashSet;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -169,29 +168,10 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
     .expect("load accounts");
     let load = start_load(cluster).await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let run = |args: Vec<String>, crash: Option<&'static str>| {
-        let (dir, bin) = (cluster.dir.clone(), cluster.bin.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut cmd = Command::new(&bin);
-            cmd.arg("cluster").args(&args).arg("--data-dir").arg(&dir);
-            match crash {
-                Some(step) => cmd.env("TESSERA_MOVE_CRASH", step),
-                None => cmd.env_remove("TESSERA_MOVE_CRASH"),
-            };
-            let out = cmd.output().expect("run tessera cluster");
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            println!("tessera cluster {}: {}", args.join(" "), text.trim_end());
-            (out.status.success(), text)
-        })
-    };
-    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let (ok, _) = run(args(&["add-shard"]), None).await.expect("join");
+    let run = |args: &'static [&'static str]| super::undo::run_cli(cluster, args, &[]);
+    let (ok, _) = run(&["add-shard"]).await;
     assert!(ok, "add-shard failed");
-    let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+    let (ok, out) = run(&["rebalance"]).await;
     assert!(ok, "rebalance failed: {out}");
     assert!(out.contains("verified"), "{out}");
     assert_eq!(
@@ -207,8 +187,9 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         ("switched", "4"),
     ] {
         load.outage.store(step == "renamed", Ordering::Relaxed);
-        let (ok, _) = run(
-            args(&[
+        let (ok, _) = super::undo::run_cli(
+            cluster,
+            &[
                 "move",
                 "--table",
                 "grow_acct",
@@ -216,15 +197,14 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
                 slot,
                 "--to",
                 "4",
-            ]),
-            Some(step),
+            ],
+            &[("TESSERA_MOVE_CRASH", step)],
         )
-        .await
-        .expect("join");
+        .await;
         assert!(!ok, "the move did not stop at {step}");
-        let (ok, out) = run(args(&["moves"]), None).await.expect("join");
+        let (ok, out) = run(&["moves"]).await;
         assert!(ok, "{out}");
-        let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+        let (ok, out) = run(&["rebalance"]).await;
         assert!(ok, "recovery after a crash at {step} failed: {out}");
         if step == "renamed" {
             // A statement that found the slot's table gone waits up to 2 s
@@ -235,7 +215,7 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
         load.outage.store(false, Ordering::Relaxed);
     }
     super::undo::undo_moves(cluster).await;
-    let (ok, out) = run(args(&["remove-shard", "3"]), None).await.expect("join");
+    let (ok, out) = run(&["remove-shard", "3"]).await;
     assert!(ok, "remove-shard failed: {out}");
     // An existing server (started by its operator, not the cluster) joins
     // as shard 5, takes its share, and is drained again.
@@ -248,13 +228,13 @@ pub(crate) async fn online_growth(cluster: &TestCluster) {
     )
     .await;
     assert!(ok, "add-shard of an existing server failed: {out}");
-    let (ok, out) = run(args(&["rebalance"]), None).await.expect("join");
+    let (ok, out) = run(&["rebalance"]).await;
     assert!(ok, "rebalance onto the existing server failed: {out}");
     assert_eq!(
         slots_by_shard(cluster).await,
         vec![(1, 3), (2, 3), (4, 3), (5, 3)]
     );
-    let (ok, out) = run(args(&["remove-shard", "5"]), None).await.expect("join");
+    let (ok, out) = run(&["remove-shard", "5"]).await;
     assert!(ok, "remove-shard of the existing server failed: {out}");
     assert!(out.contains("keeps running"), "{out}");
     drop(ext);

@@ -280,28 +280,12 @@ pub async fn move_slot(
     let from = check(&catalog, req)?;
     let ids: Vec<TableId> = req.tables.iter().map(|t| t.id).collect();
     let id = router.meta.start_move(&ids, req.slot, from, req.to).await?;
-    let mut m = Mover {
-        router,
-        opts,
-        id,
-        slot: req.slot,
-        from,
-        to: req.to,
-        src: router.shard(from)?,
-        dst: router.shard(req.to)?,
-        tables: req
-            .tables
-            .iter()
-            .map(|t| Physical::new(t, req.slot))
-            .collect(),
-        progress: MoveProgress::default(),
-        passes: 0,
-        fence_parts: [0; 4],
-        lowest_duty: opts.duty,
-        undoing: false,
-        rows_total: 0,
-        started,
-    };
+    let tables = req
+        .tables
+        .iter()
+        .map(|t| Physical::new(t, req.slot))
+        .collect();
+    let mut m = Mover::new(router, opts, id, req.slot, from, req.to, tables)?;
     match m.run(ddl, &catalog).await {
         Ok((fence_ms, copy_secs)) => {
             m.after_switch().await;
@@ -329,7 +313,54 @@ pub async fn move_slot(
     }
 }
 
-impl Mover<'_> {
+impl<'a> Mover<'a> {
+    /// A mover of `slot` of `tables` from `from` to `to` (the move's
+    /// record `id`).
+    fn new(
+        router: &'a Router,
+        opts: &'a MoveOptions,
+        id: u64,
+        slot: u32,
+        from: ShardId,
+        to: ShardId,
+        tables: Vec<Physical>,
+    ) -> Result<Mover<'a>> {
+        Ok(Mover {
+            router,
+            opts,
+            id,
+            slot,
+            from,
+            to,
+            src: router.shard(from)?,
+            dst: router.shard(to)?,
+            tables,
+            progress: MoveProgress::default(),
+            passes: 0,
+            fence_parts: [0; 4],
+            lowest_duty: opts.duty,
+            undoing: false,
+            rows_total: 0,
+            started: Instant::now(),
+        })
+    }
+
+    /// The source's binary log feed of the slot's tables from `from`,
+    /// under server id `base` plus the move's id.
+    async fn start_feed(&self, base: u32, from: LogPos) -> Result<Feed> {
+        let watched = self
+            .tables
+            .iter()
+            .map(|t| Watched {
+                database: t.database.clone(),
+                table: t.name.clone(),
+                key_columns: t.key_positions.clone(),
+            })
+            .collect();
+        let server_id = base + (self.id % 1_000_000_000) as u32;
+        Feed::start(&self.src, server_id, from, watched).await
+    }
+
     fn report(&self, phase: MovePhase) {
         if let Some(f) = &self.opts.progress {
             let copied = self.progress.rows_copied;
@@ -368,18 +399,8 @@ impl Mover<'_> {
         let from_pos = self.copy().await?;
         let copy_secs = copy_started.elapsed().as_secs_f64();
         crash_point("copied");
-        let watched = self
-            .tables
-            .iter()
-            .map(|t| Watched {
-                database: t.database.clone(),
-                table: t.name.clone(),
-                key_columns: t.key_positions.clone(),
-            })
-            .collect();
         // A server id no replica of the cluster uses.
-        let server_id = 1_000_000_000 + (self.id % 1_000_000_000) as u32;
-        let feed = Feed::start(&self.src, server_id, from_pos, watched).await?;
+        let feed = self.start_feed(1_000_000_000, from_pos).await?;
         self.record(MovePhase::CatchingUp).await?;
         self.catch_up(&feed).await?;
         let (mut lock, fenced_at) = self.fence(Some(&feed)).await?;

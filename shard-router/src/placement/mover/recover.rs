@@ -15,8 +15,6 @@
 
 use common::{Result, ShardId};
 use meta::{MovePhase, MoveRecord};
-use mysql_async::prelude::*;
-use storage_adapter::{map_error, quote_ident};
 
 use crate::Router;
 
@@ -86,15 +84,12 @@ async fn recover_open(router: &Router, finish_switched: bool) -> Result<Vec<Stri
                 )
             }
             MovePhase::Reversing => {
-                super::undo::restore_switched(router, &m).await?;
-                router
-                    .meta
-                    .end_move(
-                        m.id,
-                        MovePhase::Unverified,
-                        Some("undoing it was abandoned by its mover; left as switched (tessera cluster undo-move tries again)"),
-                    )
-                    .await?;
+                super::undo::leave_switched(
+                    router,
+                    &m,
+                    "undoing it was abandoned by its mover; left as switched (tessera cluster undo-move tries again)",
+                )
+                .await?;
                 format!(
                     "move {}: abandoned while being undone; left as switched",
                     m.id
@@ -132,31 +127,10 @@ async fn drop_target(router: &Router, m: &MoveRecord) -> Result<()> {
 /// Gives the source tables their names back where the switch renamed them
 /// and the map still names the source.
 pub(super) async fn restore_source(router: &Router, m: &MoveRecord) -> Result<()> {
-    if m.retired.is_empty() {
-        return Ok(());
-    }
-    let mut conn = router.shard(m.from)?.conn().await?;
     let suffix = format!("_m{}", m.id);
     for (db, retired) in &m.retired {
-        let Some(original) = retired.strip_suffix(&suffix) else {
-            continue;
-        };
-        let present: Vec<String> = conn
-            .exec(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name IN (?, ?)",
-                (db, retired, original),
-            )
-            .await
-            .map_err(|e| map_error(m.from, e))?;
-        if present.iter().any(|t| t == retired) && !present.iter().any(|t| t == original) {
-            conn.query_drop(format!(
-                "RENAME TABLE {db_q}.{} TO {db_q}.{}",
-                quote_ident(retired),
-                quote_ident(original),
-                db_q = quote_ident(db)
-            ))
-            .await
-            .map_err(|e| map_error(m.from, e))?;
+        if let Some(original) = retired.strip_suffix(&suffix) {
+            super::undo::rename_if(router, m.from, db, retired, original).await?;
         }
     }
     Ok(())

@@ -21,12 +21,12 @@
 use std::time::Instant;
 
 use common::{Error, Result, ShardId};
-use meta::{Catalog, DdlTxn, MovePhase, MoveProgress, MoveRecord};
+use meta::{Catalog, DdlTxn, MovePhase, MoveRecord};
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
 
-use super::feed::{Feed, LogPos, Watched};
+use super::feed::LogPos;
 use super::rows::Physical;
 use super::{crash_point, not_supported, MoveOptions, Mover};
 use crate::Router;
@@ -63,24 +63,16 @@ pub async fn undo_move(
         .meta
         .update_move(id, MovePhase::Reversing, &record.progress)
         .await?;
-    let mut m = Mover {
+    let mut m = Mover::new(
         router,
         opts,
         id,
-        slot: record.partition,
-        from: record.to,
-        to: record.from,
-        src: router.shard(record.to)?,
-        dst: router.shard(record.from)?,
+        record.partition,
+        record.to,
+        record.from,
         tables,
-        progress: MoveProgress::default(),
-        passes: 0,
-        fence_parts: [0; 4],
-        lowest_duty: opts.duty,
-        undoing: true,
-        rows_total: 0,
-        started: Instant::now(),
-    };
+    )?;
+    m.undoing = true;
     match m.run_undo(ddl, &catalog, cut, why).await {
         Ok(fence_ms) => Ok(UndoReport {
             id,
@@ -92,12 +84,7 @@ pub async fn undo_move(
             let _ = router.meta.lower_fence(id).await;
             if let Ok(r) = record_of(router, id).await {
                 if r.phase == MovePhase::Reversing {
-                    restore_switched(router, &r).await?;
-                    let detail = format!("{why}; undoing it failed: {e}");
-                    router
-                        .meta
-                        .end_move(id, MovePhase::Unverified, Some(&detail))
-                        .await?;
+                    leave_switched(router, &r, &format!("{why}; undoing it failed: {e}")).await?;
                 }
             }
             Err(e)
@@ -207,18 +194,8 @@ impl Mover<'_> {
         cut: LogPos,
         why: &str,
     ) -> Result<u64> {
-        let watched = self
-            .tables
-            .iter()
-            .map(|t| Watched {
-                database: t.database.clone(),
-                table: t.name.clone(),
-                key_columns: t.key_positions.clone(),
-            })
-            .collect();
         // A server id neither the move's own feed nor any replica uses.
-        let server_id = 2_000_000_000 + (self.id % 1_000_000_000) as u32;
-        let feed = Feed::start(&self.src, server_id, cut, watched).await?;
+        let feed = self.start_feed(2_000_000_000, cut).await?;
         self.catch_up(&feed).await?;
         let (mut lock, fenced_at) = self.fence(Some(&feed)).await?;
         crash_point("undo_fenced");
@@ -291,6 +268,17 @@ impl Mover<'_> {
     }
 }
 
+/// A move whose undo failed or was abandoned, back as it was switched
+/// (`restore_switched`) and recorded `unverified` with `detail`, to undo
+/// again.
+pub(super) async fn leave_switched(router: &Router, m: &MoveRecord, detail: &str) -> Result<()> {
+    restore_switched(router, m).await?;
+    router
+        .meta
+        .end_move(m.id, MovePhase::Unverified, Some(detail))
+        .await
+}
+
 /// Gives a move that was being undone (the map still names its target)
 /// the tables it had when switched: the target's live tables their names,
 /// the source's copy its retired names. Each rename is done only where
@@ -313,8 +301,8 @@ pub(super) async fn restore_switched(router: &Router, m: &MoveRecord) -> Result<
 }
 
 /// Renames `db.from_name` to `db.to_name` on `shard` if only the first
-/// exists.
-async fn rename_if(
+/// exists (so recovery can run it again).
+pub(super) async fn rename_if(
     router: &Router,
     shard: ShardId,
     db: &str,
