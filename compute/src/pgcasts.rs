@@ -8,12 +8,10 @@
 //!   alone, where PostgreSQL keeps 15 significant digits);
 //! * decimal literals with a negative scale (`1e2`) become scale 0;
 //! * `trunc` of a numeric has scale 0, like `floor` and `ceil`;
-//! * `extract(second | milliseconds ...)` keeps the fraction;
 //! * a timestamp cast to text is PostgreSQL's text (`2024-01-02
 //!   03:04:05`, not ISO's `T`), and so is a float (`3`, not `3.0`);
-//! * as result columns ([`rewrite_output`]): `extract(epoch | second
-//!   ...)` is numeric with 6 places, `date ± interval` a timestamp, and
-//!   `date_trunc` of a date a timestamp with time zone.
+//! * as result columns ([`rewrite_output`]): `date ± interval` a
+//!   timestamp, and `date_trunc` of a date a timestamp with time zone.
 
 use std::sync::Arc;
 
@@ -407,11 +405,6 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     )));
                 }
             }
-            Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
-                if let Some(x) = crate::pgextract::fractional_seconds(f, schema)? {
-                    return Ok(Transformed::yes(x));
-                }
-            }
             Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {
                 if let DataType::Decimal128(p, s) = f.args[0].get_type(schema)? {
                     if s > 0 {
@@ -429,8 +422,7 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
 }
 
 /// PostgreSQL's type of a result column that DataFusion types otherwise:
-/// `extract(epoch | second ...)` numeric with 6 places, `date ± interval`
-/// a timestamp, `date_trunc` of a date a timestamp with time zone. Only
+/// `date ± interval` a timestamp, `date_trunc` of a date a timestamp with time zone. Only
 /// the top of an output expression of the root: below it, and in
 /// filters, the operands were coerced for DataFusion's type (`l_shipdate
 /// <= date '1998-12-01' - interval '90 days'` compares dates, which for
@@ -453,17 +445,6 @@ pub fn rewrite_output(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
 
 fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
     match e {
-        Expr::ScalarFunction(f) if f.func.name() == "date_part" && f.args.len() == 2 => {
-            let part = literal_text(&f.args[0]).map(str::to_ascii_lowercase);
-            if matches!(part.as_deref(), Some("epoch" | "second" | "seconds"))
-                && !matches!(e.get_type(schema)?, DataType::Decimal128(..))
-            {
-                return Ok(Some(Expr::Cast(Cast::new(
-                    Box::new(e.clone()),
-                    DataType::Decimal128(38, 6),
-                ))));
-            }
-        }
         // Type coercion made the date argument `CAST(d AS Timestamp(ns))`.
         Expr::ScalarFunction(f)
             if f.func.name() == "date_trunc"
@@ -484,55 +465,11 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(op, Operator::Plus | Operator::Minus) =>
         {
-            // `extract(epoch from ts) + 1`: numeric with 6 places too.
-            let epoch = |x: &Expr| {
-                let x = match x {
-                    Expr::Cast(c) => c.expr.as_ref(),
-                    other => other,
-                };
-                matches!(x, Expr::ScalarFunction(f) if f.func.name() == "date_part"
-                    && f.args.len() == 2
-                    && matches!(literal_text(&f.args[0]).map(str::to_ascii_lowercase).as_deref(),
-                        Some("epoch" | "second" | "seconds")))
-                .then(|| x.clone())
-            };
-            let exact = |x: &Expr| {
-                let x = match x {
-                    Expr::Cast(c) => c.expr.as_ref(),
-                    other => other,
-                };
-                match x.get_type(schema) {
-                    Ok(t) if t.is_integer() => Some(x.clone()),
-                    Ok(DataType::Decimal128(_, s)) if s <= 6 => Some(x.clone()),
-                    _ => None,
-                }
-            };
-            let d6 = |x: Expr| Expr::Cast(Cast::new(Box::new(x), DataType::Decimal128(38, 6)));
-            match (epoch(left), epoch(right)) {
-                (Some(l), None) => {
-                    if let Some(r) = exact(right) {
-                        return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
-                            Box::new(d6(l)),
-                            *op,
-                            Box::new(d6(r)),
-                        ))));
-                    }
-                }
-                (None, Some(r)) => {
-                    if let Some(l) = exact(left) {
-                        return Ok(Some(Expr::BinaryExpr(BinaryExpr::new(
-                            Box::new(d6(l)),
-                            *op,
-                            Box::new(d6(r)),
-                        ))));
-                    }
-                }
-                _ => {}
-            }
             let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
             // `date + 1` reaches here as `date + CAST(1 AS interval)`:
             // that one stays a date.
-            // Only an interval literal or column: DataFusion's own
+            // Only an interval literal (or text cast to one) or column:
+            // DataFusion's own
             // `date + 1` (an integer) stays a date.
             let interval = |t: &DataType, e: &Expr| {
                 let real = matches!(
@@ -544,7 +481,7 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
                                 | ScalarValue::IntervalYearMonth(Some(_)),
                             _,
                         )
-                );
+                ) || matches!(e, Expr::Cast(c) if literal_text(&c.expr).is_some());
                 matches!(t, DataType::Interval(_)) && real
             };
             if lt == DataType::Date32 && interval(&rt, right) {

@@ -53,6 +53,9 @@ pub fn register(ctx: &SessionContext) {
     crate::pgmath::register(ctx);
     ctx.register_udf(ScalarUDF::new_from_impl(AtTimeZone::default()));
     ctx.register_udf(ScalarUDF::new_from_impl(
+        crate::pgextract::PgExtract::default(),
+    ));
+    ctx.register_udf(ScalarUDF::new_from_impl(
         crate::pgtypeof::PgTypeof::default(),
     ));
     for f in [

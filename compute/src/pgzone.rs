@@ -16,8 +16,7 @@ use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, Operator};
 /// Functions whose answer for a timestamptz depends on the time zone.
 const ZONED_FUNCTIONS: &[&str] = &[
     "date_trunc",
-    "date_part",
-    "extract",
+    crate::pgextract::NAME,
     "to_char",
     "date_bin",
     "to_date",

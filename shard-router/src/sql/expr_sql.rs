@@ -205,7 +205,7 @@ fn function(
     let ty = |x: &Expr| x.get_type(input).ok();
     let name = f.func.name().to_ascii_lowercase();
     match (name.as_str(), f.args.as_slice()) {
-        ("date_part", [Expr::Literal(part, _), x]) if matches!(ty(x)?, DataType::Date32) => {
+        ("pg_extract", [Expr::Literal(part, _), x, ..]) if matches!(ty(x)?, DataType::Date32) => {
             let unit = match part.to_string().to_ascii_lowercase().as_str() {
                 "year" => "EXTRACT(YEAR FROM ",
                 "month" => "EXTRACT(MONTH FROM ",

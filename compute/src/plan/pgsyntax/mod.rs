@@ -37,6 +37,7 @@ mod pieces;
 mod setops;
 mod spellings;
 mod subquery;
+mod temporal;
 
 pub use check::check;
 pub use pieces::similar_to_regex;

@@ -409,3 +409,19 @@ pub(super) fn set_returning_items(sel: &mut Select) -> bool {
     }
     changed
 }
+
+/// `expr`, taken out of its place (NULL is left).
+pub(super) fn take(expr: &mut Expr) -> Expr {
+    std::mem::replace(expr, Expr::value(Value::Null))
+}
+
+/// `CAST(x AS t)`.
+pub(super) fn cast(x: Expr, t: DataType) -> Expr {
+    Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(x),
+        data_type: t,
+        array: false,
+        format: None,
+    }
+}

@@ -7,7 +7,8 @@ use datafusion::sql::sqlparser::ast::{
     ObjectNamePart, Query, SetExpr, UnaryOperator, Value,
 };
 
-use super::pieces::{as_text, binary, call, plain_args, similar_to_regex};
+use super::pieces::{as_text, binary, call, cast, plain_args, similar_to_regex, take};
+use super::temporal;
 
 /// Rewrites node `e` by the spelling for its kind; whether it changed.
 pub(super) fn rewrite(e: &mut Expr) -> bool {
@@ -19,47 +20,16 @@ pub(super) fn rewrite(e: &mut Expr) -> bool {
         Expr::Cast { .. } => char_cast(e) || float_cast_of_wide_number(e),
         Expr::BinaryOp { .. } => untyped_operand(e),
         Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
-        Expr::AtTimeZone { .. } => at_time_zone(e),
+        Expr::AtTimeZone { .. } => temporal::at_time_zone(e),
+        Expr::Extract { .. } => temporal::extract(e),
+        Expr::Interval(_) => temporal::interval_literal(e),
         _ => false,
     }
-}
-
-/// `ts AT TIME ZONE z` is `pg_at_time_zone(ts, z)` (`crate::pgzone`):
-/// PostgreSQL's operator turns a timestamptz into the local timestamp in
-/// `z` and a timestamp into the timestamptz it is in `z`, where DataFusion
-/// casts either to a timestamptz. A string constant is a timestamptz, as
-/// PostgreSQL resolves it.
-fn at_time_zone(e: &mut Expr) -> bool {
-    let Expr::AtTimeZone {
-        timestamp,
-        time_zone,
-    } = e
-    else {
-        return false;
-    };
-    let mut ts = take(timestamp);
-    if matches!(&ts, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))) {
-        ts = cast(
-            ts,
-            DataType::Timestamp(
-                None,
-                datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone,
-            ),
-        );
-    }
-    let zone = take(time_zone);
-    *e = call("pg_at_time_zone", vec![ts, zone]);
-    true
 }
 
 /// The number literal `n`.
 fn number(n: &str) -> Expr {
     Expr::value(Value::Number(n.into(), false))
-}
-
-/// `expr`, taken out of its place (NULL is left).
-fn take(expr: &mut Expr) -> Expr {
-    std::mem::replace(expr, Expr::value(Value::Null))
 }
 
 /// DataFusion plans SUBSTRING(...) with its own substr, not the session's
@@ -86,8 +56,8 @@ fn substring_as_substr(e: &mut Expr) -> bool {
     true
 }
 
-/// `mod(a, b)` as `a % b`, `date_part()` as double precision (EXTRACT is
-/// numeric), `every()` (the standard's name) as `bool_and()`, `sign()` as
+/// `mod(a, b)` as `a % b`, `date_part()` as `pg_extract` read as double
+/// precision (EXTRACT is numeric), `every()` (the standard's name) as `bool_and()`, `sign()` as
 /// `signum()`, `array_remove` / `array_replace` of every match; plain
 /// calls only (no OVER or FILTER).
 fn function_spelling(e: &mut Expr) -> bool {
@@ -118,8 +88,12 @@ fn function_spelling(e: &mut Expr) -> bool {
             *e = binary(a, BinaryOperator::Modulo, b);
         }
         ("date_part", 2) => {
-            let call = Expr::Function(f.clone());
-            *e = cast(call, DataType::DoublePrecision);
+            let mut args = args;
+            args.push(Expr::value(Value::Boolean(true)));
+            *e = cast(
+                call(crate::pgextract::NAME, args),
+                DataType::DoublePrecision,
+            );
         }
         ("every", 1) => rename(f, "bool_and"),
         ("sign", 1) => rename(f, "signum"),
@@ -130,17 +104,6 @@ fn function_spelling(e: &mut Expr) -> bool {
         _ => return false,
     }
     true
-}
-
-/// `CAST(x AS t)`.
-fn cast(x: Expr, t: DataType) -> Expr {
-    Expr::Cast {
-        kind: CastKind::Cast,
-        expr: Box::new(x),
-        data_type: t,
-        array: false,
-        format: None,
-    }
 }
 
 /// `x LIKE 'p' ESCAPE 'c'`: the pattern with backslash escapes, the only
