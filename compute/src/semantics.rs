@@ -4,7 +4,10 @@
 //! version too) and rewrites what DataFusion would compute differently:
 //!
 //! * integer `+ - *` overflow is an error (22003), not a wrapped value:
-//!   Arrow's checked kernels instead of DataFusion's wrapping ones;
+//!   Arrow's checked kernels instead of DataFusion's wrapping ones; float
+//!   `+ - * /` overflow, underflow and division by zero are errors too,
+//!   and `real` with an exact operand is double precision
+//!   (`crate::pgfloat`);
 //! * a cast of a numeric to an integer rounds half away from zero and of a
 //!   float to an integer rounds half to even, as PostgreSQL's casts do
 //!   (DataFusion truncates);
@@ -261,8 +264,19 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
-            Ok(checked_arithmetic(left, *op, right, schema))
+            Ok(checked_arithmetic(left, *op, right, schema)
+                .or_else(|| crate::pgfloat::arithmetic(left, *op, right, schema)))
         }
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Divide,
+            right,
+        }) => Ok(crate::pgfloat::arithmetic(
+            left,
+            Operator::Divide,
+            right,
+            schema,
+        )),
         Expr::Cast(Cast { expr, field }) if is_int(field.data_type()) => {
             Ok(rounded_int_cast(expr, field, schema))
         }

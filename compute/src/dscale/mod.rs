@@ -42,6 +42,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 
 mod exprs;
+mod variance;
 
 use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
 use exprs::{
@@ -69,6 +70,9 @@ struct AvgSplit {
     scale: i8,
     sum: String,
     count: String,
+    /// A variance or standard deviation instead: the name of its sum of
+    /// squares, and which statistic.
+    var: Option<(String, variance::Statistic)>,
 }
 
 impl Pass {
@@ -119,6 +123,19 @@ impl Pass {
                 exprs.push(Expr::Column(Column::new(q.cloned(), f.name())));
                 continue;
             };
+            if let Some((squares, stat)) = &s.var {
+                let col = |n: &str| Expr::Column(Column::new_unqualified(n));
+                let (value, scale) =
+                    variance::finish(col(&s.count), col(&s.sum), col(squares), s.scale, *stat)?;
+                exprs.push(value.alias_qualified(q.cloned(), f.name()));
+                let name = self.companion_name();
+                extra.push(scale.alias(&name));
+                comps.insert(
+                    Column::new(q.cloned(), f.name()),
+                    Expr::Column(Column::new_unqualified(name)),
+                );
+                continue;
+            }
             let args = vec![
                 cast(
                     Expr::Column(Column::new_unqualified(&s.sum)),
@@ -340,7 +357,8 @@ impl Pass {
                     .first()
                     .map(|x| x.get_type(&input_schema))
                     .transpose()?;
-                if func.name() == "avg" && t.as_ref().is_some_and(numeric_avg) {
+                let stat = variance::statistic(func.name());
+                if (func.name() == "avg" || stat.is_some()) && t.as_ref().is_some_and(numeric_avg) {
                     let t = t.unwrap_or(DataType::Int64);
                     let (s, c, scale, sn, cn) = self.split_avg(&params.args[0], &t);
                     let with = |x: Expr| -> Expr {
@@ -355,11 +373,17 @@ impl Pass {
                     };
                     aggr.push(with(s).alias(&sn));
                     aggr.push(with(c).alias(&cn));
+                    let var = stat.map(|stat| {
+                        let name = format!("{sn}_squares");
+                        aggr.push(with(variance::sum_of_squares(&params.args[0], &t)).alias(&name));
+                        (name, stat)
+                    });
                     splits.push(AvgSplit {
                         at: n_groups + j,
                         scale,
                         sum: sn,
                         count: cn,
+                        var,
                     });
                     continue;
                 }
@@ -405,7 +429,8 @@ impl Pass {
                     .map(|x| x.get_type(&input_schema))
                     .transpose()?;
                 if let (WindowFunctionDefinition::AggregateUDF(f), Some(t)) = (&wf.fun, &t) {
-                    if f.name() == "avg" && numeric_avg(t) {
+                    let stat = variance::statistic(f.name());
+                    if (f.name() == "avg" || stat.is_some()) && numeric_avg(t) {
                         let (s, c, scale, sn, cn) = self.split_avg(&args[0], t);
                         let over = |agg: Expr| -> Result<Expr> {
                             let Expr::AggregateFunction(AggregateFunction {
@@ -424,11 +449,21 @@ impl Pass {
                         };
                         exprs.push(over(s)?.alias(&sn));
                         exprs.push(over(c)?.alias(&cn));
+                        let var = match stat {
+                            Some(stat) => {
+                                let name = format!("{sn}_squares");
+                                let q = variance::sum_of_squares(&args[0], t);
+                                exprs.push(over(q)?.alias(&name));
+                                Some((name, stat))
+                            }
+                            None => None,
+                        };
                         splits.push(AvgSplit {
                             at: n_input + j,
                             scale,
                             sum: sn,
                             count: cn,
+                            var,
                         });
                         continue;
                     }

@@ -135,6 +135,7 @@ pub fn context_for(
     ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
         crate::numeric::PgAvg::default(),
     ));
+    crate::pgvariance::register(&ctx);
     crate::pgfuncs::register(&ctx);
     ctx.register_udaf(datafusion::logical_expr::AggregateUDF::new_from_impl(
         crate::onerow::OneRow::default(),

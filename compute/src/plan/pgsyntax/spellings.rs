@@ -96,6 +96,8 @@ fn function_spelling(e: &mut Expr) -> bool {
             );
         }
         ("every", 1) => rename(f, "bool_and"),
+        ("variance", 1) => rename(f, "var_samp"),
+        ("stddev", 1) => rename(f, "stddev_samp"),
         ("sign", 1) => rename(f, "signum"),
         // PostgreSQL's remove and replace every match; DataFusion's
         // `array_remove` / `array_replace` only the first.
