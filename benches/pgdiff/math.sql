@@ -86,3 +86,13 @@ SELECT round(7 / 3, 2), round(7, 1), round(7::bigint, 0), round(-75, -1), round(
 SELECT id, round(id, 2), round(balance, 3), round(id * 10, -1) FROM acct WHERE id <= 12;
 SELECT round(id, 2), round(balance, 4) FROM acct WHERE id = 3;
 SELECT max(round(balance, 3)), min(round(id, 2)) FROM acct;
+SELECT score * 1e300::float8 FROM acct WHERE id < 3;
+SELECT id, score / 0 FROM acct WHERE id = 1;
+SELECT id, score * 0.5, score / 2, score - 1, score + 1 FROM acct WHERE id < 6 ORDER BY id;
+SELECT 1e308::float8 * 10;
+SELECT 1e-300::float8 * 1e-300::float8;
+SELECT 1.0::float8 / 0, 'nan'::float8 / 0;
+SELECT 'inf'::float8 + 1, 1 / 'inf'::float8, 'inf'::float8 * 0;
+SELECT 5::real / 2, pg_typeof(5::real / 2), pg_typeof(2.5::real + 1.5::real), 1.5::real * 2, pg_typeof(1.5::real * 2);
+SELECT 1e30::real * 1e30::real;
+SELECT '1e300'::float8 * '1e300', 2::float8 * '2';

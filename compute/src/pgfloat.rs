@@ -78,7 +78,10 @@ fn checked_udf(op: Operator, t: &DataType) -> ScalarUDF {
         let arrays = ColumnarValue::values_to_arrays(args)?;
         let (a, b) = (&arrays[0], &arrays[1]);
         let out: ArrayRef = if wide {
-            let (a, b) = (a.as_primitive::<Float64Type>(), b.as_primitive::<Float64Type>());
+            let (a, b) = (
+                a.as_primitive::<Float64Type>(),
+                b.as_primitive::<Float64Type>(),
+            );
             let mut out = Vec::with_capacity(a.len());
             for i in 0..a.len() {
                 out.push(if a.is_null(i) || b.is_null(i) {
@@ -92,7 +95,10 @@ fn checked_udf(op: Operator, t: &DataType) -> ScalarUDF {
             }
             Arc::new(Float64Array::from(out))
         } else {
-            let (a, b) = (a.as_primitive::<Float32Type>(), b.as_primitive::<Float32Type>());
+            let (a, b) = (
+                a.as_primitive::<Float32Type>(),
+                b.as_primitive::<Float32Type>(),
+            );
             let mut out = Vec::with_capacity(a.len());
             for i in 0..a.len() {
                 out.push(if a.is_null(i) || b.is_null(i) {
@@ -128,10 +134,7 @@ static CHECKED: std::sync::LazyLock<Vec<((Operator, bool), Arc<ScalarUDF>)>> =
             Operator::Divide,
         ] {
             for t in [DataType::Float32, DataType::Float64] {
-                v.push((
-                    (op, t == DataType::Float64),
-                    Arc::new(checked_udf(op, &t)),
-                ));
+                v.push(((op, t == DataType::Float64), Arc::new(checked_udf(op, &t))));
             }
         }
         v
@@ -144,13 +147,28 @@ fn checked(op: Operator, wide: bool) -> Option<Arc<ScalarUDF>> {
         .map(|(_, u)| u.clone())
 }
 
-/// `x`, a `real` operand that type coercion made of an integer or numeric
-/// (`CAST(2 AS Float32)`): PostgreSQL reads that operand as double.
+/// `x`, a `real` operand that type coercion made of an integer constant
+/// or column (`CAST(2 AS Float32)`): PostgreSQL computes `real` with an
+/// integer in double precision. A client's own cast of an integer
+/// constant to `real` is spelled from text (`spellings`), and a cast of
+/// any other expression (`CAST(length(s) AS real)`) is taken for the
+/// client's, whose product stays `real`.
 fn widened_from_exact(x: &Expr, schema: &DFSchema) -> bool {
     match x {
         Expr::Cast(Cast { expr, field }) if *field.data_type() == DataType::Float32 => {
-            matches!(expr.get_type(schema), Ok(t) if t.is_integer() || matches!(t, DataType::Decimal128(..)))
+            matches!(expr.as_ref(), Expr::Column(_) | Expr::Literal(..))
+                && matches!(expr.get_type(schema), Ok(t) if t.is_integer())
         }
+        _ => false,
+    }
+}
+
+/// A NULL constant (under casts): a strict operator of it is NULL, and
+/// PostgreSQL folds it so before evaluating the other operand.
+fn null_constant(x: &Expr) -> bool {
+    match x {
+        Expr::Cast(Cast { expr, .. }) => null_constant(expr),
+        Expr::Literal(v, _) => v.is_null(),
         _ => false,
     }
 }
@@ -179,8 +197,14 @@ pub(crate) fn arithmetic(
     if lt != rt || !matches!(lt, DataType::Float32 | DataType::Float64) {
         return None;
     }
+    if null_constant(left) || null_constant(right) {
+        return datafusion::common::ScalarValue::try_from(&lt)
+            .ok()
+            .map(|v| Expr::Literal(v, None));
+    }
+    // Exactly one side made of an integer: `2::real * 3::real` stays real.
     if lt == DataType::Float32
-        && (widened_from_exact(left, schema) || widened_from_exact(right, schema))
+        && (widened_from_exact(left, schema) != widened_from_exact(right, schema))
     {
         let wide = |x: &Expr| {
             let inner = if widened_from_exact(x, schema) {
@@ -223,9 +247,18 @@ mod tests {
                 .map(|e| e.sqlstate().code().to_string()),
             _ => None,
         };
-        assert_eq!(code(check(Operator::Multiply, 1e308, 10.0, f64::INFINITY)), Some("22003".into()));
-        assert_eq!(code(check(Operator::Multiply, 1e-300, 1e-300, 0.0)), Some("22003".into()));
-        assert_eq!(code(check(Operator::Divide, 1.0, 0.0, f64::INFINITY)), Some("22012".into()));
+        assert_eq!(
+            code(check(Operator::Multiply, 1e308, 10.0, f64::INFINITY)),
+            Some("22003".into())
+        );
+        assert_eq!(
+            code(check(Operator::Multiply, 1e-300, 1e-300, 0.0)),
+            Some("22003".into())
+        );
+        assert_eq!(
+            code(check(Operator::Divide, 1.0, 0.0, f64::INFINITY)),
+            Some("22012".into())
+        );
         assert!(check(Operator::Divide, f64::NAN, 0.0, f64::NAN).is_ok());
         assert!(check(Operator::Plus, f64::INFINITY, 1.0, f64::INFINITY).is_ok());
         assert!(check(Operator::Divide, 1.0, f64::INFINITY, 0.0).is_ok());

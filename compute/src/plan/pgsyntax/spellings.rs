@@ -262,20 +262,24 @@ fn float_cast_of_wide_number(e: &mut Expr) -> bool {
         kind: CastKind::Cast | CastKind::DoubleColon,
         expr,
         data_type:
-            DataType::Double(_)
+            t @ (DataType::Double(_)
             | DataType::DoublePrecision
             | DataType::Float8
             | DataType::Float64
             | DataType::Real
             | DataType::Float4
             | DataType::Float32
-            | DataType::Float(_),
+            | DataType::Float(_)),
         array: false,
         format: None,
     } = e
     else {
         return false;
     };
+    // `5::real` is read from text too: an integer cast to `real` in the
+    // plan is then type coercion's, whose operator PostgreSQL computes in
+    // double precision (`crate::pgfloat`).
+    let real_of_integer = matches!(t, DataType::Real | DataType::Float4 | DataType::Float32);
     let Expr::Value(v) = expr.as_mut() else {
         return false;
     };
@@ -283,7 +287,8 @@ fn float_cast_of_wide_number(e: &mut Expr) -> bool {
         return false;
     };
     let digits = n.bytes().filter(u8::is_ascii_digit).count();
-    if !n.contains(['e', 'E']) && digits <= 38 {
+    let integer = !n.contains(['e', 'E', '.']);
+    if !n.contains(['e', 'E']) && digits <= 38 && !(real_of_integer && integer) {
         return false;
     }
     v.value = Value::SingleQuotedString(n.clone());
@@ -305,6 +310,32 @@ pub(super) fn number_type(x: &Expr) -> Option<DataType> {
         Value::Number(..) => Some(DataType::Numeric(ExactNumberInfo::None)),
         _ => None,
     }
+}
+
+/// The type of `x::t` when `t` is a number type (`'1e300'::float8 *
+/// '1e300'` multiplies two doubles).
+fn cast_number_type(x: &Expr) -> Option<DataType> {
+    let Expr::Cast { data_type, .. } = x else {
+        return None;
+    };
+    matches!(
+        data_type,
+        DataType::SmallInt(_)
+            | DataType::Int(_)
+            | DataType::Integer(_)
+            | DataType::BigInt(_)
+            | DataType::Int2(_)
+            | DataType::Int4(_)
+            | DataType::Int8(_)
+            | DataType::Real
+            | DataType::Float4
+            | DataType::Float8
+            | DataType::Double(_)
+            | DataType::DoublePrecision
+            | DataType::Numeric(_)
+            | DataType::Decimal(_)
+    )
+    .then(|| data_type.clone())
 }
 
 /// Whether `x` is an untyped string literal (`'abc'`).
@@ -336,7 +367,7 @@ fn untyped_operand(e: &mut Expr) -> bool {
     } else {
         return false;
     };
-    let Some(t) = number_type(other) else {
+    let Some(t) = number_type(other).or_else(|| cast_number_type(other)) else {
         return false;
     };
     let x = take(string.as_mut());
