@@ -23,6 +23,7 @@ pub mod numeric;
 pub mod onerow;
 pub mod parse;
 pub mod pgargs;
+pub mod pgbpchar;
 pub mod pgcasts;
 pub mod pgcatalog;
 pub mod pgextract;

@@ -315,7 +315,7 @@ fn rewrite_node(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
         {
             Ok(integral_numeric(e, &f.args[0], schema))
         }
-        _ => Ok(None),
+        _ => Ok(crate::pgbpchar::rewrite(e, schema)),
     }
 }
 
