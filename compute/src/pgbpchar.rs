@@ -46,6 +46,29 @@ fn trimmed(e: &Expr) -> Option<Expr> {
     }
 }
 
+/// A pattern `prefix%` whose prefix has no wildcard or escape and does
+/// not end in a blank: the padded and the stripped value match it alike
+/// (`hd_buy_potential LIKE 'Unknown%'` stays as it is, and on the shards).
+fn prefix_pattern(p: &Expr) -> bool {
+    let p = match p {
+        Expr::Cast(Cast { expr, .. }) => expr.as_ref(),
+        other => other,
+    };
+    let Expr::Literal(
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)),
+        _,
+    ) = p
+    else {
+        return false;
+    };
+    let Some(prefix) = s.strip_suffix('%') else {
+        return false;
+    };
+    !prefix.is_empty() && !prefix.ends_with(' ') && !prefix.contains(['%', '_', '\\'])
+}
+
 /// `e` padded to `width` characters.
 fn padded(e: &Expr, width: i64) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(
@@ -111,7 +134,7 @@ pub(crate) fn rewrite(e: &Expr, schema: &DFSchema) -> Option<Expr> {
                 })
             })
         }
-        Expr::Like(like) => {
+        Expr::Like(like) if !prefix_pattern(&like.pattern) => {
             let w = bpchar_width(&like.expr, schema)?;
             Some(Expr::Like(Like {
                 expr: Box::new(padded(&like.expr, w)),
