@@ -341,12 +341,29 @@ fn unit_text(v: &ScalarValue) -> Option<&str> {
 
 /// The kind a call reads: a date read by `date_part` is a timestamp.
 fn kind_of(t: &DataType, as_date_part: bool) -> Result<Kind> {
+    let name = if as_date_part {
+        "date_part"
+    } else {
+        "pg_catalog.extract"
+    };
     match Kind::of(t) {
         Some(Kind::Date) if as_date_part => Ok(Kind::Timestamp),
         Some(k) => Ok(k),
+        // An untyped constant (text or NULL) fits several of PostgreSQL's
+        // candidates.
+        None if matches!(
+            t,
+            DataType::Null | DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+        ) =>
+        {
+            Err(fail(Error::Sql {
+                state: SqlState("42725"),
+                message: format!("function {name}(unknown, unknown) is not unique"),
+            }))
+        }
         None => Err(fail(Error::Sql {
             state: SqlState::UNDEFINED_FUNCTION,
-            message: format!("function extract(unknown, {t}) does not exist"),
+            message: format!("function {name}(unknown, {t}) does not exist"),
         })),
     }
 }
