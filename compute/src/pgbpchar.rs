@@ -5,7 +5,8 @@
 //! text (`length`, `||`, casts). Where PostgreSQL reads the padded value
 //! or ignores trailing blanks, this rewrites the expression:
 //!
-//! * comparing with a string constant (`=`, `<>`, `<`, ... and `IN`)
+//! * comparing with a string constant (`=`, `<>`, `<`, ..., `IS
+//!   DISTINCT FROM` and `IN`)
 //!   ignores the constant's trailing blanks, as bpchar comparison does
 //!   (`c = 'ab  '` is true for `ab`);
 //! * `LIKE` / `ILIKE` and `octet_length` read the value padded to its
@@ -13,7 +14,7 @@
 
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::logical_expr::expr::{InList, Like, ScalarFunction};
-use datafusion::logical_expr::{lit, BinaryExpr, Cast, Expr, Operator};
+use datafusion::logical_expr::{lit, BinaryExpr, Cast, Expr};
 
 use crate::pgresult::bpchar_width;
 
@@ -82,15 +83,7 @@ fn padded(e: &Expr, width: i64) -> Expr {
 pub(crate) fn rewrite(e: &Expr, schema: &DFSchema) -> Option<Expr> {
     match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(
-                op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-            ) =>
+            if shard_router::sql::is_comparison(op) =>
         {
             if bpchar_width(left, schema).is_some() {
                 let r = trimmed(right)?;

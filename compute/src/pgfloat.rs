@@ -12,14 +12,13 @@
 use std::sync::Arc;
 
 use common::{Error, SqlState};
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float32Array, Float64Array};
-use datafusion::arrow::datatypes::{DataType, Float32Type, Float64Type};
+use datafusion::arrow::array::{ArrayRef, AsArray, PrimitiveArray};
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Float32Type, Float64Type};
 use datafusion::common::DFSchema;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    create_udf, BinaryExpr, Cast, ColumnarValue, Expr, ExprSchemable, Operator, ScalarUDF,
-    Volatility,
+    create_udf, Cast, ColumnarValue, Expr, ExprSchemable, Operator, ScalarUDF, Volatility,
 };
 
 fn range(what: &str) -> DataFusionError {
@@ -53,15 +52,6 @@ fn apply(op: Operator, a: f64, b: f64) -> f64 {
     }
 }
 
-fn apply32(op: Operator, a: f32, b: f32) -> f32 {
-    match op {
-        Operator::Plus => a + b,
-        Operator::Minus => a - b,
-        Operator::Multiply => a * b,
-        _ => a / b,
-    }
-}
-
 fn op_name(op: Operator) -> &'static str {
     match op {
         Operator::Plus => "add",
@@ -71,46 +61,43 @@ fn op_name(op: Operator) -> &'static str {
     }
 }
 
-/// The checked operation on two columns of one float type.
+/// `f` over the rows where neither operand is NULL.
+fn each<T: ArrowPrimitiveType>(
+    a: &ArrayRef,
+    b: &ArrayRef,
+    f: impl Fn(T::Native, T::Native) -> Result<T::Native>,
+) -> Result<ArrayRef> {
+    let out = a
+        .as_primitive::<T>()
+        .iter()
+        .zip(b.as_primitive::<T>().iter())
+        .map(|(x, y)| match (x, y) {
+            (Some(x), Some(y)) => f(x, y).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(out.into_iter().collect::<PrimitiveArray<T>>()))
+}
+
+/// The checked operation on two columns of one float type. A `real`
+/// operation is computed in double precision and rounded once to `real`:
+/// for `+ - * /` that is the correctly rounded `real` answer.
 fn checked_udf(op: Operator, t: &DataType) -> ScalarUDF {
     let wide = *t == DataType::Float64;
     let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(args)?;
         let (a, b) = (&arrays[0], &arrays[1]);
-        let out: ArrayRef = if wide {
-            let (a, b) = (
-                a.as_primitive::<Float64Type>(),
-                b.as_primitive::<Float64Type>(),
-            );
-            let mut out = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) || b.is_null(i) {
-                    None
-                } else {
-                    let (x, y) = (a.value(i), b.value(i));
-                    let r = apply(op, x, y);
-                    check(op, x, y, r)?;
-                    Some(r)
-                });
-            }
-            Arc::new(Float64Array::from(out))
+        let out = if wide {
+            each::<Float64Type>(a, b, |x, y| {
+                let r = apply(op, x, y);
+                check(op, x, y, r).map(|_| r)
+            })?
         } else {
-            let (a, b) = (
-                a.as_primitive::<Float32Type>(),
-                b.as_primitive::<Float32Type>(),
-            );
-            let mut out = Vec::with_capacity(a.len());
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) || b.is_null(i) {
-                    None
-                } else {
-                    let (x, y) = (a.value(i), b.value(i));
-                    let r = apply32(op, x, y);
-                    check(op, x as f64, y as f64, r as f64)?;
-                    Some(r)
-                });
-            }
-            Arc::new(Float32Array::from(out))
+            each::<Float32Type>(a, b, |x, y| {
+                let (x, y) = (x as f64, y as f64);
+                let r = apply(op, x, y) as f32;
+                check(op, x, y, r as f64).map(|_| r)
+            })?
         };
         Ok(ColumnarValue::Array(out))
     });
@@ -214,25 +201,13 @@ pub(crate) fn arithmetic(
             };
             Expr::Cast(Cast::new(Box::new(inner), DataType::Float64))
         };
-        let widened = Expr::BinaryExpr(BinaryExpr::new(
-            Box::new(wide(left)),
-            op,
-            Box::new(wide(right)),
-        ));
-        return arithmetic_of(&widened, schema).or(Some(widened));
+        return arithmetic(&wide(left), op, &wide(right), schema);
     }
     let udf = checked(op, lt == DataType::Float64)?;
     Some(Expr::ScalarFunction(ScalarFunction::new_udf(
         udf,
         vec![left.clone(), right.clone()],
     )))
-}
-
-fn arithmetic_of(e: &Expr, schema: &DFSchema) -> Option<Expr> {
-    match e {
-        Expr::BinaryExpr(BinaryExpr { left, op, right }) => arithmetic(left, *op, right, schema),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
