@@ -4,7 +4,11 @@
 //! by the one merger, `shard_router::dist::merge_rows` (aggregates,
 //! ORDER BY, LIMIT, DISTINCT).
 
-use common::{Datum, Error, Result};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use common::{Datum, Error, Result, ShardId};
 use shard_router::route::Route;
 use shard_router::txn::StatementAccess;
 use shard_router::Router;
@@ -50,8 +54,7 @@ impl Session {
         // `real` value: MariaDB's UNION passes a FLOAT on with six
         // significant digits (`1.23457e-20` for PostgreSQL's
         // `1.2345679e-20`), and the cut's snapshots are one moment anyway.
-        let mut by_shard: std::collections::BTreeMap<common::ShardId, Vec<u32>> =
-            std::collections::BTreeMap::new();
+        let mut by_shard: BTreeMap<ShardId, Vec<u32>> = BTreeMap::new();
         for part in &parts {
             by_shard
                 .entry(placement.shard_of(t, *part)?)
@@ -59,7 +62,7 @@ impl Session {
                 .push(*part);
         }
         let apart = p.locking || p.types.contains(&common::SqlType::Real);
-        let groups: Vec<(common::ShardId, Vec<u32>)> = if apart {
+        let groups: Vec<(ShardId, Vec<u32>)> = if apart {
             parts
                 .iter()
                 .map(|part| Ok((placement.shard_of(t, *part)?, vec![*part])))
@@ -67,32 +70,95 @@ impl Session {
         } else {
             by_shard.into_iter().collect()
         };
-        let access = if p.locking {
-            self.statement_access()
-        } else {
-            let mut wants = std::collections::BTreeMap::new();
-            for (shard, _) in &groups {
-                *wants.entry(*shard).or_default() += 1;
-            }
-            self.read_access(&wants).await?
-        };
         let Some(merge) = &p.merge else {
             return Err(Error::internal(
                 "a single-partition statement routed to several partitions",
             ));
         };
-        // Every shard's query runs to its end (none is dropped midway when
-        // another fails), then the first error, if any, is reported.
-        let answers = futures::future::join_all(groups.iter().map(|(shard, parts)| {
-            fast_select_parts(&self.router, &access, p, *shard, parts, params)
-        }))
-        .await
-        .into_iter()
-        .collect::<Result<Vec<_>>>()?;
+        let answers = if p.locking {
+            read_groups(&self.router, &self.statement_access(), p, &groups, params).await?
+        } else {
+            let mut wants = BTreeMap::new();
+            for (shard, _) in &groups {
+                *wants.entry(*shard).or_default() += 1;
+            }
+            self.read_consistent(p, &groups, &wants, params).await?
+        };
         Ok(Output::Rows(shard_router::dist::merge_rows(
             merge, &p.types, answers, params,
         )?))
     }
+}
+
+/// A held read whose last run took at least this long reads through a
+/// cut of snapshots instead: a held read keeps every distributed commit
+/// and every other consistent read of the cluster waiting.
+const HELD_TRY: Duration = Duration::from_millis(20);
+
+/// How long a held read may keep the barrier: after that its statements
+/// are abandoned (killed on the shards) and it reads through snapshots.
+const HELD_LIMIT: Duration = Duration::from_millis(100);
+
+type Answers = Vec<Vec<Vec<Datum>>>;
+
+impl Session {
+    /// A plain read of several partitions, consistent across shards: under
+    /// a held barrier (one round trip per shard, no snapshot to open) when
+    /// the statement's last read was short, else through a cut.
+    async fn read_consistent(
+        &self,
+        p: &FastSelect,
+        groups: &[(ShardId, Vec<u32>)],
+        wants: &BTreeMap<ShardId, usize>,
+        params: &[Datum],
+    ) -> Result<Answers> {
+        let last = Duration::from_micros(p.read_micros.load(Ordering::Relaxed).into());
+        if last < HELD_TRY {
+            if let Some(ticket) = self.held_read(wants).await? {
+                let access = self.statement_access();
+                let start = Instant::now();
+                let read = tokio::time::timeout(
+                    HELD_LIMIT,
+                    read_groups(&self.router, &access, p, groups, params),
+                )
+                .await;
+                drop(ticket);
+                record(p, start.elapsed());
+                if let Ok(answers) = read {
+                    return answers;
+                }
+            }
+        }
+        let access = self.read_access(wants).await?;
+        let start = Instant::now();
+        let answers = read_groups(&self.router, &access, p, groups, params).await;
+        record(p, start.elapsed());
+        answers
+    }
+}
+
+fn record(p: &FastSelect, took: Duration) {
+    let micros = u32::try_from(took.as_micros()).unwrap_or(u32::MAX);
+    p.read_micros.store(micros, Ordering::Relaxed);
+}
+
+/// Every shard's query runs to its end (none is dropped midway when
+/// another fails), then the first error, if any, is reported.
+async fn read_groups(
+    router: &Router,
+    access: &StatementAccess,
+    p: &FastSelect,
+    groups: &[(ShardId, Vec<u32>)],
+    params: &[Datum],
+) -> Result<Answers> {
+    futures::future::join_all(
+        groups
+            .iter()
+            .map(|(shard, parts)| fast_select_parts(router, access, p, *shard, parts, params)),
+    )
+    .await
+    .into_iter()
+    .collect()
 }
 
 /// Runs a fast-path SELECT on partitions of one shard in one statement

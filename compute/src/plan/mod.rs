@@ -219,6 +219,9 @@ pub struct FastSelect {
     /// `FOR UPDATE`: in a transaction the rows are read (and locked) in its
     /// branches, never on a pooled connection.
     pub locking: bool,
+    /// How long (microseconds) its last read of several shards took: a
+    /// short one is read under a held barrier (`exec::fast`).
+    pub read_micros: std::sync::atomic::AtomicU32,
 }
 
 pub use shard_router::dist::{LimitValue, Merge, Partial};

@@ -87,6 +87,7 @@ impl Planner<'_> {
                 types: projection.types,
                 merge,
                 locking: !q.locks.is_empty(),
+                read_micros: Default::default(),
             })),
             param_types: ptypes,
             fields: projection.fields,

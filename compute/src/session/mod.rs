@@ -272,6 +272,32 @@ impl Session {
         )
     }
 
+    /// The barrier's exclusive hold for a held read of `wants` (RFC
+    /// 2026-12-03-oltp-round-trips, lever 4): a plain read of two or more
+    /// shards, each read by one statement, none through the transaction's
+    /// own branch, in autocommit or READ COMMITTED. Its statements then run
+    /// on pooled connections while the hold lasts, each opening its read
+    /// view under it, instead of opening a snapshot on each shard first.
+    /// `None`: the read goes through [`Session::read_access`].
+    pub(crate) async fn held_read(
+        &self,
+        wants: &std::collections::BTreeMap<common::ShardId, usize>,
+    ) -> common::Result<Option<shard_router::txn::Ticket>> {
+        if wants.len() < 2 || wants.values().any(|n| *n != 1) || !self.consistent_reads() {
+            return Ok(None);
+        }
+        match self.access() {
+            ShardAccess::Autocommit => {}
+            ShardAccess::Txn(b)
+                if b.statement_snapshots() && !wants.keys().any(|s| b.has_slot(*s)) => {}
+            _ => return Ok(None),
+        }
+        let shards: Vec<common::ShardId> = wants.keys().copied().collect();
+        Ok(Some(
+            shard_router::txn::hold_for_reads(&self.router, &shards).await?,
+        ))
+    }
+
     /// The generation of the session's open activity (none: never held
     /// by a fence).
     pub fn fence_generation(&self) -> u64 {

@@ -21,7 +21,7 @@ pub use access::StatementAccess;
 pub use branches::{Branches, IsolationLevel, ShardAccess};
 pub use fence::{Activity, Fences, NEVER_FENCED};
 pub use recovery::recovery_loop;
-pub use snapshot::Cut;
+pub use snapshot::{hold_for_reads, Cut, Ticket};
 pub use twopc::ORPHAN_TIMEOUT_MS;
 
 pub(crate) use branches::{Lease, LOCK_WAIT_PREFIX};

@@ -464,6 +464,18 @@ where
         .map(|(t, _ticket)| t)
 }
 
+/// An exclusive hold of the barrier for reads that run under it (a held
+/// read: one statement per shard on pooled connections, each opening its
+/// own read view while no distributed commit is between its decision and
+/// its last `XA COMMIT`), kept until the [`Ticket`] is dropped. The caller
+/// bounds how long it keeps it: every distributed commit and every new
+/// hold of the cluster waits for it.
+pub async fn hold_for_reads(router: &Router, shards: &[ShardId]) -> Result<Ticket> {
+    under_barrier_keeping(router, shards, || async { Ok(()) })
+        .await
+        .map(|((), ticket)| ticket)
+}
+
 /// [`under_barrier`], the hold kept (until the [`Ticket`] is dropped).
 async fn under_barrier_keeping<T, F, Fut>(
     router: &Router,

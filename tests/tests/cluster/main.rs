@@ -11,6 +11,7 @@ mod external;
 mod failover;
 mod faults;
 mod growth;
+mod held;
 mod placement;
 mod protocol;
 mod pushdown;
@@ -31,6 +32,7 @@ use clients::*;
 use execution::*;
 use faults::*;
 use growth::*;
+use held::*;
 use placement::*;
 use protocol::*;
 use pushdown::*;
@@ -92,6 +94,7 @@ async fn main_suite(only: Option<&str>) {
     step!("isolation_levels", isolation_levels(&cluster).await);
     step!("abandoned_reads", abandoned_reads(&cluster).await);
     step!("kept_snapshots", kept_snapshots(&cluster).await);
+    step!("held_reads", held_reads(&cluster).await);
     step!(
         "shards_over_local_sockets",
         shards_over_local_sockets(&cluster).await
