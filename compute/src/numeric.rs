@@ -276,14 +276,22 @@ pub fn div_scale_udf() -> Arc<ScalarUDF> {
 
 /// The text of a stored quotient at its display scale.
 pub fn stored_text(v: i128, dscale: i32) -> String {
-    let stored = STORED_SCALE as i32;
+    scaled_text(v, STORED_SCALE, dscale)
+}
+
+/// A decimal stored at `stored` places printed at `dscale`: the places
+/// beyond the stored ones are zeros (`div_stored`), and those cut off are
+/// zeros or were rounded already (a value chosen by CASE or COALESCE, or a
+/// sum of them, is stored at the widest scale of its choices).
+pub fn scaled_text(v: i128, stored: i8, dscale: i32) -> String {
+    let stored = stored.max(0) as i32;
     if dscale > stored {
-        // The places beyond the stored ones are zeros (`div_stored`).
         let zeros = "0".repeat((dscale - stored) as usize);
-        return crate::pgtypes::decimal_text(v, stored as u32) + &zeros;
+        let dot = if stored == 0 { "." } else { "" };
+        return crate::pgtypes::decimal_text(v, stored as u32) + dot + &zeros;
     }
     let dscale = dscale.max(0) as u32;
-    let v = v / 10i128.pow(STORED_SCALE as u32 - dscale);
+    let v = v / 10i128.pow(stored as u32 - dscale);
     crate::pgtypes::decimal_text(v, dscale)
 }
 

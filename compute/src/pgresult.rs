@@ -22,9 +22,13 @@ pub fn bpchar_width(e: &Expr, schema: &DFSchema) -> Option<i64> {
 }
 
 /// A result column PostgreSQL prints at a scale per value that DataFusion
-/// gives one scale: `greatest`, `least`, `coalesce`, `nullif` or CASE
-/// over numerics of different scales (`greatest(balance, 1000)` is
-/// `1000`, not `1000.00`, where the other value wins). Refused.
+/// gives one scale: `greatest`, `least` or `nullif` over numerics of
+/// different scales (`greatest(balance, 1000)` is `1000`, not `1000.00`,
+/// where the other value wins), or a `coalesce` or CASE one of whose
+/// values is a column or expression under a cast that changes its scale
+/// (type coercion's or the client's: the plan cannot tell them apart).
+/// Refused. A `coalesce` or CASE over number literals and values of their
+/// own types prints each value at its scale (`crate::dscale`).
 pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
     let e = match e {
         Expr::Alias(a) => a.expr.as_ref(),
@@ -44,11 +48,35 @@ pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
             .collect(),
         _ => return Ok(()),
     };
-    let Ok(DataType::Decimal128(_, s)) = e.get_type(schema) else {
+    let choice = matches!(e, Expr::Case(_))
+        || matches!(e, Expr::ScalarFunction(f) if f.func.name() == "coalesce");
+    let Ok(t @ DataType::Decimal128(_, s)) = e.get_type(schema) else {
         return Ok(());
     };
+    // Type coercion gave every value the result's type; a value typed
+    // otherwise was retyped after it (an unconstrained numeric's text
+    // cast takes its text's scale), and DataFusion cannot choose between
+    // values of two decimal types.
+    let retyped = |a: &Expr| {
+        a.get_type(schema)
+            .is_ok_and(|at| at != t && matches!(at, DataType::Decimal128(..)))
+    };
+    if choice && args.iter().any(|a| retyped(a)) {
+        return Err(DataFusionError::External(Box::new(
+            common::Error::unsupported(
+                "a coalesce or CASE choosing between numerics of different types",
+            ),
+        )));
+    }
     let scale_of = |a: &Expr| -> Option<i8> {
         let inner = match a {
+            Expr::Cast(c) if choice && matches!(c.expr.as_ref(), Expr::Literal(..)) => return None,
+            Expr::Cast(c) if choice => {
+                return (decimal_scale(&c.expr.get_type(schema).ok()?)
+                    != decimal_scale(&a.get_type(schema).ok()?))
+                .then_some(-1);
+            }
+            _ if choice => return None,
             Expr::Cast(c) => c.expr.as_ref(),
             other => other,
         };
@@ -61,7 +89,7 @@ pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
     };
     if args.iter().filter_map(|a| scale_of(a)).any(|x| x != s) {
         return Err(DataFusionError::External(Box::new(common::Error::unsupported(
-            "a result column choosing between numerics of different scales (greatest, least, coalesce, CASE)",
+            "a result column choosing between numerics of different scales (greatest, least, nullif, or coalesce and CASE over a cast that changes a scale)",
         ))));
     }
     Ok(())
@@ -96,4 +124,12 @@ pub fn check_union_widths(u: &datafusion::logical_expr::Union) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn decimal_scale(t: &DataType) -> Option<i8> {
+    match t {
+        DataType::Decimal128(_, s) => Some(*s),
+        t if t.is_integer() => Some(0),
+        _ => None,
+    }
 }

@@ -30,17 +30,108 @@ pub(super) fn is_div_call(e: &Expr) -> bool {
     matches!(e, Expr::ScalarFunction(f) if f.func.name() == "pg_numeric_div")
 }
 
-/// Whether `e` holds a quotient or a column with a companion.
-pub(super) fn dynamic(e: &Expr, comps: &Companions) -> bool {
+/// Whether `e` holds a quotient, a column with a companion, or a CASE or
+/// COALESCE whose values keep different scales ([`mixed`]).
+pub(super) fn dynamic(e: &Expr, schema: &DFSchema, comps: &Companions) -> bool {
     let mut found = false;
     let _ = e.apply(|x| {
-        if is_div_call(x) || matches!(x, Expr::Column(c) if comps.contains_key(c)) {
+        if is_div_call(x)
+            || matches!(x, Expr::Column(c) if comps.contains_key(c))
+            || mixed(x, schema)
+        {
             found = true;
             return Ok(TreeNodeRecursion::Stop);
         }
         Ok(TreeNodeRecursion::Continue)
     });
     found
+}
+
+/// The values a CASE or COALESCE may take.
+fn branches(e: &Expr) -> Option<Vec<&Expr>> {
+    match e {
+        Expr::Case(c) => Some(
+            c.when_then_expr
+                .iter()
+                .map(|(_, t)| t.as_ref())
+                .chain(c.else_expr.as_deref())
+                .collect(),
+        ),
+        Expr::ScalarFunction(f) if f.func.name() == "coalesce" => Some(f.args.iter().collect()),
+        _ => None,
+    }
+}
+
+/// A number literal's own scale, under the casts type coercion put on it
+/// (a client's cast of a number literal is spelled from text, so it is not
+/// one of those): `0` in `coalesce(price, 0)` is printed `0`, as
+/// PostgreSQL's CASE and COALESCE of numerics keep each value's scale.
+/// `Some(None)`: a NULL, which has none.
+pub(super) fn literal_scale(e: &Expr) -> Option<Option<i8>> {
+    let Expr::Literal(v, _) = unfolded(e) else {
+        return None;
+    };
+    if v.is_null() {
+        return Some(None);
+    }
+    decimal_scale(&v.data_type()).map(Some)
+}
+
+/// Whether `e` is a decimal CASE or COALESCE two of whose values keep
+/// different scales (a branch that holds a quotient makes `e` dynamic
+/// anyway).
+fn mixed(e: &Expr, schema: &DFSchema) -> bool {
+    let Some(values) = branches(e) else {
+        return false;
+    };
+    if !matches!(e.get_type(schema), Ok(DataType::Decimal128(..))) {
+        return false;
+    }
+    let mut scales = values.iter().filter_map(|v| match literal_scale(v) {
+        Some(s) => s,
+        None => v.get_type(schema).ok().and_then(|t| decimal_scale(&t)),
+    });
+    let first = scales.next();
+    scales.any(|s| Some(s) != first)
+}
+
+/// The scale of one value of a CASE or COALESCE, per row.
+fn value_scale(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Expr> {
+    let s = match literal_scale(e) {
+        Some(s) => lit(s.unwrap_or(0) as i32),
+        None => match scale_of(e, schema, comps)? {
+            Some(s) => s,
+            None => lit(decimal_scale(&e.get_type(schema)?).unwrap_or(0) as i32),
+        },
+    };
+    Ok(cast(s, DataType::Int32))
+}
+
+/// The per-row scale of a CASE or COALESCE: the same choice made over its
+/// values' scales.
+fn choice_scale(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Option<Expr>> {
+    let s = |x: &Expr| value_scale(x, schema, comps).map(Box::new);
+    match e {
+        Expr::Case(c) => Ok(Some(Expr::Case(datafusion::logical_expr::Case {
+            expr: c.expr.clone(),
+            when_then_expr: c
+                .when_then_expr
+                .iter()
+                .map(|(w, t)| Ok((w.clone(), s(t)?)))
+                .collect::<Result<_>>()?,
+            else_expr: c.else_expr.as_deref().map(s).transpose()?,
+        }))),
+        Expr::ScalarFunction(f) => Ok(Some(Expr::Case(datafusion::logical_expr::Case {
+            expr: None,
+            when_then_expr: f
+                .args
+                .iter()
+                .map(|a| Ok((Box::new(a.clone().is_not_null()), s(a)?)))
+                .collect::<Result<_>>()?,
+            else_expr: None,
+        }))),
+        _ => Ok(None),
+    }
 }
 
 /// A literal under the casts type coercion put on it.
@@ -69,7 +160,7 @@ pub(super) fn decimal_scale(t: &DataType) -> Option<i8> {
 
 /// The scale `e` is printed with, per row: `None` where it is the type's.
 pub(super) fn scale_of(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Option<Expr>> {
-    if !dynamic(e, comps) {
+    if !dynamic(e, schema, comps) {
         return Ok(None);
     }
     let fixed = |x: &Expr| -> Result<Expr> {
@@ -122,8 +213,9 @@ pub(super) fn scale_of(e: &Expr, schema: &DFSchema, comps: &Companions) -> Resul
             Ok(None)
         }
         Expr::Cast(_) | Expr::TryCast(_) => Err(refuse("a text cast")),
+        Expr::Case(_) => choice_scale(e, schema, comps),
+        Expr::ScalarFunction(f) if f.func.name() == "coalesce" => choice_scale(e, schema, comps),
         Expr::ScalarFunction(f) => Err(refuse(&format!("the function {}", f.func.name()))),
-        Expr::Case(_) => Err(refuse("CASE")),
         _ => Err(refuse("an expression")),
     }
 }

@@ -36,12 +36,13 @@ use datafusion::logical_expr::expr::{
     WindowFunctionParams,
 };
 use datafusion::logical_expr::{
-    cast, lit, Aggregate, Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias, Window,
-    WindowFunctionDefinition,
+    cast, lit, Aggregate, Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias, Union,
+    Window, WindowFunctionDefinition,
 };
 use datafusion::optimizer::AnalyzerRule;
 
 mod exprs;
+mod union;
 mod variance;
 
 use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
@@ -179,7 +180,9 @@ impl Pass {
                 Ok(Transformed::yes(p))
             })?
             .data;
-        let plan = if below.is_empty() {
+        // A union is rebuilt from its inputs below (one of which may have
+        // grown a companion).
+        let plan = if below.is_empty() || matches!(plan, LogicalPlan::Union(_)) {
             plan
         } else {
             plan.recompute_schema()?
@@ -276,6 +279,7 @@ impl Pass {
                     comps,
                 ))
             }
+            LogicalPlan::Union(u) => self.union(u, &below),
             LogicalPlan::Aggregate(a) => self.aggregate(a, &merged),
             LogicalPlan::Window(w) => self.window(w, merged),
             other => {
@@ -285,7 +289,7 @@ impl Pass {
                 let node = node_divisions(other, &merged)?;
                 let mut found = false;
                 let _ = node.apply_expressions(|e| {
-                    found |= dynamic(e, &Companions::new());
+                    found |= dynamic(e, node.schema(), &Companions::new());
                     Ok(TreeNodeRecursion::Continue)
                 });
                 if found {
@@ -294,6 +298,57 @@ impl Pass {
                 Ok((node, Companions::new()))
             }
         }
+    }
+
+    /// A UNION [ALL] whose inputs print a column with different scales
+    /// (a companion, or number literals of different scales: `SELECT 1
+    /// UNION ALL SELECT 1.5` prints `1` and `1.5`): each input gets the
+    /// column's scale as one more column, the union's companion.
+    fn union(&mut self, u: Union, below: &[Companions]) -> Result<(LogicalPlan, Companions)> {
+        let width = u.schema.fields().len();
+        let scales = u
+            .inputs
+            .iter()
+            .zip(below.iter().chain(std::iter::repeat(&Companions::new())))
+            .map(|(input, comps)| union::input_scales(input, comps))
+            .collect::<Result<Vec<_>>>()?;
+        let need: Vec<usize> = (0..width)
+            .filter(|&k| {
+                matches!(u.schema.field(k).data_type(), DataType::Decimal128(..))
+                    && union::differ(scales.iter().map(|v| &v[k]))
+            })
+            .collect();
+        if need.is_empty() && u.inputs.iter().all(|i| i.schema().fields().len() == width) {
+            return Ok((LogicalPlan::Union(u), Companions::new()));
+        }
+        let names: Vec<String> = need.iter().map(|_| self.companion_name()).collect();
+        let inputs = u
+            .inputs
+            .iter()
+            .zip(&scales)
+            .map(|(input, v)| {
+                let mut exprs = output_columns(input.schema());
+                exprs.truncate(width);
+                for (&k, name) in need.iter().zip(&names) {
+                    exprs.push(cast(v[k].expr(), DataType::Int32).alias(name));
+                }
+                Ok(Arc::new(LogicalPlan::Projection(Projection::try_new(
+                    exprs,
+                    input.clone(),
+                )?)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let node = Union::try_new_with_loose_types(inputs)?;
+        let mut comps = Companions::new();
+        for (j, &k) in need.iter().enumerate() {
+            let (q, f) = node.schema.qualified_field(k);
+            let (cq, cf) = node.schema.qualified_field(width + j);
+            comps.insert(
+                Column::new(q.cloned(), f.name()),
+                Expr::Column(Column::new(cq.cloned(), cf.name())),
+            );
+        }
+        Ok((LogicalPlan::Union(node), comps))
     }
 
     fn aggregate(&mut self, a: Aggregate, below: &Companions) -> Result<(LogicalPlan, Companions)> {
@@ -314,7 +369,7 @@ impl Pass {
             .enumerate()
             .map(|(i, g)| keep_name(g.clone(), i))
             .collect::<Result<Vec<_>>>()?;
-        if group_expr.iter().any(|g| dynamic(g, below)) {
+        if group_expr.iter().any(|g| dynamic(g, &input_schema, below)) {
             return Err(refuse("GROUP BY"));
         }
         let n_groups = original.fields().len() - a.aggr_expr.len();
@@ -329,11 +384,18 @@ impl Pass {
             };
             if let Expr::AggregateFunction(AggregateFunction { func, params }) = inner {
                 let name = func.name();
-                if name == "sum" && params.args.len() == 1 && dynamic(&params.args[0], below) {
-                    // A sum of quotients prints with the largest scale summed.
+                if name == "sum"
+                    && params.args.len() == 1
+                    && dynamic(&params.args[0], &input_schema, below)
+                {
+                    // A sum of quotients prints with the largest scale
+                    // summed (a NULL's does not count).
                     let Some(scale) = scale_of(&params.args[0], &input_schema, below)? else {
                         return Err(refuse("the aggregate sum"));
                     };
+                    let scale =
+                        datafusion::logical_expr::when(params.args[0].clone().is_not_null(), scale)
+                            .end()?;
                     let mut m = max(scale);
                     if let Expr::AggregateFunction(f) = &mut m {
                         f.params.distinct = params.distinct;
@@ -349,7 +411,7 @@ impl Pass {
                     aggr.push(m.alias(cname));
                     continue;
                 }
-                if name != "count" && params.args.iter().any(|x| dynamic(x, below)) {
+                if name != "count" && params.args.iter().any(|x| dynamic(x, &input_schema, below)) {
                     return Err(refuse(&format!("the aggregate {name}")));
                 }
                 let t = params
@@ -421,7 +483,7 @@ impl Pass {
             };
             if let Expr::WindowFunction(wf) = inner {
                 let WindowFunctionParams { args, .. } = &wf.params;
-                if args.iter().any(|x| dynamic(x, &below)) {
+                if args.iter().any(|x| dynamic(x, &input_schema, &below)) {
                     return Err(refuse(&format!("the window function {}", wf.fun)));
                 }
                 let t = args

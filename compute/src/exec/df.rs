@@ -428,11 +428,6 @@ fn quotient_text(values: &ArrayRef, scales: &ArrayRef) -> datafusion::error::Res
             "a numeric quotient column of an unexpected type".into(),
         ));
     };
-    if *s != crate::numeric::STORED_SCALE {
-        return Err(datafusion::error::DataFusionError::Internal(
-            "a numeric quotient column of an unexpected scale".into(),
-        ));
-    }
     let v = values.as_primitive::<Decimal128Type>();
     let sc = scales.as_primitive::<Int32Type>();
     let text: StringArray = (0..v.len())
@@ -443,7 +438,7 @@ fn quotient_text(values: &ArrayRef, scales: &ArrayRef) -> datafusion::error::Res
                 } else {
                     sc.value(i)
                 };
-                crate::numeric::stored_text(v.value(i), d)
+                crate::numeric::scaled_text(v.value(i), *s, d)
             })
         })
         .collect();

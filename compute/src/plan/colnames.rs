@@ -316,6 +316,12 @@ fn name_of(e: &Expr) -> Option<String> {
         Expr::Value(v) if matches!(v.value, Value::Boolean(_)) => "bool".into(),
         Expr::TypedString(t) => return type_name(&t.data_type),
         Expr::Interval(_) => "interval".into(),
+        // An ELSE with a strong name names the CASE (PostgreSQL's
+        // FigureColname): `CASE WHEN b IS NULL THEN 0 ELSE b END` is "b".
+        Expr::Case {
+            else_result: Some(x),
+            ..
+        } if strong(x) => return name_of(x),
         Expr::Case { .. } => "case".into(),
         Expr::AtTimeZone { .. } => "timezone".into(),
         Expr::Trim { .. } => "btrim".into(),
@@ -341,6 +347,10 @@ fn strong(e: &Expr) -> bool {
     match e {
         Expr::Nested(x) => strong(x),
         Expr::Cast { expr, .. } => strong(expr),
+        Expr::Case {
+            else_result: Some(x),
+            ..
+        } => strong(x),
         Expr::Identifier(_)
         | Expr::CompoundIdentifier(_)
         | Expr::Function(_)

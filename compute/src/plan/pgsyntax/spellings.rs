@@ -17,7 +17,9 @@ pub(super) fn rewrite(e: &mut Expr) -> bool {
         Expr::Function(_) => function_spelling(e),
         Expr::SimilarTo { .. } => similar_to_as_regex(e),
         Expr::Like { .. } | Expr::ILike { .. } => like_escape(e),
-        Expr::Cast { .. } => char_cast(e) || float_cast_of_wide_number(e),
+        Expr::Cast { .. } => {
+            char_cast(e) || float_cast_of_wide_number(e) || numeric_cast_of_number(e)
+        }
         Expr::BinaryOp { .. } => untyped_operand(e),
         Expr::UnaryOp { .. } => bitwise_not_as_xor(e),
         Expr::AtTimeZone { .. } => temporal::at_time_zone(e),
@@ -291,6 +293,35 @@ fn float_cast_of_wide_number(e: &mut Expr) -> bool {
     if !n.contains(['e', 'E']) && digits <= 38 && !(real_of_integer && integer) {
         return false;
     }
+    v.value = Value::SingleQuotedString(n.clone());
+    true
+}
+
+/// `1.5::numeric(10,3)`: a number literal cast to a numeric with a
+/// typmod is read as the cast's text (the same value), so that a cast of
+/// a number literal in the plan is type coercion's, which keeps the
+/// literal's own scale where PostgreSQL's numeric does (`coalesce(price,
+/// 0)` prints `0`, `crate::dscale`), while this one prints `1.500`.
+fn numeric_cast_of_number(e: &mut Expr) -> bool {
+    let Expr::Cast {
+        kind: CastKind::Cast | CastKind::DoubleColon,
+        expr,
+        data_type:
+            DataType::Numeric(ExactNumberInfo::Precision(_) | ExactNumberInfo::PrecisionAndScale(..))
+            | DataType::Decimal(ExactNumberInfo::Precision(_) | ExactNumberInfo::PrecisionAndScale(..))
+            | DataType::Dec(ExactNumberInfo::Precision(_) | ExactNumberInfo::PrecisionAndScale(..)),
+        array: false,
+        format: None,
+    } = e
+    else {
+        return false;
+    };
+    let Expr::Value(v) = expr.as_mut() else {
+        return false;
+    };
+    let Value::Number(n, _) = &v.value else {
+        return false;
+    };
     v.value = Value::SingleQuotedString(n.clone());
     true
 }

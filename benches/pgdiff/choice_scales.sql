@@ -1,0 +1,25 @@
+-- CASE, COALESCE and UNION of numerics of different scales: PostgreSQL's result is numeric without a typmod, each value printed with its own scale.
+SELECT id, coalesce(balance, 0) FROM acct WHERE id BETWEEN 15 AND 20 ORDER BY id;
+SELECT id, CASE WHEN balance > 2000 THEN balance ELSE 0 END FROM acct WHERE id <= 12 ORDER BY id;
+SELECT id, CASE WHEN balance > 2000 THEN balance WHEN balance > 1000 THEN 1.5 ELSE NULL END FROM acct WHERE id <= 12 ORDER BY id;
+SELECT id, coalesce(balance, 0.5) FROM acct WHERE id BETWEEN 15 AND 20 ORDER BY id;
+SELECT id, coalesce(balance, 0::numeric(5,3)) FROM acct WHERE id BETWEEN 15 AND 20 ORDER BY id;
+SELECT id, coalesce(balance, 1.5::numeric(6,1)) FROM acct WHERE id BETWEEN 15 AND 20 ORDER BY id;
+SELECT id, CASE WHEN balance IS NULL THEN NULL ELSE balance END FROM acct WHERE id BETWEEN 15 AND 20 ORDER BY id;
+SELECT sum(CASE WHEN balance > 1e9 THEN balance ELSE 0 END) FROM acct;
+SELECT sum(CASE WHEN balance > 2000 THEN balance ELSE 0 END) FROM acct;
+SELECT sum(coalesce(amount, 0)) FROM orders WHERE amount IS NULL;
+SELECT sum(coalesce(amount, 0)) FROM orders;
+SELECT acct_id, sum(CASE WHEN qty > 250 THEN amount ELSE 0 END) FROM orders WHERE acct_id < 20 GROUP BY acct_id ORDER BY acct_id;
+SELECT acct_id, sum(amount - coalesce(NULL::numeric(12,2), 0)) FROM orders WHERE acct_id < 10 GROUP BY acct_id ORDER BY acct_id;
+SELECT owner, sum(CASE WHEN flag THEN balance ELSE 0 END) - sum(CASE WHEN NOT flag THEN balance ELSE 0 END) FROM acct GROUP BY owner ORDER BY owner NULLS FIRST;
+SELECT 1 UNION ALL SELECT 1.5 UNION ALL SELECT 2 ORDER BY 1;
+SELECT balance FROM acct WHERE id < 3 UNION ALL SELECT 0 ORDER BY 1;
+SELECT x FROM (SELECT balance AS x FROM acct WHERE id < 4 UNION ALL SELECT 7) s ORDER BY x;
+SELECT sum(y) FROM (SELECT 1 AS x, 2.50 AS y UNION ALL SELECT 1, 3) s;
+SELECT sum(y) FROM (SELECT 1 AS x, 2 AS y UNION ALL SELECT 1, 3.0 WHERE false) s;
+SELECT id, CASE WHEN id % 2 = 0 THEN 1.5 ELSE 2 END FROM acct WHERE id < 6 ORDER BY id;
+SELECT id, coalesce(balance, 0) / 4 FROM acct WHERE id BETWEEN 15 AND 18 ORDER BY id;
+SELECT id, coalesce(balance, 0) + 1 FROM acct WHERE id BETWEEN 15 AND 18 ORDER BY id;
+SELECT id, coalesce(balance, 0) * 2 FROM acct WHERE id BETWEEN 15 AND 18 ORDER BY id;
+SELECT 1.5::numeric(10,3), 2::numeric(5,2), -2.5::numeric(4,0);
