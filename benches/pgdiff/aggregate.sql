@@ -33,3 +33,4 @@ SELECT var_pop(x), stddev_samp(x), var_samp(x::float8) FROM (VALUES (1), (2), (4
 SELECT var_pop(x::float8), var_samp(x::float8) FROM (VALUES ('inf'), ('1')) v(x);
 SELECT var_pop('nan'::float8), stddev_pop('inf'::float8), stddev_samp('inf'::float8);
 SELECT variance(amount) * 2, stddev(amount) + 1 FROM orders WHERE acct_id = 3;
+SELECT acct_id, stddev_samp(amount::numeric(20,10)), var_pop(amount::numeric(20,10)) FROM orders WHERE acct_id < 6 GROUP BY acct_id ORDER BY acct_id;

@@ -74,3 +74,4 @@ SELECT extract(year from opened) / 4, extract(doy from opened) * 2 FROM acct WHE
 SELECT id, extract(hour from opened) FROM acct WHERE id < 5;
 SELECT extract(fortnight from ts) FROM orders WHERE id < 5;
 SELECT extract(julian from ts) FROM orders WHERE id < 5;
+SELECT id, date_part(NULL, ts), extract(year from NULL::timestamp) FROM orders WHERE id < 30 ORDER BY id;

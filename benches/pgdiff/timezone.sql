@@ -15,6 +15,7 @@ SELECT id FROM events WHERE at BETWEEN '2024-01-15 13:00' AND '2024-07-16';
 SELECT id, at::text FROM events WHERE id < 8;
 SELECT max(at), min(at), count(at) FROM events;
 SELECT id, at + interval '1 hour', at - interval '1 day' FROM events WHERE id < 8;
+SELECT e.id, e.at + interval '2 hours', e.at - interval '00:30:00' FROM events e JOIN events f ON f.id = e.id WHERE e.id < 8 ORDER BY e.id;
 SELECT count(*) FROM events WHERE at < now();
 SELECT id, at FROM events WHERE at IS NULL;
 SELECT id, local_at FROM events WHERE id < 5;

@@ -82,7 +82,8 @@ pub fn div_scale(a: i128, ta: i8, da: i32, b: i128, tb: i8, db: i32) -> i32 {
         .clamp(0, 1000)
 }
 
-fn unsupported(what: String) -> DataFusionError {
+/// 0A000 naming `what`.
+pub(crate) fn unsupported(what: String) -> DataFusionError {
     DataFusionError::External(Box::new(common::Error::Unsupported { feature: what }))
 }
 

@@ -26,12 +26,7 @@ fn trimmed(e: &Expr) -> Option<Expr> {
             trimmed(expr).map(|t| Expr::Cast(Cast::new(Box::new(t), field.data_type().clone())))
         }
         Expr::Literal(v, meta) => {
-            let s = match v {
-                ScalarValue::Utf8(Some(s))
-                | ScalarValue::Utf8View(Some(s))
-                | ScalarValue::LargeUtf8(Some(s)) => s,
-                _ => return None,
-            };
+            let s = v.try_as_str().flatten()?;
             let t = s.trim_end_matches(' ');
             if t.len() == s.len() {
                 return None;
@@ -55,13 +50,10 @@ fn prefix_pattern(p: &Expr) -> bool {
         Expr::Cast(Cast { expr, .. }) => expr.as_ref(),
         other => other,
     };
-    let Expr::Literal(
-        ScalarValue::Utf8(Some(s))
-        | ScalarValue::Utf8View(Some(s))
-        | ScalarValue::LargeUtf8(Some(s)),
-        _,
-    ) = p
-    else {
+    let Some(s) = (match p {
+        Expr::Literal(v, _) => v.try_as_str().flatten(),
+        _ => None,
+    }) else {
         return false;
     };
     let Some(prefix) = s.strip_suffix('%') else {
@@ -72,10 +64,7 @@ fn prefix_pattern(p: &Expr) -> bool {
 
 /// `e` padded to `width` characters.
 fn padded(e: &Expr, width: i64) -> Expr {
-    Expr::ScalarFunction(ScalarFunction::new_udf(
-        datafusion::functions::unicode::rpad(),
-        vec![e.clone(), lit(width), lit(" ")],
-    ))
+    datafusion::functions::unicode::expr_fn::rpad(vec![e.clone(), lit(width), lit(" ")])
 }
 
 /// The PostgreSQL version of node `e` over `schema`, where bpchar's

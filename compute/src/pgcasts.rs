@@ -398,11 +398,20 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast { expr, field })
                 if matches!(field.data_type(), DataType::Interval(_)) =>
             {
-                if let Some(v) = literal_text(expr).and_then(crate::pgtext::interval_in) {
-                    return Ok(Transformed::yes(Expr::Literal(
-                        ScalarValue::IntervalMonthDayNano(Some(v)),
-                        None,
-                    )));
+                // A constant text is read now, as PostgreSQL folds it:
+                // PostgreSQL's input where it differs from Arrow's (a time
+                // of day), else Arrow's, which the cast would run anyway;
+                // text neither reads stays a cast and fails as one.
+                if let Some(t) = literal_text(expr) {
+                    let v = match crate::pgtext::interval_in(t) {
+                        Some(v) => Some(ScalarValue::IntervalMonthDayNano(Some(v))),
+                        None => ScalarValue::Utf8(Some(t.to_string()))
+                            .cast_to(field.data_type())
+                            .ok(),
+                    };
+                    if let Some(v) = v {
+                        return Ok(Transformed::yes(Expr::Literal(v, None)));
+                    }
                 }
             }
             Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {
@@ -466,11 +475,9 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
             if matches!(op, Operator::Plus | Operator::Minus) =>
         {
             let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
-            // `date + 1` reaches here as `date + CAST(1 AS interval)`:
-            // that one stays a date.
-            // Only an interval literal (or text cast to one) or column:
-            // DataFusion's own
-            // `date + 1` (an integer) stays a date.
+            // Only an interval literal (a constant text was read into one
+            // above) or column: DataFusion's own `date + 1`, which reaches
+            // here as `date + CAST(1 AS interval)`, stays a date.
             let interval = |t: &DataType, e: &Expr| {
                 let real = matches!(
                     e,
@@ -481,7 +488,7 @@ fn output_type(e: &Expr, schema: &DFSchema) -> Result<Option<Expr>> {
                                 | ScalarValue::IntervalYearMonth(Some(_)),
                             _,
                         )
-                ) || matches!(e, Expr::Cast(c) if literal_text(&c.expr).is_some());
+                );
                 matches!(t, DataType::Interval(_)) && real
             };
             if lt == DataType::Date32 && interval(&rt, right) {

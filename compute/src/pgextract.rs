@@ -333,10 +333,7 @@ impl Default for PgExtract {
 }
 
 fn unit_text(v: &ScalarValue) -> Option<&str> {
-    match v {
-        ScalarValue::Utf8(s) | ScalarValue::Utf8View(s) | ScalarValue::LargeUtf8(s) => s.as_deref(),
-        _ => None,
-    }
+    v.try_as_str().flatten()
 }
 
 /// The kind a call reads: a date read by `date_part` is a timestamp.
@@ -422,18 +419,19 @@ impl ScalarUDFImpl for PgExtract {
                 )))
             }
         };
-        let as_date_part = matches!(
-            args.args.get(2),
-            Some(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))
-        );
+        let as_date_part = flag(match args.args.get(2) {
+            Some(ColumnarValue::Scalar(s)) => Some(s),
+            _ => None,
+        });
         let values = args
             .args
             .get(1)
             .ok_or_else(|| DataFusionError::Internal("pg_extract of nothing".into()))?
             .to_array(n)?;
         let kind = kind_of(values.data_type(), as_date_part)?;
+        // A NULL unit: NULL at the scale `return_field_from_args` gave it.
         let out = match unit {
-            None => Decimal128Array::new_null(n),
+            None => Decimal128Array::new_null(n).with_precision_and_scale(38, 0)?,
             Some(u) => extract_all(&values, &u, kind)?,
         };
         Ok(ColumnarValue::Array(Arc::new(out)))

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use common::{Error, SqlState};
+use common::Error;
 use datafusion::arrow::array::{ArrayRef, AsArray, PrimitiveArray};
 use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Float32Type, Float64Type};
 use datafusion::common::DFSchema;
@@ -22,8 +22,7 @@ use datafusion::logical_expr::{
 };
 
 fn range(what: &str) -> DataFusionError {
-    DataFusionError::External(Box::new(Error::Sql {
-        state: SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+    DataFusionError::External(Box::new(Error::NumericOutOfRange {
         message: format!("value out of range: {what}"),
     }))
 }

@@ -1,13 +1,16 @@
 //! Result columns PostgreSQL prints in ways one Arrow type per column
 //! cannot (part of the `semantics` rule): a char(n) column's width, read
-//! from its field metadata; `greatest`/`least`/`coalesce`/CASE choosing
-//! between numerics of different scales, and set operations mixing
-//! char(n) with other text, which are refused (0A000).
+//! from its field metadata; `greatest`/`least`/`nullif` choosing between
+//! numerics of different scales (and the `coalesce`/CASE that `dscale`
+//! cannot follow), and set operations mixing char(n) with other text,
+//! which are refused (0A000).
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::DFSchema;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
+
+use crate::dscale::decimal_scale;
 
 /// The width of a char(n) column (`scan::BPCHAR_WIDTH`), if `e` is one.
 pub fn bpchar_width(e: &Expr, schema: &DFSchema) -> Option<i64> {
@@ -48,35 +51,16 @@ pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
             .collect(),
         _ => return Ok(()),
     };
-    let choice = matches!(e, Expr::Case(_))
-        || matches!(e, Expr::ScalarFunction(f) if f.func.name() == "coalesce");
     let Ok(t @ DataType::Decimal128(_, s)) = e.get_type(schema) else {
         return Ok(());
     };
-    // Type coercion gave every value the result's type; a value typed
-    // otherwise was retyped after it (an unconstrained numeric's text
-    // cast takes its text's scale), and DataFusion cannot choose between
-    // values of two decimal types.
-    let retyped = |a: &Expr| {
-        a.get_type(schema)
-            .is_ok_and(|at| at != t && matches!(at, DataType::Decimal128(..)))
-    };
-    if choice && args.iter().any(|a| retyped(a)) {
-        return Err(DataFusionError::External(Box::new(
-            common::Error::unsupported(
-                "a coalesce or CASE choosing between numerics of different types",
-            ),
-        )));
+    if matches!(e, Expr::Case(_))
+        || matches!(e, Expr::ScalarFunction(f) if f.func.name() == "coalesce")
+    {
+        return check_choice(&args, &t, schema);
     }
     let scale_of = |a: &Expr| -> Option<i8> {
         let inner = match a {
-            Expr::Cast(c) if choice && matches!(c.expr.as_ref(), Expr::Literal(..)) => return None,
-            Expr::Cast(c) if choice => {
-                return (decimal_scale(&c.expr.get_type(schema).ok()?)
-                    != decimal_scale(&a.get_type(schema).ok()?))
-                .then_some(-1);
-            }
-            _ if choice => return None,
             Expr::Cast(c) => c.expr.as_ref(),
             other => other,
         };
@@ -88,6 +72,38 @@ pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
         }
     };
     if args.iter().filter_map(|a| scale_of(a)).any(|x| x != s) {
+        return Err(DataFusionError::External(Box::new(common::Error::unsupported(
+            "a result column choosing between numerics of different scales (greatest, least, nullif, or coalesce and CASE over a cast that changes a scale)",
+        ))));
+    }
+    Ok(())
+}
+
+/// The values of a decimal `coalesce` or CASE (of type `t`): refused when
+/// one was retyped after type coercion gave every value `t` (an
+/// unconstrained numeric's text cast takes its text's scale; DataFusion
+/// cannot choose between values of two decimal types), or is a value
+/// other than a constant under a cast that changes its scale.
+fn check_choice(args: &[&Expr], t: &DataType, schema: &DFSchema) -> Result<()> {
+    let retyped = |a: &Expr| {
+        a.get_type(schema)
+            .is_ok_and(|at| at != *t && matches!(at, DataType::Decimal128(..)))
+    };
+    if args.iter().any(|a| retyped(a)) {
+        return Err(DataFusionError::External(Box::new(
+            common::Error::unsupported(
+                "a coalesce or CASE choosing between numerics of different types",
+            ),
+        )));
+    }
+    let changes_scale = |a: &Expr| match a {
+        Expr::Cast(c) if !matches!(c.expr.as_ref(), Expr::Literal(..)) => {
+            let scale = |x: &Expr| x.get_type(schema).ok().map(|t| decimal_scale(&t));
+            matches!((scale(&c.expr), scale(a)), (Some(from), Some(to)) if from != to)
+        }
+        _ => false,
+    };
+    if args.iter().any(|a| changes_scale(a)) {
         return Err(DataFusionError::External(Box::new(common::Error::unsupported(
             "a result column choosing between numerics of different scales (greatest, least, nullif, or coalesce and CASE over a cast that changes a scale)",
         ))));
@@ -124,12 +140,4 @@ pub fn check_union_widths(u: &datafusion::logical_expr::Union) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn decimal_scale(t: &DataType) -> Option<i8> {
-    match t {
-        DataType::Decimal128(_, s) => Some(*s),
-        t if t.is_integer() => Some(0),
-        _ => None,
-    }
 }

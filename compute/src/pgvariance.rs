@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use common::{Error, SqlState};
+use common::Error;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type};
@@ -24,20 +24,15 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
+use crate::dscale::{Statistic, STATISTICS};
 use crate::numeric::{numeric_avg, STORED_SCALE};
 
 /// Registers the four aggregates in `ctx`, replacing DataFusion's.
 pub fn register(ctx: &SessionContext) {
-    for (name, sample, sqrt) in [
-        ("var_pop", false, false),
-        ("var_samp", true, false),
-        ("stddev_pop", false, true),
-        ("stddev_samp", true, true),
-    ] {
+    for (name, stat) in STATISTICS {
         ctx.register_udaf(AggregateUDF::new_from_impl(PgVariance {
             name,
-            sample,
-            sqrt,
+            stat,
             signature: signature(),
         }));
     }
@@ -62,10 +57,7 @@ fn signature() -> Signature {
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct PgVariance {
     name: &'static str,
-    /// Divides by N - 1, NULL below two values.
-    sample: bool,
-    /// The standard deviation (square root).
-    sqrt: bool,
+    stat: Statistic,
     signature: Signature,
 }
 
@@ -96,8 +88,7 @@ impl AggregateUDFImpl for PgVariance {
             n: 0.0,
             sx: 0.0,
             sxx: 0.0,
-            sample: self.sample,
-            sqrt: self.sqrt,
+            stat: self.stat,
         }))
     }
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
@@ -123,13 +114,11 @@ struct YoungsCramer {
     n: f64,
     sx: f64,
     sxx: f64,
-    sample: bool,
-    sqrt: bool,
+    stat: Statistic,
 }
 
 fn overflow() -> DataFusionError {
-    DataFusionError::External(Box::new(Error::Sql {
-        state: SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+    DataFusionError::External(Box::new(Error::NumericOutOfRange {
         message: "value out of range: overflow".into(),
     }))
 }
@@ -214,12 +203,16 @@ impl Accumulator for YoungsCramer {
         ])
     }
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        let d = if self.sample { self.n - 1.0 } else { self.n };
+        let d = if self.stat.sample {
+            self.n - 1.0
+        } else {
+            self.n
+        };
         if d <= 0.0 {
             return Ok(ScalarValue::Float64(None));
         }
         let v = self.sxx / d;
-        Ok(ScalarValue::Float64(Some(if self.sqrt {
+        Ok(ScalarValue::Float64(Some(if self.stat.sqrt {
             v.sqrt()
         } else {
             v
@@ -239,8 +232,7 @@ mod tests {
             n: 0.0,
             sx: 0.0,
             sxx: 0.0,
-            sample,
-            sqrt,
+            stat: Statistic { sample, sqrt },
         };
         for v in values {
             a.add(*v).unwrap();

@@ -77,6 +77,15 @@ pub(super) fn literal_scale(e: &Expr) -> Option<Option<i8>> {
     decimal_scale(&v.data_type()).map(Some)
 }
 
+/// The scale a value of a CASE or COALESCE keeps whatever the row: a
+/// number literal's own, else its type's (`None`: a NULL or not a number).
+fn own_scale(v: &Expr, schema: &DFSchema) -> Option<i8> {
+    match literal_scale(v) {
+        Some(s) => s,
+        None => v.get_type(schema).ok().and_then(|t| decimal_scale(&t)),
+    }
+}
+
 /// Whether `e` is a decimal CASE or COALESCE two of whose values keep
 /// different scales (a branch that holds a quotient makes `e` dynamic
 /// anyway).
@@ -87,51 +96,53 @@ fn mixed(e: &Expr, schema: &DFSchema) -> bool {
     if !matches!(e.get_type(schema), Ok(DataType::Decimal128(..))) {
         return false;
     }
-    let mut scales = values.iter().filter_map(|v| match literal_scale(v) {
-        Some(s) => s,
-        None => v.get_type(schema).ok().and_then(|t| decimal_scale(&t)),
-    });
+    let mut scales = values.iter().filter_map(|v| own_scale(v, schema));
     let first = scales.next();
     scales.any(|s| Some(s) != first)
 }
 
-/// The scale of one value of a CASE or COALESCE, per row.
+/// The scale of one value of a CASE or COALESCE, per row (a literal is not
+/// dynamic, so [`scale_of`] leaves it to [`own_scale`]).
 fn value_scale(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Expr> {
-    let s = match literal_scale(e) {
-        Some(s) => lit(s.unwrap_or(0) as i32),
-        None => match scale_of(e, schema, comps)? {
-            Some(s) => s,
-            None => lit(decimal_scale(&e.get_type(schema)?).unwrap_or(0) as i32),
-        },
+    let s = match scale_of(e, schema, comps)? {
+        Some(s) => s,
+        None => lit(own_scale(e, schema).unwrap_or(0) as i32),
     };
     Ok(cast(s, DataType::Int32))
 }
 
-/// The per-row scale of a CASE or COALESCE: the same choice made over its
-/// values' scales.
-fn choice_scale(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Option<Expr>> {
+/// The per-row scale of a CASE or COALESCE (`e`, one of [`branches`]'s
+/// shapes): the same choice made over its values' scales.
+fn choice_scale(e: &Expr, schema: &DFSchema, comps: &Companions) -> Result<Expr> {
     let s = |x: &Expr| value_scale(x, schema, comps).map(Box::new);
-    match e {
-        Expr::Case(c) => Ok(Some(Expr::Case(datafusion::logical_expr::Case {
-            expr: c.expr.clone(),
-            when_then_expr: c
-                .when_then_expr
+    let (expr, when_then_expr, else_expr) = match e {
+        Expr::Case(c) => (
+            c.expr.clone(),
+            c.when_then_expr
                 .iter()
                 .map(|(w, t)| Ok((w.clone(), s(t)?)))
                 .collect::<Result<_>>()?,
-            else_expr: c.else_expr.as_deref().map(s).transpose()?,
-        }))),
-        Expr::ScalarFunction(f) => Ok(Some(Expr::Case(datafusion::logical_expr::Case {
-            expr: None,
-            when_then_expr: f
-                .args
+            c.else_expr.as_deref().map(s).transpose()?,
+        ),
+        Expr::ScalarFunction(f) => (
+            None,
+            f.args
                 .iter()
                 .map(|a| Ok((Box::new(a.clone().is_not_null()), s(a)?)))
                 .collect::<Result<_>>()?,
-            else_expr: None,
-        }))),
-        _ => Ok(None),
-    }
+            None,
+        ),
+        _ => {
+            return Err(DataFusionError::Internal(
+                "CASE or coalesce expected".into(),
+            ))
+        }
+    };
+    Ok(Expr::Case(datafusion::logical_expr::Case {
+        expr,
+        when_then_expr,
+        else_expr,
+    }))
 }
 
 /// A literal under the casts type coercion put on it.
@@ -150,7 +161,8 @@ pub(super) fn output_columns(schema: &DFSchema) -> Vec<Expr> {
         .collect()
 }
 
-pub(super) fn decimal_scale(t: &DataType) -> Option<i8> {
+/// A decimal's scale, 0 for an integer.
+pub(crate) fn decimal_scale(t: &DataType) -> Option<i8> {
     match t {
         DataType::Decimal128(_, s) => Some(*s),
         t if t.is_integer() => Some(0),
@@ -213,8 +225,10 @@ pub(super) fn scale_of(e: &Expr, schema: &DFSchema, comps: &Companions) -> Resul
             Ok(None)
         }
         Expr::Cast(_) | Expr::TryCast(_) => Err(refuse("a text cast")),
-        Expr::Case(_) => choice_scale(e, schema, comps),
-        Expr::ScalarFunction(f) if f.func.name() == "coalesce" => choice_scale(e, schema, comps),
+        Expr::Case(_) => choice_scale(e, schema, comps).map(Some),
+        Expr::ScalarFunction(f) if f.func.name() == "coalesce" => {
+            choice_scale(e, schema, comps).map(Some)
+        }
         Expr::ScalarFunction(f) => Err(refuse(&format!("the function {}", f.func.name()))),
         _ => Err(refuse("an expression")),
     }

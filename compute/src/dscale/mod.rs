@@ -45,10 +45,11 @@ mod exprs;
 mod union;
 mod variance;
 
+pub(crate) use exprs::decimal_scale;
+pub(crate) use variance::{Statistic, STATISTICS};
+
 use crate::numeric::{div_scale_udf, div_udf, numeric_avg};
-use exprs::{
-    decimal_scale, divisions, dynamic, node_divisions, output_columns, refuse, scale_of, Companions,
-};
+use exprs::{divisions, dynamic, node_divisions, output_columns, refuse, scale_of, Companions};
 
 /// The prefix of the root's companion columns; `_<k>` names the output
 /// column whose scale it holds.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Decimal128Array};
 use datafusion::arrow::datatypes::{i256, DataType, Decimal128Type, Int32Type};
-use datafusion::error::{DataFusionError, Result};
+use datafusion::error::Result;
 use datafusion::functions_aggregate::expr_fn::sum;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
@@ -22,29 +22,56 @@ use datafusion::logical_expr::{
     TypeSignature, Volatility,
 };
 
-use crate::numeric::{div_scale_udf, div_udf, STORED_SCALE};
+use crate::numeric::{div_scale_udf, div_udf, unsupported, STORED_SCALE};
 
 /// Which statistic a call computes.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Statistic {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Statistic {
     /// Divides by N - 1 (and is NULL below two rows).
     pub sample: bool,
     /// The square root of the variance.
     pub sqrt: bool,
 }
 
-/// The statistic the aggregate `name` computes, if it is one
-/// (`crate::pgvariance`'s four; `variance` and `stddev` are spelled as
-/// the sample forms before planning).
+/// The four aggregates (`crate::pgvariance` registers them; `variance`
+/// and `stddev` are spelled as the sample forms before planning).
+pub(crate) const STATISTICS: [(&str, Statistic); 4] = [
+    (
+        "var_pop",
+        Statistic {
+            sample: false,
+            sqrt: false,
+        },
+    ),
+    (
+        "var_samp",
+        Statistic {
+            sample: true,
+            sqrt: false,
+        },
+    ),
+    (
+        "stddev_pop",
+        Statistic {
+            sample: false,
+            sqrt: true,
+        },
+    ),
+    (
+        "stddev_samp",
+        Statistic {
+            sample: true,
+            sqrt: true,
+        },
+    ),
+];
+
+/// The statistic the aggregate `name` computes, if it is one.
 pub(super) fn statistic(name: &str) -> Option<Statistic> {
-    let (sample, sqrt) = match name {
-        "var_pop" => (false, false),
-        "var_samp" => (true, false),
-        "stddev_pop" => (false, true),
-        "stddev_samp" => (true, true),
-        _ => return None,
-    };
-    Some(Statistic { sample, sqrt })
+    STATISTICS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, stat)| *stat)
 }
 
 /// `sum(x * x)`, exact: an integer is widened to numeric first.
@@ -69,16 +96,12 @@ pub(super) fn finish(
     let dec = |x: Expr, scale: i8| cast(x, DataType::Decimal128(38, scale));
     let n = dec(count.clone(), 0);
     let square = (2 * scale as i32).min(38) as i8;
-    let num = cast(
-        n.clone() * cast(sxx, DataType::Decimal128(38, square))
-            - cast(sx.clone(), DataType::Decimal128(38, scale))
-                * cast(sx, DataType::Decimal128(38, scale)),
-        DataType::Decimal128(38, square),
-    );
+    let sx = dec(sx, scale);
+    let num = dec(n.clone() * dec(sxx, square) - sx.clone() * sx, square);
     let den = if s.sample {
         dec(n.clone() * dec(count.clone() - lit(1i64), 0), 0)
     } else {
-        cast(n.clone() * n.clone(), DataType::Decimal128(38, 0))
+        dec(n.clone() * n.clone(), 0)
     };
     let args = vec![num.clone(), den, lit(square as i32), lit(0i32)];
     let quotient = Expr::ScalarFunction(ScalarFunction::new_udf(div_udf(), args.clone()));
@@ -123,10 +146,6 @@ fn sqrt_udf() -> Arc<ScalarUDF> {
     UDF.clone()
 }
 
-fn unsupported(what: String) -> DataFusionError {
-    DataFusionError::External(Box::new(common::Error::Unsupported { feature: what }))
-}
-
 fn ten(n: u32) -> i256 {
     i256::from_i128(10).wrapping_pow(n)
 }
@@ -143,25 +162,38 @@ fn sqrt_stored(q: i128, rscale: i32) -> Result<i128> {
     // q at its own scale, then at twice it: its root is at `rscale`.
     let at_scale = i256::from_i128(q).wrapping_div(ten((stored - rscale) as u32));
     let m = at_scale.wrapping_mul(ten(rscale as u32));
-    let estimate = m.to_string().parse::<f64>().unwrap_or(0.0).sqrt();
-    let mut r = i256::from_i128(estimate.round() as i128);
-    let four_m = m.wrapping_mul(i256::from_i128(4));
-    let two = i256::from_i128(2);
-    // round(sqrt(m)) is the r with (2r - 1)^2 <= 4m < (2r + 1)^2.
-    for _ in 0..64 {
-        let below = r.wrapping_mul(two).wrapping_sub(i256::ONE);
-        let above = r.wrapping_mul(two).wrapping_add(i256::ONE);
-        if r > i256::ZERO && below.wrapping_mul(below) > four_m {
-            r = r.wrapping_sub(i256::ONE);
-        } else if above.wrapping_mul(above) <= four_m {
-            r = r.wrapping_add(i256::ONE);
-        } else {
-            break;
-        }
-    }
+    let r = rounded_root(m);
     r.wrapping_mul(ten((stored - rscale) as u32))
         .to_i128()
         .ok_or_else(|| unsupported("a numeric square root of more than 18 integer digits".into()))
+}
+
+/// round(sqrt(m)) for m >= 0, exactly: Newton's integer square root from
+/// above (a float's estimate holds 16 digits, the root up to 29), then
+/// up when 4m >= (2r + 1)^2 (never equal: the left side is even).
+fn rounded_root(m: i256) -> i256 {
+    if m <= i256::ZERO {
+        return i256::ZERO;
+    }
+    let two = i256::from_i128(2);
+    // Above the root: a float's estimate with margin.
+    let estimate = m.to_string().parse::<f64>().unwrap_or(f64::MAX).sqrt();
+    let mut r = i256::from_i128((estimate * (1.0 + 1e-9)).ceil() as i128)
+        .wrapping_add(two)
+        .max(i256::ONE);
+    loop {
+        let next = r.wrapping_add(m.wrapping_div(r)).wrapping_div(two);
+        if next >= r {
+            break;
+        }
+        r = next;
+    }
+    let above = r.wrapping_mul(two).wrapping_add(i256::ONE);
+    if m.wrapping_mul(i256::from_i128(4)) >= above.wrapping_mul(above) {
+        r.wrapping_add(i256::ONE)
+    } else {
+        r
+    }
 }
 
 /// `pg_numeric_sqrt(q, rscale)`: see [`sqrt_stored`].
@@ -219,6 +251,10 @@ mod tests {
         assert_eq!(sqrt_stored(stored("2"), 0).unwrap(), stored("1"));
         assert_eq!(sqrt_stored(stored("2.25"), 2).unwrap(), stored("1.5"));
         assert_eq!(sqrt_stored(0, 20).unwrap(), 0);
+        // Past a float's 16 digits (exact roots from Python's isqrt).
+        let q = stored("2.33333333333333333333");
+        assert_eq!(sqrt_stored(q, 20).unwrap(), 152752523165194666886);
+        assert_eq!(sqrt_stored(stored("2"), 20).unwrap(), 141421356237309504880);
         assert!(sqrt_stored(-1, 2).is_err());
     }
 }

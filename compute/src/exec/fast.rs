@@ -78,11 +78,7 @@ impl Session {
         let answers = if p.locking {
             read_groups(&self.router, &self.statement_access(), p, &groups, params).await?
         } else {
-            let mut wants = BTreeMap::new();
-            for (shard, _) in &groups {
-                *wants.entry(*shard).or_default() += 1;
-            }
-            self.read_consistent(p, &groups, &wants, params).await?
+            self.read_consistent(p, &groups, params).await?
         };
         Ok(Output::Rows(shard_router::dist::merge_rows(
             merge, &p.types, answers, params,
@@ -109,12 +105,16 @@ impl Session {
         &self,
         p: &FastSelect,
         groups: &[(ShardId, Vec<u32>)],
-        wants: &BTreeMap<ShardId, usize>,
         params: &[Datum],
     ) -> Result<Answers> {
+        // How many statements read each shard.
+        let mut wants = BTreeMap::new();
+        for (shard, _) in groups {
+            *wants.entry(*shard).or_default() += 1;
+        }
         let last = Duration::from_micros(p.read_micros.load(Ordering::Relaxed).into());
         if last < HELD_TRY {
-            if let Some(ticket) = self.held_read(wants).await? {
+            if let Some(ticket) = self.held_read(&wants).await? {
                 let access = self.statement_access();
                 let start = Instant::now();
                 let read = tokio::time::timeout(
@@ -129,7 +129,7 @@ impl Session {
                 }
             }
         }
-        let access = self.read_access(wants).await?;
+        let access = self.read_access(&wants).await?;
         let start = Instant::now();
         let answers = read_groups(&self.router, &access, p, groups, params).await;
         record(p, start.elapsed());
