@@ -29,6 +29,7 @@ pub mod pgcatalog;
 pub mod pgextract;
 pub mod pgfloat;
 pub mod pgfuncs;
+pub mod pginterval;
 pub mod pgmath;
 pub mod pgresult;
 pub mod pgtext;

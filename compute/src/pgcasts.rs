@@ -398,20 +398,29 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast { expr, field })
                 if matches!(field.data_type(), DataType::Interval(_)) =>
             {
-                // A constant text is read now, as PostgreSQL folds it:
-                // PostgreSQL's input where it differs from Arrow's (a time
-                // of day), else Arrow's, which the cast would run anyway;
-                // text neither reads stays a cast and fails as one.
+                // A constant text is read now, as PostgreSQL folds it, by
+                // PostgreSQL's interval input (`crate::pginterval`).
                 if let Some(t) = literal_text(expr) {
-                    let v = match crate::pgtext::interval_in(t) {
-                        Some(v) => Some(ScalarValue::IntervalMonthDayNano(Some(v))),
-                        None => ScalarValue::Utf8(Some(t.to_string()))
-                            .cast_to(field.data_type())
-                            .ok(),
-                    };
-                    if let Some(v) = v {
-                        return Ok(Transformed::yes(Expr::Literal(v, None)));
-                    }
+                    let v = crate::pginterval::interval_in(t)
+                        .and_then(|v| v.to_arrow())
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    let v =
+                        ScalarValue::IntervalMonthDayNano(Some(v)).cast_to(field.data_type())?;
+                    return Ok(Transformed::yes(Expr::Literal(v, None)));
+                }
+                // Text of rows is read by the same input, not Arrow's.
+                if matches!(
+                    expr.get_type(schema)?,
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+                ) {
+                    let call = crate::pginterval::udf::call((**expr).clone());
+                    return Ok(Transformed::yes(
+                        if *field.data_type() == call.get_type(schema)? {
+                            call
+                        } else {
+                            Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
+                        },
+                    ));
                 }
             }
             Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {

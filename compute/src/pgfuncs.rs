@@ -58,6 +58,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(
         crate::pgtypeof::PgTypeof::default(),
     ));
+    ctx.register_udf(crate::pginterval::udf::INTERVAL_IN.as_ref().clone());
     for f in [
         Func::Div,
         Func::WidthBucket,

@@ -107,41 +107,47 @@ fn c_g_format(v: f64, precision: usize) -> String {
 /// (`IntervalStyle = postgres`): `1 year 2 mons 3 days 04:05:06.5`,
 /// `-1 days +02:00:00`, `00:00:00` for zero.
 pub fn interval_text(months: i64, days: i64, micros: i64) -> String {
-    let mut parts: Vec<String> = vec![];
-    let plural = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let (years, mons) = (months / 12, months % 12);
-    if years != 0 {
-        parts.push(plural(years, "year", "years"));
+    let mut out = String::new();
+    // A field after a negative one carries its own sign (`-2 mons +1 day`).
+    let mut after_negative = false;
+    for (n, one, many) in [
+        (months / 12, "year", "years"),
+        (months % 12, "mon", "mons"),
+        (days, "day", "days"),
+    ] {
+        if n == 0 {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if after_negative && n > 0 {
+            out.push('+');
+        }
+        out.push_str(&format!("{n} {}", if n == 1 { one } else { many }));
+        after_negative = n < 0;
     }
-    if mons != 0 {
-        parts.push(plural(mons, "mon", "mons"));
-    }
-    if days != 0 {
-        parts.push(plural(days, "day", "days"));
-    }
-    if micros != 0 || parts.is_empty() {
-        let neg = micros < 0;
+    if micros != 0 || out.is_empty() {
         let m = micros.unsigned_abs();
         let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
         let (min, rest) = (rest / 60_000_000, rest % 60_000_000);
         let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
-        // A time after a negative day or month part carries its own sign.
-        let sign = if neg {
-            "-"
-        } else if (months < 0 || days < 0) && micros > 0 {
-            "+"
-        } else {
-            ""
-        };
-        let mut t = format!("{sign}{h:02}:{min:02}:{s:02}");
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if micros < 0 {
+            out.push('-');
+        } else if after_negative {
+            out.push('+');
+        }
+        out.push_str(&format!("{h:02}:{min:02}:{s:02}"));
         if frac != 0 {
             let f = format!("{frac:06}");
-            t.push('.');
-            t.push_str(f.trim_end_matches('0'));
+            out.push('.');
+            out.push_str(f.trim_end_matches('0'));
         }
-        parts.push(t);
     }
-    parts.join(" ")
+    out
 }
 
 /// The PostgreSQL text of an Arrow interval or duration value, if `col`
@@ -231,6 +237,15 @@ mod tests {
         assert_eq!(interval_text(0, 0, 1_500_000), "00:00:01.5");
         assert_eq!(interval_text(0, -1, 7_200_000_000), "-1 days +02:00:00");
         assert_eq!(interval_text(0, 0, -3_600_000_000), "-01:00:00");
+        assert_eq!(interval_text(-2, 1, 0), "-2 mons +1 day");
+        assert_eq!(
+            interval_text(-10, 1, 85_512_340_000),
+            "-10 mons +1 day 23:45:12.34"
+        );
+        assert_eq!(
+            interval_text(-14, -3, 1),
+            "-1 years -2 mons -3 days +00:00:00.000001"
+        );
     }
 
     #[test]
@@ -335,110 +350,6 @@ mod array_tests {
             ),
             "{{1,2},{3,4}}"
         );
-    }
-}
-
-/// PostgreSQL's interval input for text with a time of day
-/// (`'00:30:00'`, `'1 day 02:03:04.5'`, `'-1:30'`, `'2 mons 3 days 04:05'`),
-/// which DataFusion does not read. `None` for other text (DataFusion
-/// reads `'1 day'`, `'2 hours'` as PostgreSQL does) and for anything not
-/// understood.
-pub fn interval_in(s: &str) -> Option<datafusion::arrow::datatypes::IntervalMonthDayNano> {
-    let tokens: Vec<&str> = s.split_whitespace().collect();
-    if !tokens.iter().any(|t| t.contains(':')) {
-        return None;
-    }
-    let (mut months, mut days, mut nanos) = (0i64, 0i64, 0i64);
-    let mut i = 0;
-    let mut ago = false;
-    while i < tokens.len() {
-        let t = tokens[i];
-        if t.contains(':') {
-            nanos = nanos.checked_add(time_nanos(t)?)?;
-            i += 1;
-            continue;
-        }
-        if t.eq_ignore_ascii_case("ago") && i + 1 == tokens.len() {
-            ago = true;
-            i += 1;
-            continue;
-        }
-        let n: i64 = t.parse().ok()?;
-        let unit = tokens.get(i + 1)?.to_ascii_lowercase();
-        let unit = unit.trim_end_matches('s');
-        match unit {
-            "year" | "yr" | "y" => months = months.checked_add(n.checked_mul(12)?)?,
-            "mon" | "month" => months = months.checked_add(n)?,
-            "week" | "w" => days = days.checked_add(n.checked_mul(7)?)?,
-            "day" | "d" => days = days.checked_add(n)?,
-            "hour" | "hr" | "h" => nanos = nanos.checked_add(n.checked_mul(3_600_000_000_000)?)?,
-            "minute" | "min" | "m" => nanos = nanos.checked_add(n.checked_mul(60_000_000_000)?)?,
-            "second" | "sec" => nanos = nanos.checked_add(n.checked_mul(1_000_000_000)?)?,
-            _ => return None,
-        }
-        i += 2;
-    }
-    if ago {
-        (months, days, nanos) = (-months, -days, -nanos);
-    }
-    Some(datafusion::arrow::datatypes::IntervalMonthDayNano {
-        months: i32::try_from(months).ok()?,
-        days: i32::try_from(days).ok()?,
-        nanoseconds: nanos,
-    })
-}
-
-/// `[+-]H:M[:S[.f]]` in nanoseconds (microsecond precision, as
-/// PostgreSQL keeps).
-fn time_nanos(t: &str) -> Option<i64> {
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let parts: Vec<&str> = t.split(':').collect();
-    if parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
-        return None;
-    }
-    let h: i64 = parts[0].parse().ok()?;
-    let m: i64 = parts.get(1)?.parse().ok()?;
-    if !(0..60).contains(&m) {
-        return None;
-    }
-    let (sec, frac) = match parts.get(2) {
-        None => (0, 0),
-        Some(s) => {
-            let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-            let sec: i64 = whole.parse().ok()?;
-            if !(0..60).contains(&sec) || !frac.chars().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            let mut digits: String = frac.chars().take(6).collect();
-            while digits.len() < 6 {
-                digits.push('0');
-            }
-            (sec, digits.parse::<i64>().ok()? * 1000)
-        }
-    };
-    let v = h
-        .checked_mul(3_600_000_000_000)?
-        .checked_add(m * 60_000_000_000 + sec * 1_000_000_000 + frac)?;
-    Some(if neg { -v } else { v })
-}
-
-#[cfg(test)]
-mod interval_tests {
-    use super::interval_in;
-
-    #[test]
-    fn interval_text_with_a_time_reads_as_postgres() {
-        let v = interval_in("00:30:00").unwrap();
-        assert_eq!((v.months, v.days, v.nanoseconds), (0, 0, 1_800_000_000_000));
-        let v = interval_in("1 day 02:03:04.5").unwrap();
-        assert_eq!((v.days, v.nanoseconds), (1, 7_384_500_000_000));
-        let v = interval_in("-1:30").unwrap();
-        assert_eq!(v.nanoseconds, -5_400_000_000_000);
-        assert!(interval_in("1 day").is_none());
-        assert!(interval_in("1 fortnight 00:10").is_none());
     }
 }
 

@@ -600,7 +600,9 @@ impl AnalyzerRule for PgSemantics {
                 crate::pgresult::check_union_widths(u)?;
             }
             crate::pgcasts::map_one_input_node(node, |e, schema| {
-                rewrite(e, schema)?.transform_data(|e| crate::pgcasts::rewrite(e, schema))
+                rewrite(e, schema)?
+                    .transform_data(|e| crate::pgcasts::rewrite(e, schema))?
+                    .transform_data(|e| crate::pginterval::compare::rewrite(e, schema))
             })
         })
         .and_then(|t| root_outputs(t.data))

@@ -290,6 +290,16 @@ impl Session {
         if key == "transaction_isolation" {
             self.set_transaction_isolation(value)?;
         }
+        // Values print in one style only: another would print them wrong.
+        match key {
+            "intervalstyle" if !value.eq_ignore_ascii_case("postgres") => {
+                return Err(Error::unsupported(format!("IntervalStyle {value}")));
+            }
+            "datestyle" if !value.to_ascii_uppercase().starts_with("ISO") => {
+                return Err(Error::unsupported(format!("DateStyle {value}")));
+            }
+            _ => {}
+        }
         let value = &match key {
             "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" => {
                 format_duration_ms(parse_duration_ms(value)?)

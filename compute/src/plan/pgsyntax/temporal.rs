@@ -52,20 +52,36 @@ pub(super) fn extract(e: &mut Expr) -> bool {
     true
 }
 
-/// `INTERVAL 'text'` (no field qualifier) is `CAST('text' AS interval)`,
-/// which reads the text as PostgreSQL does (`crate::pgtext::interval_in`:
-/// `1 day 04:05`, `04:05:06.7`), where DataFusion's parser refuses it.
+/// `INTERVAL 'text'` is `CAST('text' AS interval)`, which reads the text
+/// as PostgreSQL does (`crate::pginterval::interval_in`: `1 day 04:05`,
+/// `04:05:06.7`), where DataFusion's parser refuses it; with fields
+/// (`INTERVAL '1' DAY`) it is `pg_interval_in('1', 'DAY')`.
 pub(super) fn interval_literal(e: &mut Expr) -> bool {
     let Expr::Interval(i) = e else {
         return false;
     };
-    let plain = i.leading_field.is_none()
-        && i.last_field.is_none()
-        && i.leading_precision.is_none()
+    let text_only = i.leading_precision.is_none()
         && i.fractional_seconds_precision.is_none()
         && matches!(i.value.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)));
-    if !plain {
+    if !text_only {
         return false;
+    }
+    if let Some(lead) = &i.leading_field {
+        // `INTERVAL '1:30' MINUTE TO SECOND`: PostgreSQL's input with the
+        // fields, a call the planner folds.
+        let fields = match &i.last_field {
+            Some(last) => format!("{lead} to {last}"),
+            None => lead.to_string(),
+        };
+        if crate::pginterval::udf::fields_named(&fields).is_none() {
+            return false;
+        }
+        let text = take(i.value.as_mut());
+        *e = call(
+            crate::pginterval::udf::NAME,
+            vec![text, Expr::value(Value::SingleQuotedString(fields))],
+        );
+        return true;
     }
     let text = take(i.value.as_mut());
     *e = cast(
