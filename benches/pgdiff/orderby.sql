@@ -39,3 +39,9 @@ SELECT acct_id, id FROM orders WHERE acct_id < 4 ORDER BY acct_id, id DESC; -- o
 SELECT id FROM (SELECT id FROM acct ORDER BY id DESC LIMIT 10) s ORDER BY id; -- ordered
 SELECT a.id, o.id FROM acct a JOIN orders o ON o.acct_id = a.id ORDER BY o.id LIMIT 10; -- ordered
 SELECT id, balance FROM acct ORDER BY abs(balance) DESC NULLS LAST, id LIMIT 5; -- ordered
+SELECT id FROM acct WHERE id = 5 ORDER BY owner; -- ordered
+SELECT id, balance FROM acct WHERE id IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12) ORDER BY balance DESC, id; -- ordered
+SELECT id, note FROM orders WHERE id < 50 ORDER BY note DESC, id LIMIT 7; -- ordered
+SELECT id, note FROM orders WHERE id < 50 ORDER BY note, id LIMIT 7; -- ordered
+SELECT DISTINCT owner FROM acct WHERE id < 40 ORDER BY owner; -- ordered
+SELECT count(*) FROM acct WHERE id = 3 ORDER BY owner;

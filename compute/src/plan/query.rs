@@ -59,7 +59,13 @@ impl Planner<'_> {
         let Some(projection) = fast_projection(select, &table) else {
             return Ok(None);
         };
-        if !order_by_fits(q, &table) || !limit_fits(q) {
+        // ORDER BY beside aggregates is PostgreSQL's grouping error, which
+        // DataFusion's plan raises.
+        let aggregates = projection.aggs.iter().any(|a| a.is_some());
+        if !order_by_fits(q, select, &table)
+            || !limit_fits(q)
+            || (aggregates && q.order_by.is_some())
+        {
             return Ok(None);
         }
         let merge = merge_of(q, select, &projection.sources, &projection.aggs);
@@ -237,9 +243,10 @@ fn fast_projection(select: &Select, table: &TableDef) -> Option<FastProjection> 
     Some(p)
 }
 
-/// Whether ORDER BY is only on NOT NULL columns (MariaDB and PostgreSQL
-/// place NULLs differently) and without NULLS FIRST/LAST.
-fn order_by_fits(q: &Query, table: &TableDef) -> bool {
+/// Whether ORDER BY is only on columns, without NULLS FIRST/LAST, and,
+/// under DISTINCT, only on NOT NULL ones (a nullable key is rendered with
+/// its own `IS NULL` key first: see `nulls_as_postgres`).
+fn order_by_fits(q: &Query, select: &Select, table: &TableDef) -> bool {
     use datafusion::sql::sqlparser::ast::OrderByKind;
     let Some(ob) = &q.order_by else {
         return true;
@@ -253,9 +260,36 @@ fn order_by_fits(q: &Query, table: &TableDef) -> bool {
         };
         matches!(
             table.column(&normalize_ident(i)),
-            Ok(c) if c.not_null && o.options.nulls_first.is_none()
+            Ok(c) if (c.not_null || select.distinct.is_none()) && o.options.nulls_first.is_none()
         )
     })
+}
+
+/// PostgreSQL's place for NULLs in the shard's ORDER BY: MariaDB sorts a
+/// NULL below every value, PostgreSQL above, so each nullable key `c` is
+/// preceded by `c IS NULL` in the same direction (`ASC`: the NULLs last,
+/// `DESC`: first, as PostgreSQL's defaults are). The node's merge
+/// (`Datum::sort_cmp`) already places NULLs as PostgreSQL does.
+fn nulls_as_postgres(q: &mut Query, table: &TableDef) {
+    use datafusion::sql::sqlparser::ast::OrderByKind;
+    let Some(ob) = &mut q.order_by else {
+        return;
+    };
+    let OrderByKind::Expressions(exprs) = &mut ob.kind else {
+        return;
+    };
+    let mut keys = Vec::with_capacity(exprs.len());
+    for o in exprs.drain(..) {
+        let nullable = matches!(&o.expr, Expr::Identifier(i)
+            if table.column(&normalize_ident(i)).is_ok_and(|c| !c.not_null));
+        if nullable {
+            let mut is_null = o.clone();
+            is_null.expr = Expr::IsNull(Box::new(o.expr.clone()));
+            keys.push(is_null);
+        }
+        keys.push(o);
+    }
+    *exprs = keys;
 }
 
 /// Whether LIMIT and OFFSET are numbers or parameters (no LIMIT BY).
@@ -301,6 +335,7 @@ fn fast_sql(
     if let SetExpr::Select(s) = typed.body.as_mut() {
         s.selection = selection;
     }
+    nulls_as_postgres(&mut typed, table);
     let stmt = Statement::Query(Box::new(typed));
     match per_partition_sql(placement, table, &stmt) {
         Ok(sql) => Ok(Some(sql)),
