@@ -6,6 +6,7 @@
 pub mod config;
 pub mod error;
 pub mod hash;
+pub mod pgdatetime;
 pub mod types;
 pub mod tz;
 pub mod value;

@@ -386,19 +386,8 @@ impl Datum {
             SqlType::Boolean => Datum::Bool(parse_bool(t).ok_or_else(|| invalid(ty, s))?),
             SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => Datum::Text(s.to_string()),
             SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
-            SqlType::Date => {
-                check_era(t, s, ty)?;
-                let d = NaiveDate::parse_from_str(&month_day_year(t, s)?, "%Y-%m-%d")
-                    .map_err(|_| invalid(ty, s))?;
-                check_year(d.year(), s)?;
-                Datum::Date(d)
-            }
-            SqlType::Timestamp => {
-                check_era(t, s, ty)?;
-                let v = parse_timestamp(&month_day_year(t, s)?).ok_or_else(|| invalid(ty, s))?;
-                check_year(v.year(), s)?;
-                Datum::Timestamp(v)
-            }
+            SqlType::Date => Datum::Date(crate::pgdatetime::date_value(s)?),
+            SqlType::Timestamp => Datum::Timestamp(crate::pgdatetime::timestamp_value(s)?),
             SqlType::TimestampTz => {
                 check_era(t, s, ty)?;
                 let v = parse_timestamptz(&month_day_year(t, s)?).ok_or_else(|| invalid(ty, s))?;
@@ -514,7 +503,7 @@ mod bytea_tests {
                 .unwrap_or_else(|e| e.sqlstate().code())
         };
         assert_eq!(code("0000-06-15", SqlType::Date), "22008");
-        assert_eq!(code("-0044-03-15", SqlType::Date), "22P02");
+        assert_eq!(code("-0044-03-15", SqlType::Date), "22009");
         assert_eq!(code("0044-03-15 BC", SqlType::Date), "0A000");
         assert_eq!(code("0001-01-01", SqlType::Date), "ok");
         assert_eq!(code("0000-01-01 10:00:00", SqlType::Timestamp), "22008");

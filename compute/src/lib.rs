@@ -45,6 +45,7 @@ pub mod scram;
 pub mod semantics;
 pub mod session;
 pub mod textcast;
+pub mod textdates;
 pub mod tokens;
 pub mod wire;
 pub mod wirevals;

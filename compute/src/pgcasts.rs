@@ -396,31 +396,13 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 }
             }
             Expr::Cast(Cast { expr, field })
-                if matches!(field.data_type(), DataType::Interval(_)) =>
-            {
-                // A constant text is read now, as PostgreSQL folds it, by
-                // PostgreSQL's interval input (`crate::pginterval`).
-                if let Some(t) = literal_text(expr) {
-                    let v = crate::pginterval::interval_in(t)
-                        .and_then(|v| v.to_arrow())
-                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                    let v =
-                        ScalarValue::IntervalMonthDayNano(Some(v)).cast_to(field.data_type())?;
-                    return Ok(Transformed::yes(Expr::Literal(v, None)));
-                }
-                // Text of rows is read by the same input, not Arrow's.
                 if matches!(
-                    expr.get_type(schema)?,
-                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
-                ) {
-                    let call = crate::pginterval::udf::call((**expr).clone());
-                    return Ok(Transformed::yes(
-                        if *field.data_type() == call.get_type(schema)? {
-                            call
-                        } else {
-                            Expr::Cast(Cast::new(Box::new(call), field.data_type().clone()))
-                        },
-                    ));
+                    field.data_type(),
+                    DataType::Interval(_) | DataType::Date32 | DataType::Timestamp(_, None)
+                ) =>
+            {
+                if let Some(x) = text_input(expr, field.data_type(), schema)? {
+                    return Ok(Transformed::yes(x));
                 }
             }
             Expr::ScalarFunction(f) if f.func.name() == "trunc" && f.args.len() == 1 => {
@@ -437,6 +419,40 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         }
         Ok(Transformed::no(e))
     })
+}
+
+/// A cast of text to interval, date or timestamp read by PostgreSQL's
+/// input instead of Arrow's: constant interval text now, as PostgreSQL
+/// folds it (`crate::pginterval`; constant dates and timestamps are read
+/// in `crate::pgzone`), text of rows by a call (`pg_interval_in`,
+/// `crate::textdates`). `None`: the cast stays.
+fn text_input(expr: &Expr, to: &DataType, schema: &DFSchema) -> Result<Option<Expr>> {
+    if let (DataType::Interval(_), Some(t)) = (to, literal_text(expr)) {
+        let v = crate::pginterval::interval_in(t)
+            .and_then(|v| v.to_arrow())
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let v = ScalarValue::IntervalMonthDayNano(Some(v)).cast_to(to)?;
+        return Ok(Some(Expr::Literal(v, None)));
+    }
+    let text = matches!(
+        expr.get_type(schema)?,
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+    );
+    if !text || literal_text(expr).is_some() {
+        return Ok(None);
+    }
+    let call = match to {
+        DataType::Interval(_) => crate::pginterval::udf::call(expr.clone()),
+        to => match crate::textdates::call(expr.clone(), to) {
+            Some(call) => call,
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(if *to == call.get_type(schema)? {
+        call
+    } else {
+        Expr::Cast(Cast::new(Box::new(call), to.clone()))
+    }))
 }
 
 /// PostgreSQL's type of a result column that DataFusion types otherwise:
