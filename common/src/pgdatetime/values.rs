@@ -32,8 +32,54 @@ fn supported_year(year: i32) -> Result<()> {
     Ok(())
 }
 
+/// Digits at `b[at..at + n]` as a number.
+fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
+    let d = b.get(at..at + n)?;
+    d.iter()
+        .all(u8::is_ascii_digit)
+        .then(|| d.iter().fold(0, |v, c| v * 10 + u32::from(c - b'0')))
+}
+
+/// `YYYY-MM-DD` of a year from 1, read directly: the text bulk loads
+/// carry, which PostgreSQL's reading would answer the same.
+fn iso_date(b: &[u8]) -> Option<NaiveDate> {
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return None;
+    }
+    let y = digits(b, 0, 4)?;
+    let d = NaiveDate::from_ymd_opt(y as i32, digits(b, 5, 2)?, digits(b, 8, 2)?)?;
+    (y >= 1).then_some(d)
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (or a `T`), read directly as
+/// [`iso_date`]; other text (a 7th fractional digit, `24:00:00`, a zone)
+/// takes PostgreSQL's whole reading.
+fn iso_timestamp(b: &[u8]) -> Option<NaiveDateTime> {
+    if b.len() < 19 || !matches!(b[10], b' ' | b'T') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let date = iso_date(&b[..10])?;
+    let micros = match &b[19..] {
+        [] => 0,
+        [b'.', f @ ..] if (1..=6).contains(&f.len()) => {
+            digits(f, 0, f.len())? * 10u32.pow(6 - f.len() as u32)
+        }
+        _ => return None,
+    };
+    let time = chrono::NaiveTime::from_hms_micro_opt(
+        digits(b, 11, 2)?,
+        digits(b, 14, 2)?,
+        digits(b, 17, 2)?,
+        micros,
+    )?;
+    Some(date.and_time(time))
+}
+
 /// `'<s>'::date` as PostgreSQL reads it.
 pub fn date_value(s: &str) -> Result<NaiveDate> {
+    if let Some(d) = iso_date(s.as_bytes()).filter(|_| s.len() == 10) {
+        return Ok(d);
+    }
     let days = match date_in_at(s, Some(local_now()))? {
         PgDate::Days(d) => d,
         PgDate::Infinity | PgDate::NegInfinity => {
@@ -47,6 +93,9 @@ pub fn date_value(s: &str) -> Result<NaiveDate> {
 
 /// `'<s>'::timestamp` as PostgreSQL reads it.
 pub fn timestamp_value(s: &str) -> Result<NaiveDateTime> {
+    if let Some(t) = iso_timestamp(s.as_bytes()) {
+        return Ok(t);
+    }
     let micros = match timestamp_in_at(s, Some(local_now()))? {
         PgTimestamp::Micros(m) => m,
         PgTimestamp::Infinity | PgTimestamp::NegInfinity => {
@@ -96,5 +145,35 @@ mod tests {
             "22008"
         );
         assert!(date_value("today").is_ok());
+    }
+
+    #[test]
+    fn iso_text_reads_directly_as_postgres_reads_it() {
+        for s in ["1999-01-08", "0001-01-01", "2024-02-29", "9999-12-31"] {
+            assert_eq!(iso_date(s.as_bytes()), Some(date_value(s).unwrap()), "{s}");
+        }
+        for s in ["0000-06-15", "1997-02-29", "1999-13-01", "99-01-08"] {
+            assert_eq!(iso_date(s.as_bytes()), None, "{s}");
+        }
+        for s in [
+            "1999-01-08 04:05:06",
+            "1999-01-08T04:05:06.5",
+            "1999-01-08 23:59:59.999999",
+        ] {
+            let t = iso_timestamp(s.as_bytes()).unwrap();
+            let micros = match super::super::timestamp_in(s).unwrap() {
+                PgTimestamp::Micros(m) => m,
+                _ => unreachable!(),
+            };
+            assert_eq!((t - pg_epoch()).num_microseconds(), Some(micros), "{s}");
+        }
+        for s in [
+            "1999-01-08 24:00:00",
+            "1999-01-08 04:05:06.1234567",
+            "1999-01-08 04:05:06+02",
+            "1999-01-08 04:05",
+        ] {
+            assert_eq!(iso_timestamp(s.as_bytes()), None, "{s}");
+        }
     }
 }
