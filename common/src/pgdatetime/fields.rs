@@ -11,7 +11,7 @@ use super::{DtErr, Tm};
 /// C's `strtol` over `s`: the value (saturated to `i64`), where the
 /// number ended (0 when there were no digits) and whether it overflowed
 /// a `long`.
-pub(super) fn strtol(s: &[u8]) -> (i64, usize, bool) {
+pub fn strtol(s: &[u8]) -> (i64, usize, bool) {
     let mut i = s
         .iter()
         .take_while(|&&c| super::tokens::is_c_space(c))
@@ -48,7 +48,7 @@ pub(super) fn strtol(s: &[u8]) -> (i64, usize, bool) {
 }
 
 /// PostgreSQL's `strtoint`: `strtol` that also overflows outside `i32`.
-pub(super) fn strtoint(s: &[u8]) -> (i32, usize, bool) {
+pub fn strtoint(s: &[u8]) -> (i32, usize, bool) {
     let (v, end, overflow) = strtol(s);
     (v as i32, end, overflow || i32::try_from(v).is_err())
 }
@@ -61,14 +61,20 @@ fn atoi(s: &[u8]) -> i32 {
 /// The value of a fraction `.ddd` (PostgreSQL's `ParseFraction`): it must
 /// be all of `s`.
 pub(super) fn parse_fraction(s: &[u8]) -> Result<f64, DtErr> {
+    fraction(s).ok_or(DtErr::BadFormat)
+}
+
+/// [`parse_fraction`] for other readers (intervals): `None` when `s` is
+/// not `.` and digits.
+pub fn fraction(s: &[u8]) -> Option<f64> {
     let digits = s[1..].iter().take_while(|c| c.is_ascii_digit()).count();
     if s.len() == 1 {
-        return Ok(0.0);
+        return Some(0.0);
     }
     if digits == 0 || 1 + digits != s.len() {
-        return Err(DtErr::BadFormat);
+        return None;
     }
-    Ok(leading_fraction(s))
+    Some(leading_fraction(s))
 }
 
 /// The fraction at the start of `s` (a `.` and digits), as `strtod` reads

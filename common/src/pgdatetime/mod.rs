@@ -26,6 +26,7 @@ mod mask;
 pub mod tokens;
 mod values;
 
+pub use fields::{fraction, strtoint, strtol};
 pub use values::{date_value, timestamp_value};
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use datafusion::common::DFSchema;
 use datafusion::error::Result;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    create_udf, BinaryExpr, ColumnarValue, Expr, ExprSchemable, Operator, ScalarUDF, Volatility,
+    create_udf, BinaryExpr, ColumnarValue, Expr, ExprSchemable, ScalarUDF, Volatility,
 };
 
 const NANOS_PER_DAY: i128 = 86_400_000_000_000;
@@ -69,17 +69,8 @@ fn spanned(e: Expr) -> Expr {
 pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     e.transform_up(|e| match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(
-                op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-                    | Operator::IsDistinctFrom
-                    | Operator::IsNotDistinctFrom
-            ) && is_interval(&left, schema)
+            if shard_router::sql::is_comparison(&op)
+                && is_interval(&left, schema)
                 && is_interval(&right, schema) =>
         {
             Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(

@@ -305,16 +305,7 @@ impl Clock {
 /// `.ddd` (or a lone `.`) as a fraction; anything after the digits is
 /// badly formed.
 fn parse_fraction(text: &str) -> Result<f64, DtErr> {
-    let digits = &text[1..];
-    if digits.is_empty() {
-        return Ok(0.0);
-    }
-    if !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(DtErr::BadFormat);
-    }
-    format!("0.{digits}")
-        .parse::<f64>()
-        .map_err(|_| DtErr::BadFormat)
+    common::pgdatetime::fraction(text.as_bytes()).ok_or(DtErr::BadFormat)
 }
 
 /// `.ddd` as whole microseconds, rounded half to even.
@@ -326,34 +317,12 @@ fn fraction_micros(text: &str) -> Result<i64, DtErr> {
 /// C's `strtol` in base 10: the value (`None` when out of range) and
 /// where the number ends (0 when there is none).
 pub(super) fn c_strtol(b: &[u8]) -> (Option<i64>, usize) {
-    let mut i = b
-        .iter()
-        .take_while(|c| super::tokens::is_c_space(**c))
-        .count();
-    let negative = b.get(i) == Some(&b'-');
-    if matches!(b.get(i), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return (Some(0), 0);
-    }
-    let mut val: Option<i64> = Some(0);
-    for &c in &b[i..i + digits] {
-        let d = i64::from(c - b'0');
-        val = val.and_then(|v| v.checked_mul(10)).and_then(|v| {
-            if negative {
-                v.checked_sub(d)
-            } else {
-                v.checked_add(d)
-            }
-        });
-    }
-    (val, i + digits)
+    let (val, end, overflow) = common::pgdatetime::strtol(b);
+    ((!overflow).then_some(val), end)
 }
 
 /// PostgreSQL's `strtoint`: `strtol` limited to `i32`.
 fn c_strtoint(b: &[u8]) -> (Option<i32>, usize) {
-    let (val, end) = c_strtol(b);
-    (val.and_then(|v| i32::try_from(v).ok()), end)
+    let (val, end, overflow) = common::pgdatetime::strtoint(b);
+    ((!overflow).then_some(val), end)
 }
