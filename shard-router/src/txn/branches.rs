@@ -12,15 +12,10 @@ use mysql_async::Conn;
 use storage_adapter::{map_error, quote_ident};
 
 use super::twopc::Participant;
-use super::xa_branch::XaBranch;
+use super::xa_branch::{Branch, XaBranch};
 use super::xid::branch_sql as xid;
 
 use crate::Router;
-
-/// One shard's part of a distributed transaction.
-pub struct Branch {
-    pub conn: Conn,
-}
 
 pub type BranchSlot = super::slot::ConnSlot<Option<Branch>>;
 
@@ -185,13 +180,14 @@ impl Branches {
                 super::snapshot::PROBE
             ));
         }
-        let branch = slot.insert(Branch { conn });
-        if let Err(e) = branch.conn.query_drop(sql).await {
+        let branch = slot.insert(Branch::new(conn));
+        let Some(conn) = branch.conn() else {
+            return Err(Error::internal("transaction branch vanished"));
+        };
+        if let Err(e) = conn.query_drop(sql).await {
             // Part of the round trip may have run (XA START): closed, not
-            // pooled.
-            if let Some(b) = slot.take() {
-                let _ = b.conn.disconnect().await;
-            }
+            // pooled (`Branch`'s drop).
+            slot.take();
             return Err(map_error(shard, e));
         }
         Ok(())
@@ -298,8 +294,8 @@ impl Branches {
         self.savepoints.lock().clear();
         let mut parts = vec![];
         for (id, slot) in self.take_all() {
-            if let Some(b) = slot.lock().await.take() {
-                parts.push((XaBranch::new(id, b.conn), writers.contains(&id)));
+            if let Some(conn) = slot.lock().await.take().and_then(Branch::into_conn) {
+                parts.push((XaBranch::new(id, conn), writers.contains(&id)));
             }
         }
         if !commit {
@@ -364,8 +360,8 @@ impl Branches {
             .collect();
         for (id, slot) in slots {
             let mut g = slot.lock().await;
-            if let Some(b) = g.as_mut() {
-                b.conn.query_drop(sql).await.map_err(|e| map_error(id, e))?;
+            if let Some(conn) = g.as_mut().and_then(Branch::conn) {
+                conn.query_drop(sql).await.map_err(|e| map_error(id, e))?;
             }
         }
         Ok(())
@@ -387,7 +383,9 @@ impl Drop for Branches {
                 let x = xid(&gtrid, id);
                 if let Ok(handle) = tokio::runtime::Handle::try_current() {
                     handle.spawn(async move {
-                        let mut conn = b.conn;
+                        let Some(mut conn) = b.into_conn() else {
+                            return;
+                        };
                         if conn.is_disconnected() {
                             // Left midway through a statement: closing it
                             // rolls the branch back.
@@ -447,7 +445,7 @@ impl Lease {
             Lease::Pooled(_, c) => Ok(c),
             Lease::Branch(_, g, _, _) => g
                 .as_mut()
-                .map(|b| &mut b.conn)
+                .and_then(Branch::conn)
                 .ok_or_else(|| Error::internal("transaction branch vanished")),
             Lease::Snapshot(_, g) => {
                 g.0.as_mut()

@@ -1,7 +1,8 @@
-//! A transaction branch as the two-phase commit coordinator drives it
-//! (`super::twopc::Participant`): `XA END` / `PREPARE` / `COMMIT` /
-//! `ROLLBACK` on the branch's own connection, which is closed rather than
-//! pooled when its XA state is unknown or unfinished.
+//! A transaction branch: while statements run in it ([`Branch`]), and as
+//! the two-phase commit coordinator drives it (`super::twopc::Participant`):
+//! `XA END` / `PREPARE` / `COMMIT` / `ROLLBACK` on the branch's own
+//! connection, which is closed rather than pooled when its XA state is
+//! unknown or unfinished.
 
 use common::{Error, Result, ShardId};
 use mysql_async::prelude::*;
@@ -10,6 +11,52 @@ use storage_adapter::map_error;
 
 use super::twopc::Participant;
 use super::xid::branch_sql as xid;
+
+/// One shard's part of a distributed transaction while its statements run:
+/// its connection, inside `XA START`. Handed on whole
+/// ([`Branch::into_conn`]) to the commit or the rollback that ends it;
+/// dropped any other way (a commit given up midway when a server fails
+/// over, a transaction dropped while a statement held the branch), the
+/// connection is closed, which rolls the branch back, and never goes back
+/// to the pool with the XA transaction still active there: the next
+/// `XA START` on it would fail with XAER_RMFAIL, and a statement in
+/// autocommit would silently join the dead transaction.
+pub struct Branch {
+    conn: Option<Conn>,
+}
+
+impl Branch {
+    pub fn new(conn: Conn) -> Branch {
+        Branch { conn: Some(conn) }
+    }
+
+    /// The connection (always there until [`Branch::into_conn`]).
+    pub fn conn(&mut self) -> Option<&mut Conn> {
+        self.conn.as_mut()
+    }
+
+    /// The connection, for whoever ends the branch (and owns its state).
+    pub fn into_conn(mut self) -> Option<Conn> {
+        self.conn.take()
+    }
+}
+
+impl Drop for Branch {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            close(conn);
+        }
+    }
+}
+
+/// Closes `conn` rather than pooling it.
+fn close(conn: Conn) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            let _ = conn.disconnect().await;
+        });
+    }
+}
 
 /// A branch as the commit coordinator drives it, on its own connection.
 pub struct XaBranch {
@@ -96,9 +143,7 @@ impl Drop for XaBranch {
             // fail with XAER_RMFAIL): closing it makes MariaDB roll back
             // an active branch, a prepared one survives for recovery.
             if let Some(conn) = self.conn.take() {
-                tokio::spawn(async move {
-                    let _ = conn.disconnect().await;
-                });
+                close(conn);
             }
         }
     }
