@@ -84,3 +84,11 @@ SELECT id, amount / 3 FROM orders WHERE id IN (7, 14, 21);
 SELECT 0 / 123456.78, 1 / 40000::numeric, 0.0 / 7;
 SELECT sum(amount) FILTER (WHERE qty > 1000) / sum(amount) FROM orders;
 SELECT sum(CASE WHEN note = 'gift' THEN amount ELSE 0 END) / sum(amount) FROM orders;
+-- Quotients through DISTINCT, UNION and scalar subqueries in a select list.
+SELECT DISTINCT amount / 3 FROM orders WHERE id < 200 ORDER BY 1;
+SELECT DISTINCT acct_id % 5, round(amount, 0) / 7 FROM orders WHERE id < 400 ORDER BY 1, 2;
+SELECT balance / 3 FROM acct WHERE id < 20 UNION SELECT amount / 3 FROM orders WHERE id < 100 ORDER BY 1;
+SELECT (SELECT avg(amount) FROM orders) AS a, (SELECT avg(balance) FROM acct WHERE id > 1000) AS none;
+SELECT CASE WHEN (SELECT count(*) FROM orders) > 100 THEN (SELECT avg(amount) FROM orders WHERE qty > 100) ELSE (SELECT avg(amount) FROM orders) END AS c;
+SELECT id, balance - (SELECT avg(balance) FROM acct) AS diff, (SELECT avg(qty) FROM orders) * 2 AS twice FROM acct WHERE id < 6 ORDER BY id;
+SELECT owner, sum(balance) FROM acct GROUP BY owner HAVING sum(balance) > (SELECT avg(balance) FROM acct) ORDER BY 1;

@@ -140,7 +140,13 @@ fn map_df_root(e: &DataFusionError) -> Error {
         // planner as a bare Exists or subquery expression.
         DataFusionError::NotImplemented(m)
             if m.starts_with("Physical plan does not support logical expression")
-                && ["Exists", "InSubquery", "SetComparison", "ScalarSubquery"]
+                && m.contains("ScalarSubquery") =>
+        {
+            Error::unsupported("this correlated scalar subquery (outside WHERE)")
+        }
+        DataFusionError::NotImplemented(m)
+            if m.starts_with("Physical plan does not support logical expression")
+                && ["Exists", "InSubquery", "SetComparison"]
                     .iter()
                     .any(|k| m.contains(k)) =>
         {

@@ -18,10 +18,11 @@
 //!   companion: the execution prints those columns with them and drops
 //!   them.
 //!
-//! Where a quotient's scale would have to cross something not modelled
-//! here (a quotient grouped by, summed, made DISTINCT, unioned, cast to
-//! text, inside CASE), the statement is refused with 0A000: PostgreSQL's
-//! answer or none.
+//! DISTINCT and scalar subqueries in a select list carry them too
+//! ([`lift`]). Where a quotient's scale would have to cross something not
+//! modelled here (a quotient grouped by, cast to text, given to most
+//! functions), the statement is refused with 0A000: PostgreSQL's answer or
+//! none.
 
 use std::sync::Arc;
 
@@ -36,12 +37,13 @@ use datafusion::logical_expr::expr::{
     WindowFunctionParams,
 };
 use datafusion::logical_expr::{
-    cast, lit, Aggregate, Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias, Union,
-    Window, WindowFunctionDefinition,
+    cast, lit, Aggregate, Distinct, Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias,
+    Union, Window, WindowFunctionDefinition,
 };
 use datafusion::optimizer::AnalyzerRule;
 
 mod exprs;
+mod lift;
 mod union;
 mod variance;
 
@@ -61,8 +63,9 @@ const COMPANION: &str = "__pg_dscale_";
 pub struct PgNumeric;
 struct Pass {
     next: usize,
-    /// Subqueries whose result is a quotient: its scale cannot leave them.
-    quotient_subqueries: Vec<Arc<LogicalPlan>>,
+    /// Subqueries whose result is a quotient: its scale leaves them only
+    /// into a select list ([`lift::lift_subqueries`]).
+    quotient_subqueries: Vec<lift::QuotientSubquery>,
 }
 
 /// An avg to rewrite: the position of its output column, the argument's
@@ -198,23 +201,44 @@ impl Pass {
                 let inner = Arc::unwrap_or_clone(sq.subquery);
                 let columns = output_columns(inner.schema());
                 let (inner, comps) = self.plan(inner)?;
-                // Companions are dropped: a subquery's columns are its own.
+                // Companions are dropped: a subquery's columns are its own
+                // (a scalar one's scale is lifted where a select list
+                // prints it).
                 sq.subquery = if comps.is_empty() {
                     Arc::new(inner)
                 } else {
+                    let inner = Arc::new(inner);
                     let p = Arc::new(LogicalPlan::Projection(Projection::try_new(
-                        columns,
-                        Arc::new(inner),
+                        columns.clone(),
+                        inner.clone(),
                     )?));
-                    self.quotient_subqueries.push(p.clone());
+                    if let [Expr::Column(c)] = columns.as_slice() {
+                        if let Some(scale) = comps.get(c) {
+                            self.quotient_subqueries.push(lift::QuotientSubquery {
+                                plain: p.clone(),
+                                inner,
+                                value: Expr::Column(c.clone()),
+                                scale: scale.clone(),
+                            });
+                        }
+                    }
                     p
                 };
                 Ok(Transformed::yes(LogicalPlan::Subquery(sq)))
             })?
             .data;
-        let merged: Companions = below.iter().flat_map(|m| m.clone()).collect();
+        let mut merged: Companions = below.iter().flat_map(|m| m.clone()).collect();
         match plan {
-            LogicalPlan::Projection(p) => {
+            LogicalPlan::Projection(mut p) => {
+                let found = &self.quotient_subqueries;
+                if p.expr.iter().try_fold(false, |a, e| {
+                    Ok::<_, DataFusionError>(a || lift::reads_quotient_subquery(e, found)?)
+                })? {
+                    let found = std::mem::take(&mut self.quotient_subqueries);
+                    let mut name = || self.companion_name();
+                    p = lift::lift_subqueries(p, &found, &mut name, &mut merged)?;
+                    self.quotient_subqueries = found;
+                }
                 let schema = p.input.schema().clone();
                 let node = node_divisions(LogicalPlan::Projection(p), &merged)?;
                 let LogicalPlan::Projection(p) = node else {
@@ -223,19 +247,6 @@ impl Pass {
                 let mut comps = Companions::new();
                 let mut extra = vec![];
                 for (i, e) in p.expr.iter().enumerate() {
-                    let mut quotient_subquery = false;
-                    e.apply(|x| {
-                        if let Expr::ScalarSubquery(sq) = x {
-                            quotient_subquery |= self
-                                .quotient_subqueries
-                                .iter()
-                                .any(|q| Arc::ptr_eq(q, &sq.subquery));
-                        }
-                        Ok(TreeNodeRecursion::Continue)
-                    })?;
-                    if quotient_subquery {
-                        return Err(refuse("a scalar subquery"));
-                    }
                     if let Some(s) = scale_of(e, &schema, &merged)? {
                         let name = self.companion_name();
                         extra.push(s.alias(&name));
@@ -281,6 +292,9 @@ impl Pass {
                 ))
             }
             LogicalPlan::Union(u) => self.union(u, &below),
+            LogicalPlan::Distinct(Distinct::All(input)) if !merged.is_empty() => {
+                lift::distinct(input, merged)
+            }
             LogicalPlan::Aggregate(a) => self.aggregate(a, &merged),
             LogicalPlan::Window(w) => self.window(w, merged),
             other => {
@@ -385,7 +399,8 @@ impl Pass {
             };
             if let Expr::AggregateFunction(AggregateFunction { func, params }) = inner {
                 let name = func.name();
-                if name == "sum"
+                // pg_one_row: a scalar subquery's one value.
+                if matches!(name, "sum" | "pg_one_row")
                     && params.args.len() == 1
                     && dynamic(&params.args[0], &input_schema, below)
                 {

@@ -1,0 +1,183 @@
+//! Quotients' scales across DISTINCT and out of scalar subqueries.
+//!
+//! * DISTINCT over a quotient: rows equal in value are one row whatever
+//!   scales they print with (`0.8000000000000000`, from `1.2 / 1.5`, and
+//!   `0.80000000000000000000`, from `4 / 5`, are equal in PostgreSQL), so
+//!   the companions are not part of the row: DISTINCT becomes a grouping
+//!   by the other columns, each companion the largest of its group's, the
+//!   scale of one of the equal values the group holds, as PostgreSQL
+//!   prints whichever of them it met first.
+//! * A scalar subquery whose value is a quotient, in a select list: it
+//!   answers a pair (value, scale), computed once, in a projection below
+//!   the select list; the select list reads the value as a column with a
+//!   companion.
+
+use std::sync::Arc;
+
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::Column;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::functions::core::expr_fn::{get_field, named_struct};
+use datafusion::functions_aggregate::expr_fn::max;
+use datafusion::logical_expr::{lit, Aggregate, Expr, LogicalPlan, Projection, Subquery};
+
+use super::exprs::{output_columns, Companions};
+
+/// A scalar subquery whose value prints with a per-row scale: the plan
+/// its users see (`plain`, its value alone), and the one that still has
+/// the value's scale (`inner`, with `value` and `scale` over its output).
+pub(super) struct QuotientSubquery {
+    pub plain: Arc<LogicalPlan>,
+    pub inner: Arc<LogicalPlan>,
+    pub value: Expr,
+    pub scale: Expr,
+}
+
+/// `SELECT DISTINCT` over `input`, whose columns `comps` maps to their
+/// companions (columns of `input` too); see the module documentation.
+pub(super) fn distinct(
+    input: Arc<LogicalPlan>,
+    comps: Companions,
+) -> Result<(LogicalPlan, Companions)> {
+    let mut companion_columns = vec![];
+    for c in comps.values() {
+        match c {
+            Expr::Column(k) => companion_columns.push(k.clone()),
+            _ => return Err(super::exprs::refuse("Distinct: a computed scale")),
+        }
+    }
+    let mut group = vec![];
+    let mut aggr = vec![];
+    for (q, f) in input.schema().iter() {
+        let col = Column::new(q.cloned(), f.name());
+        if companion_columns.contains(&col) {
+            aggr.push(max(Expr::Column(col)).alias(f.name()));
+        } else {
+            group.push(Expr::Column(col));
+        }
+    }
+    let comps = comps
+        .into_iter()
+        .map(|(k, v)| {
+            let Expr::Column(c) = v else {
+                return (k, v);
+            };
+            (k, Expr::Column(Column::new_unqualified(c.name)))
+        })
+        .collect();
+    let node = Aggregate::try_new(input, group, aggr)?;
+    Ok((LogicalPlan::Aggregate(node), comps))
+}
+
+/// Whether `e` reads one of `found`.
+pub(super) fn reads_quotient_subquery(e: &Expr, found: &[QuotientSubquery]) -> Result<bool> {
+    let mut hit = false;
+    e.apply(|x| {
+        if let Expr::ScalarSubquery(sq) = x {
+            hit |= found.iter().any(|q| Arc::ptr_eq(&q.plain, &sq.subquery));
+        }
+        Ok(if hit {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(hit)
+}
+
+/// `p` with each of `found` it reads lifted into projections below it:
+/// the pair once (`__pg_sq_pair_<n>`), then its value and scale as columns,
+/// the scale the value's companion (added to `comps`).
+pub(super) fn lift_subqueries(
+    p: Projection,
+    found: &[QuotientSubquery],
+    name: &mut dyn FnMut() -> String,
+    comps: &mut Companions,
+) -> Result<Projection> {
+    let mut lifted: Vec<(usize, String)> = vec![];
+    for e in &p.expr {
+        e.apply(|x| {
+            if let Expr::ScalarSubquery(sq) = x {
+                if let Some(i) = found
+                    .iter()
+                    .position(|q| Arc::ptr_eq(&q.plain, &sq.subquery))
+                {
+                    if !lifted.iter().any(|(j, _)| *j == i) {
+                        lifted.push((i, name()));
+                    }
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+    }
+    let input = p.input.clone();
+    let mut pairs = output_columns(input.schema());
+    let mut fields = output_columns(input.schema());
+    for (i, n) in &lifted {
+        let q = &found[*i];
+        let outer = outer_ref_columns(&p, q)?;
+        let pair = named_struct(vec![lit("v"), q.value.clone(), lit("s"), q.scale.clone()]);
+        let sub = Projection::try_new(vec![pair.alias("pair")], q.inner.clone())?;
+        let sub = Subquery {
+            subquery: Arc::new(LogicalPlan::Projection(sub)),
+            outer_ref_columns: outer,
+            spans: Default::default(),
+        };
+        let pair_name = format!("{n}_pair");
+        pairs.push(Expr::ScalarSubquery(sub).alias(&pair_name));
+        let col = Expr::Column(Column::new_unqualified(&pair_name));
+        fields.push(get_field(col.clone(), "v").alias(format!("{n}_value")));
+        fields.push(get_field(col, "s").alias(format!("{n}_scale")));
+        comps.insert(
+            Column::new_unqualified(format!("{n}_value")),
+            Expr::Column(Column::new_unqualified(format!("{n}_scale"))),
+        );
+    }
+    let below = LogicalPlan::Projection(Projection::try_new(pairs, input)?);
+    let below = LogicalPlan::Projection(Projection::try_new(fields, Arc::new(below))?);
+    let exprs = p
+        .expr
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let t = e.clone().transform_up(|x| {
+                let Expr::ScalarSubquery(sq) = &x else {
+                    return Ok(Transformed::no(x));
+                };
+                let Some((_, n)) = lifted
+                    .iter()
+                    .find(|(i, _)| Arc::ptr_eq(&found[*i].plain, &sq.subquery))
+                else {
+                    return Ok(Transformed::no(x));
+                };
+                Ok(Transformed::yes(Expr::Column(Column::new_unqualified(
+                    format!("{n}_value"),
+                ))))
+            })?;
+            Ok(if t.transformed && !matches!(t.data, Expr::Alias(_)) {
+                let (q, f) = p.schema.qualified_field(k);
+                t.data.alias_qualified(q.cloned(), f.name())
+            } else {
+                t.data
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Projection::try_new(exprs, Arc::new(below))
+}
+
+/// The outer columns the subquery `q` reads, as `p`'s expressions list them.
+fn outer_ref_columns(p: &Projection, q: &QuotientSubquery) -> Result<Vec<Expr>> {
+    let mut outer = None;
+    for e in &p.expr {
+        e.apply(|x| {
+            if let Expr::ScalarSubquery(sq) = x {
+                if Arc::ptr_eq(&q.plain, &sq.subquery) {
+                    outer = Some(sq.outer_ref_columns.clone());
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+    }
+    outer.ok_or_else(|| DataFusionError::Internal("lifted subquery not found".into()))
+}
