@@ -92,3 +92,9 @@ SELECT (SELECT avg(amount) FROM orders) AS a, (SELECT avg(balance) FROM acct WHE
 SELECT CASE WHEN (SELECT count(*) FROM orders) > 100 THEN (SELECT avg(amount) FROM orders WHERE qty > 100) ELSE (SELECT avg(amount) FROM orders) END AS c;
 SELECT id, balance - (SELECT avg(balance) FROM acct) AS diff, (SELECT avg(qty) FROM orders) * 2 AS twice FROM acct WHERE id < 6 ORDER BY id;
 SELECT owner, sum(balance) FROM acct GROUP BY owner HAVING sum(balance) > (SELECT avg(balance) FROM acct) ORDER BY 1;
+-- sqrt of a numeric is numeric, at PostgreSQL's scale for each value.
+SELECT pg_typeof(sqrt(2.0)), sqrt(2.0), sqrt(16.00), sqrt(0.00), sqrt(10000::numeric), sqrt(123456789012.34), sqrt(1e-10), sqrt(2), sqrt(4::float8);
+SELECT id, balance, sqrt(balance), sqrt(balance) * 2, round(sqrt(balance), 3) FROM acct WHERE balance > 0 AND id < 30 ORDER BY id;
+SELECT id, sqrt(amount / qty) FROM orders WHERE qty > 0 AND id < 300 ORDER BY id;
+SELECT sum(sqrt(amount)) FROM orders WHERE amount > 0;
+SELECT sqrt(balance) FROM acct WHERE balance < 0;

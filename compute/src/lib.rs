@@ -20,6 +20,7 @@ pub mod guc;
 pub mod limits;
 pub mod literals;
 pub mod numeric;
+pub mod numeric_sqrt;
 pub mod onerow;
 pub mod parse;
 pub mod pgargs;

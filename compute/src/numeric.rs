@@ -38,13 +38,13 @@ use datafusion::logical_expr::{
 /// smaller or equal, scale first).
 pub const STORED_SCALE: i8 = 20;
 /// PostgreSQL's `NUMERIC_MIN_SIG_DIGITS`.
-const MIN_SIG_DIGITS: i32 = 16;
+pub(crate) const MIN_SIG_DIGITS: i32 = 16;
 
 /// The weight and value of the first nonzero base-10000 digit of `v`
 /// (an integer with `scale` implied places), as PostgreSQL's NumericVar
 /// holds it: weight 0 is the group left of the decimal point. Zero is
 /// (0, 0), as in `select_div_scale`.
-fn first_digit(v: i128, scale: i8) -> (i32, u32) {
+pub(crate) fn first_digit(v: i128, scale: i8) -> (i32, u32) {
     let m = v.unsigned_abs();
     if m == 0 {
         return (0, 0);

@@ -42,7 +42,14 @@ pub fn register(ctx: &SessionContext) {
         (unicode::rpad(), Check::Length),
         (string::repeat(), Check::Length),
     ] {
-        ctx.register_udf(ScalarUDF::new_from_impl(Checked { inner, check }));
+        let checked = ScalarUDF::new_from_impl(Checked { inner, check });
+        if check == Check::Sqrt {
+            // Numeric for a numeric argument.
+            let root = crate::numeric_sqrt::PgSqrt::new(Arc::new(checked));
+            ctx.register_udf(ScalarUDF::new_from_impl(root));
+        } else {
+            ctx.register_udf(checked);
+        }
     }
     for upper in [true, false] {
         ctx.register_udf(ScalarUDF::new_from_impl(CaseMap {

@@ -13,6 +13,7 @@ use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{cast, lit, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
 use crate::numeric::{div_scale_udf, div_udf};
+use crate::numeric_sqrt::{root_scale_udf, root_value_udf};
 
 /// Output columns of a node whose display scale varies per row, and the
 /// expression (over that node's output) that gives it.
@@ -26,8 +27,11 @@ pub(super) fn refuse(what: &str) -> DataFusionError {
     }))
 }
 
+/// A quotient or a numeric square root: a value whose scale varies per
+/// row.
 pub(super) fn is_div_call(e: &Expr) -> bool {
-    matches!(e, Expr::ScalarFunction(f) if f.func.name() == "pg_numeric_div")
+    matches!(e, Expr::ScalarFunction(f)
+        if matches!(f.func.name(), "pg_numeric_div" | "pg_numeric_root"))
 }
 
 /// Whether `e` holds a quotient, a column with a companion, or a CASE or
@@ -184,6 +188,11 @@ pub(super) fn scale_of(e: &Expr, schema: &DFSchema, comps: &Companions) -> Resul
     match e {
         Expr::Alias(a) => scale_of(&a.expr, schema, comps),
         Expr::Column(c) => Ok(comps.get(c).cloned()),
+        // The type's name does not depend on the scale.
+        Expr::ScalarFunction(f) if f.func.name() == "pg_typeof" => Ok(None),
+        Expr::ScalarFunction(f) if f.func.name() == "pg_numeric_root" => Ok(Some(
+            Expr::ScalarFunction(ScalarFunction::new_udf(root_scale_udf(), f.args.clone())),
+        )),
         Expr::ScalarFunction(f) if is_div_call(e) => Ok(Some(Expr::ScalarFunction(
             ScalarFunction::new_udf(div_scale_udf(), f.args.clone()),
         ))),
@@ -241,6 +250,19 @@ pub(super) fn divisions(
     comps: &Companions,
 ) -> Result<Transformed<Expr>> {
     e.transform_up(|x| {
+        if let Expr::ScalarFunction(f) = &x {
+            if let (true, [arg]) = (f.func.name() == "sqrt", f.args.as_slice()) {
+                if matches!(arg.get_type(schema)?, DataType::Decimal128(..)) {
+                    let s = match scale_of(arg, schema, comps)? {
+                        Some(s) => s,
+                        None => lit(decimal_scale(&arg.get_type(schema)?).unwrap_or(0) as i32),
+                    };
+                    return Ok(Transformed::yes(Expr::ScalarFunction(
+                        ScalarFunction::new_udf(root_value_udf(), vec![arg.clone(), s]),
+                    )));
+                }
+            }
+        }
         let Expr::BinaryExpr(b) = &x else {
             return Ok(Transformed::no(x));
         };
