@@ -50,3 +50,12 @@ SHOW TIME ZONE;
 SELECT id, at FROM events;
 SELECT id, at::text, date_trunc('day', at), extract(hour from at) FROM events;
 SELECT id FROM events WHERE at > local_at;
+-- timestamptz input naming its zone: abbreviations of the Default set
+-- (fixed, or read in their zone at the time: MSK), zone names, DST.
+SET TIME ZONE 'America/Los_Angeles';
+SELECT '1997-02-10 17:32:01 PST'::timestamptz, '1997-07-10 17:32:01 PDT'::timestamptz, 'Feb 10 17:32:01 1997 America/New_York'::timestamptz;
+SELECT '2011-03-27 04:00:00 MSK'::timestamptz, '2010-07-01 12:00 MSK'::timestamptz, '1997-02-10 17:32:01 MET DST'::timestamptz, '19970210 173201 -0330'::timestamptz;
+SELECT '2024-07-01 12:00'::timestamp AT TIME ZONE 'CET', '2011-03-27 03:00:00'::timestamp AT TIME ZONE 'MSK', '2014-10-26 00:00:00 UTC'::timestamptz AT TIME ZONE 'MSK';
+SELECT id FROM events WHERE at > '2024-07-15 16:00 PDT' ORDER BY id;
+SELECT '1997-02-10 17:32:01 Mars/Base'::timestamptz;
+SET TIME ZONE 'UTC';

@@ -85,7 +85,8 @@ impl Zone {
         (west(abbrev)? == east && east.abs() <= 15 * 3600).then_some(Zone::Fixed(east))
     }
 
-    fn named(v: &str) -> Option<Zone> {
+    /// An IANA zone by name, in any case.
+    pub fn named(v: &str) -> Option<Zone> {
         v.parse::<chrono_tz::Tz>()
             .ok()
             .or_else(|| {

@@ -1,7 +1,7 @@
 //! `Datum`: one SQL value as it travels between the wire, the router and the
 //! shards.
 
-use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rust_decimal::Decimal;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -131,143 +131,6 @@ pub fn parse_bytea(s: &str) -> Option<Vec<u8>> {
     }
 }
 
-/// A timestamp's text; a fraction of a second past microseconds rounds to
-/// the nearest microsecond as PostgreSQL rounds it: read as a double and
-/// rounded half to even (`.123456789` is `.123457`, `.1234565` is
-/// `.123456`, the double being just under the half).
-fn parse_timestamp(s: &str) -> Option<NaiveDateTime> {
-    let t = s.trim();
-    for f in [
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(v) = NaiveDateTime::parse_from_str(t, f) {
-            let nanos = v.and_utc().timestamp_subsec_nanos();
-            let micros = (nanos as f64 / 1e9 * 1e6).round_ties_even() as i64;
-            return Some(
-                v - chrono::Duration::nanoseconds(nanos as i64)
-                    + chrono::Duration::microseconds(micros),
-            );
-        }
-    }
-    NaiveDate::parse_from_str(t, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-}
-
-fn parse_timestamptz(s: &str) -> Option<DateTime<Utc>> {
-    let t = s.trim();
-    // An explicit offset after the time (`+01`, `-0530`, `+05:30`,
-    // `+00:53:28`, `Z`), else local time in the session's zone.
-    let (local, offset) = match split_offset(t) {
-        Some((rest, off)) => (rest, Some(off)),
-        None => (t, None),
-    };
-    let n = parse_timestamp(local)?;
-    Some(match offset {
-        Some(off) => (n - chrono::Duration::seconds(off as i64)).and_utc(),
-        None => crate::tz::session_zone().to_utc(&n).and_utc(),
-    })
-}
-
-/// `t` without its trailing UTC offset, and the offset in seconds east.
-fn split_offset(t: &str) -> Option<(&str, i32)> {
-    if let Some(rest) = t.strip_suffix('Z').or_else(|| t.strip_suffix('z')) {
-        return Some((rest.trim_end(), 0));
-    }
-    // The sign of an offset comes after the time: past the date's dashes.
-    let time_at = t.find([' ', 'T'])?;
-    let sign_at = time_at + t[time_at..].rfind(['+', '-'])?;
-    let (rest, off) = t.split_at(sign_at);
-    let sign = if off.starts_with('-') { -1 } else { 1 };
-    let digits = off[1..].trim();
-    let parts: Vec<&str> = if digits.contains(':') {
-        digits.split(':').collect()
-    } else if digits.len() == 4 {
-        vec![&digits[..2], &digits[2..]]
-    } else {
-        vec![digits]
-    };
-    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || p.len() > 2) {
-        return None;
-    }
-    let mut secs = 0i32;
-    for (p, unit) in parts.iter().zip([3600, 60, 1]) {
-        secs += p.parse::<i32>().ok()? * unit;
-    }
-    (secs <= 15 * 3600 + 59 * 60).then_some((rest.trim_end(), sign * secs))
-}
-
-/// PostgreSQL writes years BC with a suffix (`0044-03-15 BC`) and has no
-/// negative years; the shards store no years before 1, so BC is refused
-/// as a feature, a leading `-` as bad syntax.
-fn check_era(t: &str, s: &str, ty: &SqlType) -> Result<()> {
-    if t.starts_with('-') || t.starts_with('+') {
-        return Err(invalid(ty, s));
-    }
-    if t.to_ascii_uppercase().ends_with(" BC") {
-        return Err(Error::unsupported("dates before 0001-01-01 (BC)"));
-    }
-    Ok(())
-}
-
-/// A date whose first field has one or two digits (`1-8-99`, `12-31-1999`)
-/// is read as PostgreSQL's default DateStyle (`ISO, MDY`) reads it:
-/// month-day-year, a year of one or two digits in the century nearest
-/// 2020 (70..99 are 19xx, 0..69 20xx); a month or day out of range is
-/// 22008 (`99-01-08`). Other text is returned as it is.
-fn month_day_year<'a>(t: &'a str, s: &str) -> Result<std::borrow::Cow<'a, str>> {
-    let field = |from: usize| {
-        let n = t[from..].bytes().take_while(u8::is_ascii_digit).count();
-        (n > 0).then(|| (t[from..from + n].parse::<u32>().unwrap_or(0), from + n, n))
-    };
-    let Some((m, after_m, m_digits)) = field(0) else {
-        return Ok(std::borrow::Cow::Borrowed(t));
-    };
-    if m_digits > 2 || t.as_bytes().get(after_m) != Some(&b'-') {
-        return Ok(std::borrow::Cow::Borrowed(t));
-    }
-    let parts = field(after_m + 1).and_then(|(d, after_d, _)| {
-        (t.as_bytes().get(after_d) == Some(&b'-'))
-            .then(|| field(after_d + 1).map(|y| (d, y)))
-            .flatten()
-    });
-    let Some((d, (y, after_y, y_digits))) = parts else {
-        return Ok(std::borrow::Cow::Borrowed(t));
-    };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return Err(Error::Sql {
-            state: crate::SqlState("22008"),
-            message: format!("date/time field value out of range: \"{s}\""),
-        });
-    }
-    let year = match (y_digits, y) {
-        (1 | 2, y) if y >= 70 => 1900 + y,
-        (1 | 2, y) => 2000 + y,
-        (_, y) => y,
-    };
-    Ok(std::borrow::Cow::Owned(format!(
-        "{year:04}-{m:02}-{d:02}{}",
-        &t[after_y..]
-    )))
-}
-
-/// Year 0 does not exist in PostgreSQL (22008); the shards hold years
-/// 1..9999.
-fn check_year(year: i32, s: &str) -> Result<()> {
-    if year < 1 {
-        return Err(Error::Sql {
-            state: crate::SqlState("22008"),
-            message: format!("date/time field value out of range: \"{s}\""),
-        });
-    }
-    if year > 9999 {
-        return Err(Error::unsupported("dates after 9999-12-31"));
-    }
-    Ok(())
-}
-
 /// A double rounded to an integer type, 22003 when it is NaN, infinite or
 /// out of the type's range (PostgreSQL's float8 -> int8 cast).
 pub fn float_to_int(f: f64, ty: &SqlType) -> Result<i64> {
@@ -388,12 +251,7 @@ impl Datum {
             SqlType::Bytea => Datum::Bytes(parse_bytea(s).ok_or_else(|| invalid(ty, s))?),
             SqlType::Date => Datum::Date(crate::pgdatetime::date_value(s)?),
             SqlType::Timestamp => Datum::Timestamp(crate::pgdatetime::timestamp_value(s)?),
-            SqlType::TimestampTz => {
-                check_era(t, s, ty)?;
-                let v = parse_timestamptz(&month_day_year(t, s)?).ok_or_else(|| invalid(ty, s))?;
-                check_year(v.year(), s)?;
-                Datum::TimestampTz(v)
-            }
+            SqlType::TimestampTz => Datum::TimestampTz(crate::pgdatetime::timestamptz_value(s)?),
         })
     }
 

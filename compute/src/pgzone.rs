@@ -224,10 +224,37 @@ fn date_literal(expr: &Expr) -> Result<Option<Expr>> {
     }
 }
 
+/// The zone `AT TIME ZONE` names, as PostgreSQL's `timestamp_zone` reads
+/// it: an abbreviation of the `Default` set first (`MSK`, `PST`), then a
+/// zone name or a number.
+enum AtZone {
+    Zone(common::tz::Zone),
+    /// A dynamic abbreviation and the zone it is read in.
+    Dynamic(String, &'static str),
+}
+
+fn at_zone(z: &str) -> common::Result<AtZone> {
+    use common::pgdatetime::{zone_abbreviation, ZoneAbbrev};
+    match zone_abbreviation(z) {
+        Some(ZoneAbbrev::Fixed(east)) => return Ok(AtZone::Zone(common::tz::Zone::Fixed(east))),
+        Some(ZoneAbbrev::Dynamic(name)) => return Ok(AtZone::Dynamic(z.to_string(), name)),
+        None => {}
+    }
+    common::tz::Zone::parse(z)
+        .map(AtZone::Zone)
+        .map_err(|e| match e {
+            common::Error::InvalidParameter { .. } => common::Error::Sql {
+                state: common::SqlState("22023"),
+                message: format!("time zone \"{z}\" not recognized"),
+            },
+            e => e,
+        })
+}
+
 /// `pg_at_time_zone(ts, zone)`, PostgreSQL's `ts AT TIME ZONE zone`: a
 /// timestamptz becomes its local time in `zone` (a timestamp), a timestamp
-/// the instant it is in `zone` (a timestamptz). `zone` is a constant: an
-/// IANA name or a number of hours, as `SET TIME ZONE` reads it.
+/// the instant it is in `zone` (a timestamptz). `zone` is a constant: a
+/// zone abbreviation, an IANA name or a number of hours ([`at_zone`]).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct AtTimeZone {
     signature: datafusion::logical_expr::Signature,
@@ -282,13 +309,7 @@ impl datafusion::logical_expr::ScalarUDFImpl for AtTimeZone {
                 ScalarValue::Utf8(Some(z))
                 | ScalarValue::Utf8View(Some(z))
                 | ScalarValue::LargeUtf8(Some(z)),
-            )) => common::tz::Zone::parse(z).map_err(|e| match e {
-                common::Error::InvalidParameter { .. } => common::Error::Sql {
-                    state: common::SqlState("22023"),
-                    message: format!("time zone \"{z}\" not recognized"),
-                },
-                e => e,
-            }),
+            )) => at_zone(z),
             _ => Err(common::Error::unsupported(
                 "AT TIME ZONE with a zone that is not a constant",
             )),
@@ -307,10 +328,24 @@ impl datafusion::logical_expr::ScalarUDFImpl for AtTimeZone {
                     return None;
                 }
                 let t = chrono::DateTime::from_timestamp_micros(micros.value(i))?.naive_utc();
-                let shifted = if to_local {
-                    t + chrono::Duration::seconds(zone.offset_at(&t) as i64)
-                } else {
-                    zone.to_utc(&t)
+                let shifted = match &zone {
+                    AtZone::Zone(zone) if to_local => {
+                        t + chrono::Duration::seconds(zone.offset_at(&t) as i64)
+                    }
+                    AtZone::Zone(zone) => zone.to_utc(&t),
+                    AtZone::Dynamic(abbr, name) => {
+                        let in_zone = common::tz::Zone::named(name)?;
+                        // The instant the abbreviation is read at.
+                        let utc = if to_local { t } else { in_zone.to_utc(&t) };
+                        let east = common::pgdatetime::abbrev_east_at(abbr, name, &utc)
+                            .unwrap_or_else(|| in_zone.offset_at(&utc));
+                        let east = chrono::Duration::seconds(east as i64);
+                        if to_local {
+                            t + east
+                        } else {
+                            t - east
+                        }
+                    }
                 };
                 Some(shifted.and_utc().timestamp_micros())
             })

@@ -6,7 +6,9 @@ use super::calendar::{j2date, validate_date, DateFlags};
 use super::fields::*;
 use super::keywords::{date_keyword, is_zone_name, zone_abbrev, Label, Special, Word};
 use super::tokens::{split_fields, Field, FieldKind};
-use super::{Decoded, DtErr, Kind, Tm, POSTGRES_EPOCH_JDATE, USECS_PER_DAY, USECS_PER_SEC};
+use super::{
+    Decoded, DtErr, Kind, Tm, ZoneSpec, POSTGRES_EPOCH_JDATE, USECS_PER_DAY, USECS_PER_SEC,
+};
 
 use super::mask::*;
 
@@ -29,6 +31,9 @@ pub(super) fn decode(text: &str, buf_len: usize, now: Option<i64>) -> Result<Dec
         dynamic_zone: false,
         relative: false,
         now,
+        tz: 0,
+        zone: ZoneSpec::Session,
+        now_zone: false,
     };
     for i in 0..fields.len() {
         let Some(tmask) = d.field(i)? else {
@@ -59,6 +64,11 @@ struct Decoder<'a> {
     dynamic_zone: bool,
     relative: bool,
     now: Option<i64>,
+    /// The offset read, in seconds west of UTC (PostgreSQL's `*tzp`).
+    tz: i32,
+    zone: ZoneSpec,
+    /// `now` was read: the session's zone.
+    now_zone: bool,
 }
 
 impl Decoder<'_> {
@@ -82,7 +92,7 @@ impl Decoder<'_> {
                 tmask
             }
             FieldKind::Signed => {
-                decode_timezone(text)?;
+                self.tz = decode_timezone(text)?;
                 TZ
             }
             FieldKind::Number if self.label.is_some() => self.labelled_number(text)?,
@@ -102,7 +112,7 @@ impl Decoder<'_> {
             }
             (self.tm.year, self.tm.mon, self.tm.mday) = j2date(val);
             self.julian = true;
-            decode_timezone(&text[end..])?;
+            self.tz = decode_timezone(&text[end..])?;
             self.label = None;
             return Ok(DATE | TIME | TZ);
         }
@@ -115,6 +125,7 @@ impl Decoder<'_> {
                 return Err(DtErr::UnknownZone(name));
             }
             self.named_zone = true;
+            self.zone = ZoneSpec::Named(name);
             return Ok(TZ);
         }
         if let Some(label) = self.label.take() {
@@ -129,7 +140,7 @@ impl Decoder<'_> {
             .iter()
             .position(|&c| c == b'-')
             .ok_or(DtErr::BadFormat)?;
-        decode_timezone(&text[dash..])?;
+        self.tz = decode_timezone(&text[dash..])?;
         let mut fsec = self.tm.fsec;
         let tmask = decode_number_field(
             &text[..dash],
@@ -275,6 +286,7 @@ impl Decoder<'_> {
                 return Err(DtErr::BadFormat);
             }
             self.named_zone = true;
+            self.zone = ZoneSpec::Named(text.to_string());
             return Ok(Some(TZ));
         };
         let tmask = match word {
@@ -295,11 +307,21 @@ impl Decoder<'_> {
                 self.tm.mon = m;
                 tmask
             }
-            Word::DstModifier => DTZMOD | DTZ,
-            Word::ZoneDst => DTZ | TZ,
-            Word::ZoneStd => TZ,
-            Word::ZoneDynamic => {
+            Word::DstModifier => {
+                self.tz -= 3600;
+                DTZMOD | DTZ
+            }
+            Word::ZoneDst(east) => {
+                self.tz = -east;
+                DTZ | TZ
+            }
+            Word::ZoneStd(east) => {
+                self.tz = -east;
+                TZ
+            }
+            Word::ZoneDynamic(zone) => {
                 self.dynamic_zone = true;
+                self.zone = ZoneSpec::Abbrev(text.to_string(), zone);
                 DYNTZ | TZ
             }
             Word::Meridian(pm) => {
@@ -345,6 +367,7 @@ impl Decoder<'_> {
             Special::Zulu => {
                 self.kind = Kind::Date;
                 (self.tm.hour, self.tm.min, self.tm.sec) = (0, 0, 0);
+                self.tz = 0;
                 return TIME | TZ;
             }
             Special::Now => {
@@ -352,6 +375,9 @@ impl Decoder<'_> {
                 let now = self.current_time();
                 self.set_date(now.div_euclid(USECS_PER_DAY));
                 self.set_time_of_day(now.rem_euclid(USECS_PER_DAY));
+                // The session's offset now, as PostgreSQL's
+                // GetCurrentTimeUsec gives it.
+                self.now_zone = true;
                 return DATE | TIME | TZ;
             }
             Special::Today => 0,
@@ -407,10 +433,16 @@ impl Decoder<'_> {
                 return Err(DtErr::BadFormat);
             }
         }
+        let zone = match self.zone {
+            _ if self.fmask & TZ == 0 || self.now_zone => ZoneSpec::Session,
+            ZoneSpec::Session => ZoneSpec::Offset(self.tz),
+            z => z,
+        };
         Ok(Decoded {
             kind: self.kind,
             tm: self.tm,
             relative: self.relative && self.kind == Kind::Date,
+            zone,
         })
     }
 }

@@ -1,7 +1,6 @@
 //! The words date/time input knows: PostgreSQL's keyword table
 //! (`datetktbl`), the time zone abbreviations of its `Default` set, and
-//! the names of the time zones it can load. `timestamp` and `date` read
-//! a zone only to ignore it, so only which kind of word it is matters.
+//! the names of the time zones it can load.
 
 /// What a keyword means (PostgreSQL's token types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +21,14 @@ pub(super) enum Word {
     DstModifier,
     /// `t` before an ISO time.
     IsoTime,
-    /// A zone abbreviation with a fixed standard-time offset (`est`).
-    ZoneStd,
+    /// A zone abbreviation with a fixed standard-time offset (`est`), in
+    /// seconds east.
+    ZoneStd(i32),
     /// A zone abbreviation with a fixed daylight-time offset (`edt`).
-    ZoneDst,
-    /// A zone abbreviation whose offset has changed over time (`msk`).
-    ZoneDynamic,
+    ZoneDst(i32),
+    /// A zone abbreviation whose offset has changed over time (`msk`):
+    /// the zone it is read in.
+    ZoneDynamic(&'static str),
 }
 
 /// The reserved words.
@@ -129,35 +130,13 @@ pub(super) fn is_date_keyword(word: &str) -> bool {
 /// `word` (lowercase) as a zone abbreviation of PostgreSQL's `Default`
 /// set (`timezone_abbreviations`).
 pub(super) fn zone_abbrev(word: &str) -> Option<Word> {
-    let word = truncated(word);
-    let find = |list: &str| list.split_ascii_whitespace().any(|a| a == word);
-    if find(ZONES_STD) {
-        Some(Word::ZoneStd)
-    } else if find(ZONES_DST) {
-        Some(Word::ZoneDst)
-    } else if find(ZONES_DYNAMIC) {
-        Some(Word::ZoneDynamic)
-    } else {
-        None
-    }
+    use super::zone_abbrevs::{abbrev, Abbrev};
+    Some(match abbrev(truncated(word))? {
+        Abbrev::Std(e) => Word::ZoneStd(e),
+        Abbrev::Dst(e) => Word::ZoneDst(e),
+        Abbrev::Dynamic(z) => Word::ZoneDynamic(z),
+    })
 }
-
-const ZONES_STD: &str = "
-    acst act acwst aest aft akst almt amt ast awst azot bdt bnt bort bot bra brt btt cast
-    cct cet chast chut cot cst cxt ddut eat eet egt est fet fjt fnt galt gamt gft gilt gmt
-    hkt hst ict irt ist jayt jst kst lhst ligt mart met mez mht mmt mpt mst mut mvt myt nft
-    npt nst nzst nzt pet pgt pht pkt pmst pont pst pwt ret sast sct taht tft tjt tot trut
-    tvt uct ut utc uyt uzt vut wakt wast wat wet wft wgt xjt yapt z zulu";
-
-const ZONES_DST: &str = "
-    acdt acsst adt aedt aesst akdt almst awsst azost bdst brst bst cadt cdt cest cetdst
-    chadt clst edt eest eetdst egst fjst fnst idt kdt kgst mdt mest mesz metdst msd must
-    ndt nzdt pdt pkst pmdt pyst sadt ulast uyst uzst wadt wdt wetdst wgst yekst";
-
-const ZONES_DYNAMIC: &str = "
-    amst anast anat arst art azst azt ckt clt davt easst east fkst fkt gest get gyt iot
-    irkst irkt kgt kost krast krat lhdt lint lkt magst magt mawt msk novst novt nut omsst
-    omst petst pett pyt sgt tkt tmt ulat vet vlast vlat volt yakst yakt yekt";
 
 /// Whether PostgreSQL can load a time zone named `name` (lowercase): a
 /// zone of the IANA database, also under `posix/` or `right/`, or a

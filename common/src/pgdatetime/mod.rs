@@ -25,9 +25,12 @@ mod keywords;
 mod mask;
 pub mod tokens;
 mod values;
+mod zone_abbrevs;
+mod zoned;
 
 pub use fields::{fraction, strtoint, strtol};
-pub use values::{date_value, timestamp_value};
+pub use values::{date_value, timestamp_value, timestamptz_value};
+pub use zoned::{abbrev_east_at, timestamptz_in_at, zone_abbreviation, ZoneAbbrev};
 
 #[cfg(test)]
 mod tests;
@@ -223,13 +226,28 @@ impl Tm {
     }
 }
 
+/// The zone the text gives its time in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ZoneSpec {
+    /// None: the session's.
+    Session,
+    /// A fixed offset, seconds west of UTC (a number or an abbreviation).
+    Offset(i32),
+    /// A zone name (lowercase).
+    Named(String),
+    /// A dynamic abbreviation (as written) and the zone it is read in.
+    Abbrev(String, &'static str),
+}
+
 /// The decoded text.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Decoded {
     kind: Kind,
     tm: Tm,
     /// A word meaning the current time was read without one given.
     relative: bool,
+    /// Read only by `timestamptz` input; `date` and `timestamp` ignore it.
+    zone: ZoneSpec,
 }
 
 impl Decoded {

@@ -5,7 +5,7 @@
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime};
 
-use super::{date_in_at, timestamp_in_at, PgDate, PgTimestamp, USECS_PER_DAY};
+use super::{date_in_at, timestamp_in_at, timestamptz_in_at, PgDate, PgTimestamp, USECS_PER_DAY};
 use crate::{Error, Result};
 
 /// 2000-01-01, PostgreSQL's epoch.
@@ -110,6 +110,56 @@ pub fn timestamp_value(s: &str) -> Result<NaiveDateTime> {
     let t = pg_epoch() + chrono::Duration::microseconds(micros);
     supported_year(t.year())?;
     Ok(t)
+}
+
+/// `[+-]HH[:MM]` at the end of ISO text after its seconds: where it
+/// starts, and the offset in seconds east.
+fn iso_offset(b: &[u8]) -> Option<(usize, i32)> {
+    let n = b.len();
+    let (at, h, m) = if n >= 6 && b[n - 3] == b':' {
+        (n - 6, digits(b, n - 5, 2)?, digits(b, n - 2, 2)?)
+    } else {
+        (n.checked_sub(3)?, digits(b, n.checked_sub(2)?, 2)?, 0)
+    };
+    let sign = match b.get(at)? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    if h > 15 || m > 59 {
+        return None;
+    }
+    Some((at, sign * (h * 3600 + m * 60) as i32))
+}
+
+/// `'<s>'::timestamptz` as PostgreSQL reads it, in the session's zone
+/// (ISO text with or without a numeric offset is read directly).
+pub fn timestamptz_value(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+    let b = s.as_bytes();
+    let direct = match iso_offset(b) {
+        Some((at, east)) => {
+            iso_timestamp(&b[..at]).map(|t| t - chrono::Duration::seconds(east.into()))
+        }
+        None => iso_timestamp(b).map(|t| crate::tz::session_zone().to_utc(&t)),
+    };
+    let utc = match direct {
+        Some(t) => t,
+        None => {
+            let zone = crate::tz::session_zone();
+            let micros = match timestamptz_in_at(s, Some(local_now()), &zone)? {
+                PgTimestamp::Micros(m) => m,
+                PgTimestamp::Infinity | PgTimestamp::NegInfinity => {
+                    return Err(Error::unsupported("the timestamps infinity and -infinity"))
+                }
+            };
+            if micros.div_euclid(USECS_PER_DAY).abs() > 100_000_000 {
+                return Err(Error::unsupported("dates after 9999-12-31"));
+            }
+            pg_epoch() + chrono::Duration::microseconds(micros)
+        }
+    };
+    supported_year(utc.year())?;
+    Ok(utc.and_utc())
 }
 
 #[cfg(test)]
