@@ -59,3 +59,5 @@ SELECT '2024-07-01 12:00'::timestamp AT TIME ZONE 'CET', '2011-03-27 03:00:00'::
 SELECT id FROM events WHERE at > '2024-07-15 16:00 PDT' ORDER BY id;
 SELECT '1997-02-10 17:32:01 Mars/Base'::timestamptz;
 SET TIME ZONE 'UTC';
+SELECT v, v::timestamptz FROM (VALUES ('1997-02-10 17:32:01 PST'), ('2024-07-01 12:00+02'), ('Feb 10 17:32:01 1997 America/New_York'), ('2010-07-01 12:00 MSK')) t(v) ORDER BY 1;
+SELECT id, (note || ' 2024-01-01')::text FROM orders WHERE id < 20 ORDER BY id;

@@ -398,7 +398,7 @@ pub fn rewrite(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Expr::Cast(Cast { expr, field })
                 if matches!(
                     field.data_type(),
-                    DataType::Interval(_) | DataType::Date32 | DataType::Timestamp(_, None)
+                    DataType::Interval(_) | DataType::Date32 | DataType::Timestamp(..)
                 ) =>
             {
                 if let Some(x) = text_input(expr, field.data_type(), schema)? {
@@ -439,6 +439,12 @@ fn text_input(expr: &Expr, to: &DataType, schema: &DFSchema) -> Result<Option<Ex
         DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
     );
     if !text || literal_text(expr).is_some() {
+        return Ok(None);
+    }
+    // Text read as timestamptz depends on the session's zone: outside UTC
+    // the cast stays, and `crate::pgzone::check` refuses it (the plan is
+    // made and kept per session zone).
+    if matches!(to, DataType::Timestamp(_, Some(_))) && !common::tz::session_zone().is_utc() {
         return Ok(None);
     }
     let call = match to {
