@@ -436,6 +436,9 @@ fn random_text_never_panics() {
             date_in(&text).map(|_| ()),
             timestamp_in(&text).map(|_| ()),
             super::timestamptz_in_at(&text, Some(0), &zone).map(|_| ()),
+            super::date_value(&text).map(|_| ()),
+            super::timestamp_value(&text).map(|_| ()),
+            super::timestamptz_value(&text).map(|_| ()),
         ] {
             if let Err(Error::Sql { state, .. }) = r {
                 assert!(

@@ -86,7 +86,14 @@ pub fn date_value(s: &str) -> Result<NaiveDate> {
             return Err(Error::unsupported("the dates infinity and -infinity"))
         }
     };
-    let d = pg_epoch().date() + chrono::Duration::days(days.into());
+    // Past chrono's years (262,142) only far beyond the shards' anyway.
+    let d = pg_epoch()
+        .date()
+        .checked_add_signed(chrono::Duration::days(days.into()))
+        .ok_or_else(|| match days < 0 {
+            true => Error::unsupported("dates before 0001-01-01 (BC)"),
+            false => Error::unsupported("dates after 9999-12-31"),
+        })?;
     supported_year(d.year())?;
     Ok(d)
 }
@@ -195,6 +202,22 @@ mod tests {
             "22008"
         );
         assert!(date_value("today").is_ok());
+        // PostgreSQL's last date is past chrono's: refused, never a panic.
+        for s in ["5874897-12-31", "4714-11-24 BC", "J2147483493"] {
+            assert_eq!(date_value(s).unwrap_err().sqlstate().code(), "0A000", "{s}");
+        }
+        for s in ["294276-12-31 23:59:59", "4714-11-24 00:00:00 BC"] {
+            assert_eq!(
+                timestamp_value(s).unwrap_err().sqlstate().code(),
+                "0A000",
+                "{s}"
+            );
+            assert_eq!(
+                timestamptz_value(s).unwrap_err().sqlstate().code(),
+                "0A000",
+                "{s}"
+            );
+        }
     }
 
     #[test]
