@@ -12,3 +12,15 @@ SELECT '2001-02-29'::date;
 SELECT x::date FROM (VALUES ('2001-02-03'), ('Feb 3, 2001')) v(x);
 SELECT id, opened FROM acct WHERE opened > 'January 1, 2021' ORDER BY id LIMIT 5; -- ordered
 SELECT count(*) FROM acct WHERE opened BETWEEN '2020-01-01' AND 'Dec 31 2021';
+-- DateStyle's order: ISO output, input read DMY or YMD.
+SET datestyle TO dmy;
+SHOW datestyle;
+SELECT '1/2/2024'::date, date '08 Jan 99', date 'Jan 08 99', '2024-01-02 10:00'::timestamp, '1/2/2024 10:00 PST'::timestamptz;
+SELECT id FROM acct WHERE opened > '15/11/2023' ORDER BY id;
+SET datestyle = 'ISO, YMD';
+SELECT '99/1/2'::date, date '99 Jan 08', '2024-01-02'::date;
+SET datestyle = 'ymd, dmy';
+SET datestyle = 'foo';
+RESET datestyle;
+SHOW datestyle;
+SELECT '1/2/2024'::date;

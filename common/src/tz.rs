@@ -213,14 +213,97 @@ pub fn offset_text(secs: i32) -> String {
 
 tokio::task_local! {
     static SESSION_ZONE: Arc<RwLock<Zone>>;
+    static DATE_ORDER: Arc<RwLock<DateOrder>>;
 }
 
 /// Runs `f` (a client connection) with a session zone of its own, UTC at
-/// first.
+/// first, and a date order of its own, MDY at first.
 pub async fn with_session_zone<F: std::future::Future>(f: F) -> F::Output {
+    let order = DATE_ORDER.scope(Arc::new(RwLock::new(DateOrder::default())), f);
     SESSION_ZONE
-        .scope(Arc::new(RwLock::new(Zone::default())), f)
+        .scope(Arc::new(RwLock::new(Zone::default())), order)
         .await
+}
+
+/// The order date input reads day, month and year in when the text does
+/// not say (DateStyle's second part: `1/2/2024` is January 2 in MDY,
+/// February 1 in DMY).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DateOrder {
+    #[default]
+    Mdy,
+    Dmy,
+    Ymd,
+}
+
+impl DateOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            DateOrder::Mdy => "MDY",
+            DateOrder::Dmy => "DMY",
+            DateOrder::Ymd => "YMD",
+        }
+    }
+}
+
+/// A `SET DateStyle` value as PostgreSQL's `check_datestyle` reads it:
+/// an output style and an order, in any case, separated by commas or
+/// blanks, each optional (the order stays `current`'s when not given).
+/// Output styles other than ISO are refused (0A000): values print in ISO
+/// only. The canonical setting (`ISO, DMY`) and the order.
+pub fn parse_datestyle(value: &str, current: DateOrder) -> crate::Result<(String, DateOrder)> {
+    let invalid = |detail: String| crate::Error::InvalidParameter {
+        message: format!("invalid value for parameter \"DateStyle\": \"{value}\" ({detail})"),
+    };
+    let mut order: Option<DateOrder> = None;
+    let mut set = |o: DateOrder| match order {
+        Some(prev) if prev != o => Err(invalid("conflicting \"datestyle\" specifications".into())),
+        _ => {
+            order = Some(o);
+            Ok(())
+        }
+    };
+    for word in value.split([',', ' ', '\t']).filter(|w| !w.is_empty()) {
+        match word.to_ascii_lowercase().as_str() {
+            "iso" => {}
+            "ymd" => set(DateOrder::Ymd)?,
+            "dmy" | "euro" | "european" => set(DateOrder::Dmy)?,
+            "mdy" | "us" | "noneuro" | "noneuropean" => set(DateOrder::Mdy)?,
+            "default" => set(DateOrder::Mdy)?,
+            "sql" | "postgres" | "german" => {
+                return Err(crate::Error::unsupported(format!("DateStyle {value}")))
+            }
+            other => return Err(invalid(format!("unrecognized key word: \"{other}\""))),
+        }
+    }
+    let order = order.unwrap_or(current);
+    Ok((format!("ISO, {}", order.name()), order))
+}
+
+/// The running connection's date order (MDY outside a connection).
+pub fn session_date_order() -> DateOrder {
+    DATE_ORDER
+        .try_with(|o| o.read().map(|o| *o).unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// Sets the running connection's date order.
+pub fn set_session_date_order(order: DateOrder) {
+    let _ = DATE_ORDER.try_with(|o| {
+        if let Ok(mut w) = o.write() {
+            *w = order;
+        }
+    });
+}
+
+/// What a compiled statement depends on of the session's date and time
+/// settings (the plan cache's key): the zone and the date order.
+pub fn session_input_key() -> String {
+    format!(
+        "{} {}",
+        session_zone().arrow_name(),
+        session_date_order().name()
+    )
 }
 
 /// The running connection's time zone (UTC outside a connection).
@@ -290,6 +373,22 @@ mod tests {
             let z = Zone::parse(z).unwrap();
             assert_eq!(Zone::from_arrow_name(&z.arrow_name()), Some(z));
         }
+    }
+
+    #[test]
+    fn datestyle_reads_as_postgresql() {
+        let p = |v: &str| parse_datestyle(v, DateOrder::Mdy).map_err(|e| e.sqlstate().code());
+        assert_eq!(p("dmy"), Ok(("ISO, DMY".into(), DateOrder::Dmy)));
+        assert_eq!(p("ISO, YMD"), Ok(("ISO, YMD".into(), DateOrder::Ymd)));
+        assert_eq!(p("iso"), Ok(("ISO, MDY".into(), DateOrder::Mdy)));
+        assert_eq!(p("European"), Ok(("ISO, DMY".into(), DateOrder::Dmy)));
+        assert_eq!(
+            parse_datestyle("iso", DateOrder::Dmy).map(|v| v.1).ok(),
+            Some(DateOrder::Dmy)
+        );
+        assert_eq!(p("sql, dmy"), Err("0A000"));
+        assert_eq!(p("foo"), Err("22023"));
+        assert_eq!(p("ymd, dmy"), Err("22023"));
     }
 
     #[test]

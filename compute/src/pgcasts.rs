@@ -447,6 +447,14 @@ fn text_input(expr: &Expr, to: &DataType, schema: &DFSchema) -> Result<Option<Ex
     if matches!(to, DataType::Timestamp(_, Some(_))) && !common::tz::session_zone().is_utc() {
         return Ok(None);
     }
+    // Likewise the date order: the call runs where the session's is not
+    // known. Outside MDY the cast stays Arrow's, which reads only ISO
+    // text (the same in every order) and refuses the rest.
+    if matches!(to, DataType::Timestamp(..) | DataType::Date32)
+        && common::tz::session_date_order() != common::tz::DateOrder::Mdy
+    {
+        return Ok(None);
+    }
     let call = match to {
         DataType::Interval(_) => crate::pginterval::udf::call(expr.clone()),
         to => match crate::textdates::call(expr.clone(), to) {

@@ -7,6 +7,7 @@
 use super::keywords::{date_keyword, Word};
 use super::mask::*;
 use super::{DtErr, Tm};
+use crate::tz::DateOrder;
 
 /// C's `strtol` over `s`: the value (saturated to `i64`), where the
 /// number ended (0 when there were no digits) and whether it overflowed
@@ -170,8 +171,8 @@ pub(super) fn decode_date(
     Ok(tmask)
 }
 
-/// A lone number, placed by what the text has given so far
-/// (PostgreSQL's `DecodeNumber`, DateStyle MDY).
+/// A lone number, placed by what the text has given so far and the
+/// session's date order (PostgreSQL's `DecodeNumber`).
 pub(super) fn decode_number(
     s: &[u8],
     have_text_month: bool,
@@ -200,10 +201,15 @@ pub(super) fn decode_number(
         tm.yday = val;
         return Ok(DOY | MONTH | DAY);
     }
+    let order = crate::tz::session_date_order();
     let tmask = match fmask & DATE {
-        0 if flen >= 3 => {
+        0 if flen >= 3 || order == DateOrder::Ymd => {
             tm.year = val;
             YEAR
+        }
+        0 if order == DateOrder::Dmy => {
+            tm.mday = val;
+            DAY
         }
         0 => {
             tm.mon = val;
@@ -213,7 +219,7 @@ pub(super) fn decode_number(
             tm.mon = val;
             MONTH
         }
-        MONTH if have_text_month && flen >= 3 => {
+        MONTH if have_text_month && (flen >= 3 || order == DateOrder::Ymd) => {
             tm.year = val;
             YEAR
         }

@@ -398,7 +398,7 @@ impl Session {
             return None;
         }
         let (shape, lits) = crate::literals::parameterize(stmt)?;
-        let zone = common::tz::session_zone().arrow_name();
+        let zone = common::tz::session_input_key();
         let key = Key::new(Source::SimpleShape, &shape.to_string(), schema, &zone, &[]);
         let version = self.router.catalog().version;
         let compiled = match self.statements.get(&key, version) {

@@ -295,9 +295,6 @@ impl Session {
             "intervalstyle" if !value.eq_ignore_ascii_case("postgres") => {
                 return Err(Error::unsupported(format!("IntervalStyle {value}")));
             }
-            "datestyle" if !value.to_ascii_uppercase().starts_with("ISO") => {
-                return Err(Error::unsupported(format!("DateStyle {value}")));
-            }
             _ => {}
         }
         let value = &match key {
@@ -319,6 +316,12 @@ impl Session {
             let zone = common::tz::Zone::parse(value)?;
             common::tz::set_session_zone(zone);
             zone.name()
+        } else if key == "datestyle" {
+            // Date input reads the order in the connection's task too.
+            let current = common::tz::session_date_order();
+            let (canonical, order) = common::tz::parse_datestyle(value, current)?;
+            common::tz::set_session_date_order(order);
+            canonical
         } else {
             value.clone()
         };

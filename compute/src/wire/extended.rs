@@ -67,7 +67,7 @@ impl QueryParser for TesseraParser {
             .await
             .map_err(|e| to_pg_error(&e))?
             .version;
-        let zone = common::tz::session_zone().arrow_name();
+        let zone = common::tz::session_input_key();
         let key = Key::new(Source::Parse, sql, &schema, &zone, types);
         if let Some(Compiled::Plan(p)) = self.statements.get(&key, version) {
             return Ok(Some(p));
