@@ -98,3 +98,9 @@ SELECT id, balance, sqrt(balance), sqrt(balance) * 2, round(sqrt(balance), 3) FR
 SELECT id, sqrt(amount / qty) FROM orders WHERE qty > 0 AND id < 300 ORDER BY id;
 SELECT sum(sqrt(amount)) FROM orders WHERE amount > 0;
 SELECT sqrt(balance) FROM acct WHERE balance < 0;
+-- max and min of quotients keep the chosen value's scale; lead/lag's
+-- default prints with its own.
+SELECT max(balance / 3), min(balance / 3), max(sqrt(balance)) FROM acct WHERE balance > 0;
+SELECT acct_id % 3, max(amount / 7), min(amount / 7) FROM orders WHERE amount > 0 GROUP BY 1 ORDER BY 1;
+SELECT id, amount, lead(amount, 1, 0) OVER (ORDER BY id), lag(amount, 2, 0.5) OVER (ORDER BY id), lead(amount) OVER (ORDER BY id) FROM orders WHERE id < 60 ORDER BY id;
+SELECT id, qty, lead(qty, 1, 0.5) OVER (ORDER BY id) FROM orders WHERE id < 40 ORDER BY id;

@@ -85,9 +85,18 @@ pub fn check_mixed_scales(e: &Expr, schema: &DFSchema) -> Result<()> {
 /// cannot choose between values of two decimal types), or is a value
 /// other than a constant under a cast that changes its scale.
 fn check_choice(args: &[&Expr], t: &DataType, schema: &DFSchema) -> Result<()> {
+    // A NULL (`NULL::numeric`) has no value to retype.
+    let null = |a: &Expr| {
+        let mut e = a;
+        while let Expr::Cast(c) = e {
+            e = c.expr.as_ref();
+        }
+        matches!(e, Expr::Literal(v, _) if v.is_null())
+    };
     let retyped = |a: &Expr| {
-        a.get_type(schema)
-            .is_ok_and(|at| at != *t && matches!(at, DataType::Decimal128(..)))
+        !null(a)
+            && a.get_type(schema)
+                .is_ok_and(|at| at != *t && matches!(at, DataType::Decimal128(..)))
     };
     if args.iter().any(|a| retyped(a)) {
         return Err(DataFusionError::External(Box::new(

@@ -1,4 +1,6 @@
-//! Quotients' scales across DISTINCT and out of scalar subqueries.
+//! Quotients' scales across DISTINCT, out of scalar subqueries and
+//! through the aggregates that keep one value's scale; and the scale of
+//! `lead`/`lag`'s default, which is its own.
 //!
 //! * DISTINCT over a quotient: rows equal in value are one row whatever
 //!   scales they print with (`0.8000000000000000`, from `1.2 / 1.5`, and
@@ -18,10 +20,16 @@ use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Column;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::functions::core::expr_fn::{get_field, named_struct};
-use datafusion::functions_aggregate::expr_fn::max;
+use datafusion::functions_aggregate::expr_fn::{first_value, max};
+use datafusion::logical_expr::expr::AggregateFunctionParams;
 use datafusion::logical_expr::{lit, Aggregate, Expr, LogicalPlan, Projection, Subquery};
 
-use super::exprs::{output_columns, Companions};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::DFSchema;
+
+use super::exprs::{
+    decimal_scale, dynamic, literal_scale, output_columns, refuse, scale_of, unfolded, Companions,
+};
 
 /// A scalar subquery whose value prints with a per-row scale: the plan
 /// its users see (`plain`, its value alone), and the one that still has
@@ -180,4 +188,141 @@ fn outer_ref_columns(p: &Projection, q: &QuotientSubquery) -> Result<Vec<Expr>> 
         })?;
     }
     outer.ok_or_else(|| DataFusionError::Internal("lifted subquery not found".into()))
+}
+
+/// The companion of aggregate `name` over a value with a per-row scale,
+/// `None` for an aggregate that does not keep one: `sum` prints with the
+/// largest scale summed (a NULL's does not count), `pg_one_row` (a scalar
+/// subquery's one value) with its value's, `max` and `min` with the scale
+/// of the value they choose (of one of them, when equal values differ in
+/// scale: PostgreSQL keeps whichever it met last).
+pub(super) fn companion_aggregate(
+    name: &str,
+    params: &AggregateFunctionParams,
+    schema: &DFSchema,
+    comps: &Companions,
+) -> Result<Option<Expr>> {
+    let [arg] = params.args.as_slice() else {
+        return Ok(None);
+    };
+    if !matches!(name, "sum" | "pg_one_row" | "max" | "min") || !dynamic(arg, schema, comps) {
+        return Ok(None);
+    }
+    let Some(scale) = scale_of(arg, schema, comps)? else {
+        return Err(refuse(&format!("the aggregate {name}")));
+    };
+    let mut m = match name {
+        "max" | "min" => {
+            // The chosen value's row first (NULLs last: they choose none).
+            first_value(scale, vec![arg.clone().sort(name == "min", false)])
+        }
+        _ => max(datafusion::logical_expr::when(arg.clone().is_not_null(), scale).end()?),
+    };
+    if let Expr::AggregateFunction(f) = &mut m {
+        f.params.distinct = params.distinct && name == "sum";
+        f.params.filter = params.filter.clone();
+    }
+    Ok(Some(m))
+}
+
+/// `lead(x, n, default)` or `lag(...)` over numerics whose rows and
+/// default print with different scales (`lead(amount, 1, 0)` over a
+/// numeric(12,2) prints `0` past the partition's end): the same call of
+/// a constant (NULL exactly past the end), and the scales of the rows'
+/// values and of the default.
+pub(super) struct LeadDefault {
+    /// The call's output column.
+    pub column: Column,
+    pub marker: Expr,
+    pub value_scale: i8,
+    pub default_scale: i8,
+}
+
+pub(super) fn lead_default(
+    wf: &datafusion::logical_expr::expr::WindowFunction,
+    column: Column,
+    schema: &DFSchema,
+) -> Result<Option<LeadDefault>> {
+    use datafusion::logical_expr::{ExprSchemable, WindowFunctionDefinition};
+    let WindowFunctionDefinition::WindowUDF(f) = &wf.fun else {
+        return Ok(None);
+    };
+    let [x, n, default] = wf.params.args.as_slice() else {
+        return Ok(None);
+    };
+    if !matches!(f.name(), "lead" | "lag") {
+        return Ok(None);
+    }
+    let xt = x.get_type(schema)?;
+    let wider = matches!(
+        unfolded(default).get_type(schema)?,
+        DataType::Decimal128(..) | DataType::Float32 | DataType::Float64
+    );
+    if xt.is_integer() && wider {
+        // PostgreSQL's result is numeric; DataFusion's the integer, the
+        // default cut to it (`lead(qty, 1, 0.5)` gave 0).
+        return Err(DataFusionError::External(Box::new(
+            common::Error::unsupported(format!(
+                "{} of an integer with a default that is not one",
+                f.name()
+            )),
+        )));
+    }
+    if !matches!(xt, DataType::Decimal128(..)) {
+        return Ok(None);
+    }
+    let own = |e: &Expr| -> Result<Option<i8>> {
+        Ok(match literal_scale(e) {
+            Some(s) => s,
+            None => decimal_scale(&unfolded(e).get_type(schema)?),
+        })
+    };
+    let (Some(value_scale), Some(default_scale)) = (own(x)?, own(default)?) else {
+        return Ok(None);
+    };
+    if value_scale == default_scale {
+        return Ok(None);
+    }
+    let mut marker = wf.clone();
+    marker.params.args = vec![lit(1i32), n.clone()];
+    Ok(Some(LeadDefault {
+        column,
+        marker: Expr::WindowFunction(Box::new(marker)),
+        value_scale,
+        default_scale,
+    }))
+}
+
+/// A projection over a window node that gives each [`LeadDefault`] its
+/// companion (named by `name`) and drops the markers (named `markers`).
+pub(super) fn lead_companions(
+    window: LogicalPlan,
+    leads: &[LeadDefault],
+    markers: &[String],
+    name: &mut dyn FnMut() -> String,
+    comps: &mut Companions,
+) -> Result<LogicalPlan> {
+    let schema = window.schema().clone();
+    let mut exprs: Vec<Expr> = schema
+        .iter()
+        .filter(|(q, f)| !(q.is_none() && markers.iter().any(|m| m == f.name())))
+        .map(|(q, f)| Expr::Column(Column::new(q.cloned(), f.name())))
+        .collect();
+    for (l, marker) in leads.iter().zip(markers) {
+        let scale = datafusion::logical_expr::when(
+            Expr::Column(Column::new_unqualified(marker)).is_null(),
+            lit(l.default_scale as i32),
+        )
+        .otherwise(lit(l.value_scale as i32))?;
+        let cname = name();
+        exprs.push(scale.alias(&cname));
+        comps.insert(
+            l.column.clone(),
+            Expr::Column(Column::new_unqualified(cname)),
+        );
+    }
+    Ok(LogicalPlan::Projection(Projection::try_new(
+        exprs,
+        Arc::new(window),
+    )?))
 }

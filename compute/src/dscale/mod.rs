@@ -31,7 +31,7 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, DFSchema};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::functions_aggregate::expr_fn::{count, max, sum};
+use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::expr::{
     AggregateFunction, AggregateFunctionParams, ScalarFunction, WindowFunction,
     WindowFunctionParams,
@@ -399,24 +399,7 @@ impl Pass {
             };
             if let Expr::AggregateFunction(AggregateFunction { func, params }) = inner {
                 let name = func.name();
-                // pg_one_row: a scalar subquery's one value.
-                if matches!(name, "sum" | "pg_one_row")
-                    && params.args.len() == 1
-                    && dynamic(&params.args[0], &input_schema, below)
-                {
-                    // A sum of quotients prints with the largest scale
-                    // summed (a NULL's does not count).
-                    let Some(scale) = scale_of(&params.args[0], &input_schema, below)? else {
-                        return Err(refuse("the aggregate sum"));
-                    };
-                    let scale =
-                        datafusion::logical_expr::when(params.args[0].clone().is_not_null(), scale)
-                            .end()?;
-                    let mut m = max(scale);
-                    if let Expr::AggregateFunction(f) = &mut m {
-                        f.params.distinct = params.distinct;
-                        f.params.filter = params.filter.clone();
-                    }
+                if let Some(m) = lift::companion_aggregate(name, params, &input_schema, below)? {
                     let cname = self.companion_name();
                     let (q, f) = original.qualified_field(n_groups + j);
                     carried.insert(
@@ -482,6 +465,7 @@ impl Pass {
         let n_input = input_schema.fields().len();
         let mut exprs = vec![];
         let mut splits = vec![];
+        let mut leads = vec![];
         for (j, e) in w.window_expr.iter().enumerate() {
             // A rewritten window expression keeps its column's name: the
             // nodes above (a sort by `rank() OVER (ORDER BY a / b)`)
@@ -502,6 +486,9 @@ impl Pass {
                 if args.iter().any(|x| dynamic(x, &input_schema, &below)) {
                     return Err(refuse(&format!("the window function {}", wf.fun)));
                 }
+                let (q, f) = original.qualified_field(n_input + j);
+                let column = Column::new(q.cloned(), f.name());
+                leads.extend(lift::lead_default(wf, column, &input_schema)?);
                 let t = args
                     .first()
                     .map(|x| x.get_type(&input_schema))
@@ -549,7 +536,16 @@ impl Pass {
             }
             exprs.push(e);
         }
-        let node = LogicalPlan::Window(Window::try_new(exprs, w.input)?);
+        let markers: Vec<String> = leads.iter().map(|_| self.companion_name()).collect();
+        for (l, m) in leads.iter().zip(&markers) {
+            exprs.push(l.marker.clone().alias(m));
+        }
+        let mut node = LogicalPlan::Window(Window::try_new(exprs, w.input)?);
+        let mut below = below;
+        if !leads.is_empty() {
+            let mut name = || self.companion_name();
+            node = lift::lead_companions(node, &leads, &markers, &mut name, &mut below)?;
+        }
         if splits.is_empty() {
             return Ok((node, below));
         }
