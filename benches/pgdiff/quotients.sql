@@ -104,3 +104,11 @@ SELECT max(balance / 3), min(balance / 3), max(sqrt(balance)) FROM acct WHERE ba
 SELECT acct_id % 3, max(amount / 7), min(amount / 7) FROM orders WHERE amount > 0 GROUP BY 1 ORDER BY 1;
 SELECT id, amount, lead(amount, 1, 0) OVER (ORDER BY id), lag(amount, 2, 0.5) OVER (ORDER BY id), lead(amount) OVER (ORDER BY id) FROM orders WHERE id < 60 ORDER BY id;
 SELECT id, qty, lead(qty, 1, 0.5) OVER (ORDER BY id) FROM orders WHERE id < 40 ORDER BY id;
+-- VALUES and chains of unions keep each value's scale.
+SELECT * FROM (VALUES (1.5), (2.25), (3)) v(x);
+SELECT x, x * 2, x + 1.25 FROM (VALUES (1.5, 'a'), (2.25, 'b'), (NULL, 'c'), (3, 'd')) v(x, y) ORDER BY y;
+SELECT 1.5 AS x UNION ALL SELECT 2.25 UNION ALL SELECT 3;
+SELECT 1.5 UNION SELECT 2.25 UNION SELECT 3 ORDER BY 1;
+SELECT DISTINCT x FROM (VALUES (1.5), (1.50), (3)) v(x) ORDER BY 1;
+SELECT sum(x), max(x) FROM (VALUES (1.5), (2.25), (3)) v(x);
+SELECT x::numeric(10,2) FROM (SELECT 1.5 AS x UNION ALL SELECT 2.25) t;

@@ -6,9 +6,8 @@
 //!   scales they print with (`0.8000000000000000`, from `1.2 / 1.5`, and
 //!   `0.80000000000000000000`, from `4 / 5`, are equal in PostgreSQL), so
 //!   the companions are not part of the row: DISTINCT becomes a grouping
-//!   by the other columns, each companion the largest of its group's, the
-//!   scale of one of the equal values the group holds, as PostgreSQL
-//!   prints whichever of them it met first.
+//!   by the other columns, each companion its group's first, as
+//!   PostgreSQL prints whichever of the equal values it met first.
 //! * A scalar subquery whose value is a quotient, in a select list: it
 //!   answers a pair (value, scale), computed once, in a projection below
 //!   the select list; the select list reads the value as a column with a
@@ -59,7 +58,8 @@ pub(super) fn distinct(
     for (q, f) in input.schema().iter() {
         let col = Column::new(q.cloned(), f.name());
         if companion_columns.contains(&col) {
-            aggr.push(max(Expr::Column(col)).alias(f.name()));
+            // The first row's, as PostgreSQL's hashed DISTINCT keeps it.
+            aggr.push(first_value(Expr::Column(col), vec![]).alias(f.name()));
         } else {
             group.push(Expr::Column(col));
         }
@@ -325,4 +325,96 @@ pub(super) fn lead_companions(
         exprs,
         Arc::new(window),
     )?))
+}
+
+/// The companion a union's column keeps through the projection type
+/// coercion puts over a union that is itself an input of another (`SELECT
+/// 1.5 UNION ALL SELECT 2.25 UNION ALL SELECT 3`): a cast of the column to
+/// a decimal of no smaller scale changes no value. (A client's cast
+/// cannot sit directly on a union: a subquery's alias comes between.)
+pub(super) fn coerced_companion(e: &Expr, schema: &DFSchema, comps: &Companions) -> Option<Expr> {
+    use datafusion::logical_expr::ExprSchemable;
+    let inner = match e {
+        Expr::Alias(a) => a.expr.as_ref(),
+        e => e,
+    };
+    let Expr::Cast(c) = inner else {
+        return None;
+    };
+    let Expr::Column(col) = c.expr.as_ref() else {
+        return None;
+    };
+    let comp = comps.get(col)?;
+    let from = decimal_scale(&c.expr.get_type(schema).ok()?)?;
+    let to = decimal_scale(c.field.data_type())?;
+    (to >= from).then(|| comp.clone())
+}
+
+/// A VALUES list whose decimal column holds values of different scales
+/// (`VALUES (1.5), (2.25), (3)` prints `1.5`, `2.25`, `3`): each row gets
+/// its value's own scale as one more column, the column's companion.
+pub(super) fn values(
+    v: datafusion::logical_expr::Values,
+    name: &mut dyn FnMut() -> String,
+) -> Result<(LogicalPlan, Companions)> {
+    use datafusion::arrow::datatypes::Field;
+    use datafusion::logical_expr::ExprSchemable;
+    let empty = DFSchema::empty();
+    let own = |e: &Expr| -> Option<i8> {
+        match literal_scale(e) {
+            Some(s) => s,
+            None => unfolded(e)
+                .get_type(&empty)
+                .ok()
+                .and_then(|t| decimal_scale(&t)),
+        }
+    };
+    let mut comps = Companions::new();
+    let mut fields: Vec<_> = v
+        .schema
+        .iter()
+        .map(|(q, f)| (q.cloned(), f.clone()))
+        .collect();
+    let mut rows = v.values.clone();
+    for (k, (q, f)) in v.schema.iter().enumerate() {
+        let Some(type_scale) = decimal_scale(f.data_type())
+            .filter(|_| matches!(f.data_type(), DataType::Decimal128(..)))
+        else {
+            continue;
+        };
+        let scales: Vec<Option<i8>> = v.values.iter().map(|r| r.get(k).and_then(own)).collect();
+        if scales.iter().flatten().all(|s| *s == type_scale) {
+            continue;
+        }
+        let cname = name();
+        for (row, s) in rows.iter_mut().zip(&scales) {
+            row.push(lit(s.unwrap_or(type_scale) as i32));
+        }
+        fields.push((None, Arc::new(Field::new(&cname, DataType::Int32, false))));
+        comps.insert(
+            Column::new(q.cloned(), f.name()),
+            Expr::Column(Column::new_unqualified(cname)),
+        );
+    }
+    if comps.is_empty() {
+        return Ok((LogicalPlan::Values(v), comps));
+    }
+    let schema = DFSchema::new_with_metadata(fields, v.schema.metadata().clone())?;
+    let node = datafusion::logical_expr::Values {
+        schema: Arc::new(schema),
+        values: rows,
+    };
+    Ok((LogicalPlan::Values(node), comps))
+}
+
+/// Whether `plan` is a DISTINCT [`distinct`] made: a union's, when the
+/// projection type coercion puts over it keeps its companions too.
+pub(super) fn is_companion_distinct(plan: &LogicalPlan) -> bool {
+    let LogicalPlan::Aggregate(a) = plan else {
+        return false;
+    };
+    !a.aggr_expr.is_empty()
+        && a.aggr_expr
+            .iter()
+            .all(|e| e.schema_name().to_string().starts_with(super::COMPANION))
 }

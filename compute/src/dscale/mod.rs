@@ -38,7 +38,7 @@ use datafusion::logical_expr::expr::{
 };
 use datafusion::logical_expr::{
     cast, lit, Aggregate, Distinct, Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias,
-    Union, Window, WindowFunctionDefinition,
+    Window, WindowFunctionDefinition,
 };
 use datafusion::optimizer::AnalyzerRule;
 
@@ -227,46 +227,9 @@ impl Pass {
                 Ok(Transformed::yes(LogicalPlan::Subquery(sq)))
             })?
             .data;
-        let mut merged: Companions = below.iter().flat_map(|m| m.clone()).collect();
+        let merged: Companions = below.iter().flat_map(|m| m.clone()).collect();
         match plan {
-            LogicalPlan::Projection(mut p) => {
-                let found = &self.quotient_subqueries;
-                if p.expr.iter().try_fold(false, |a, e| {
-                    Ok::<_, DataFusionError>(a || lift::reads_quotient_subquery(e, found)?)
-                })? {
-                    let found = std::mem::take(&mut self.quotient_subqueries);
-                    let mut name = || self.companion_name();
-                    p = lift::lift_subqueries(p, &found, &mut name, &mut merged)?;
-                    self.quotient_subqueries = found;
-                }
-                let schema = p.input.schema().clone();
-                let node = node_divisions(LogicalPlan::Projection(p), &merged)?;
-                let LogicalPlan::Projection(p) = node else {
-                    return Err(DataFusionError::Internal("projection expected".into()));
-                };
-                let mut comps = Companions::new();
-                let mut extra = vec![];
-                for (i, e) in p.expr.iter().enumerate() {
-                    if let Some(s) = scale_of(e, &schema, &merged)? {
-                        let name = self.companion_name();
-                        extra.push(s.alias(&name));
-                        let (q, f) = p.schema.qualified_field(i);
-                        comps.insert(
-                            Column::new(q.cloned(), f.name()),
-                            Expr::Column(Column::new_unqualified(name)),
-                        );
-                    }
-                }
-                if extra.is_empty() {
-                    return Ok((LogicalPlan::Projection(p), comps));
-                }
-                let mut exprs = p.expr;
-                exprs.extend(extra);
-                Ok((
-                    LogicalPlan::Projection(Projection::try_new(exprs, p.input)?),
-                    comps,
-                ))
-            }
+            LogicalPlan::Projection(p) => self.projection(p, merged),
             LogicalPlan::Filter(_) | LogicalPlan::Sort(_) | LogicalPlan::Limit(_) => {
                 Ok((node_divisions(plan, &merged)?, merged))
             }
@@ -291,7 +254,14 @@ impl Pass {
                     comps,
                 ))
             }
-            LogicalPlan::Union(u) => self.union(u, &below),
+            LogicalPlan::Union(u) => {
+                let mut name = || self.companion_name();
+                union::union(u, &below, &mut name)
+            }
+            LogicalPlan::Values(v) => {
+                let mut name = || self.companion_name();
+                lift::values(v, &mut name)
+            }
             LogicalPlan::Distinct(Distinct::All(input)) if !merged.is_empty() => {
                 lift::distinct(input, merged)
             }
@@ -315,55 +285,59 @@ impl Pass {
         }
     }
 
-    /// A UNION [ALL] whose inputs print a column with different scales
-    /// (a companion, or number literals of different scales: `SELECT 1
-    /// UNION ALL SELECT 1.5` prints `1` and `1.5`): each input gets the
-    /// column's scale as one more column, the union's companion.
-    fn union(&mut self, u: Union, below: &[Companions]) -> Result<(LogicalPlan, Companions)> {
-        let width = u.schema.fields().len();
-        let scales = u
-            .inputs
-            .iter()
-            .zip(below.iter().chain(std::iter::repeat(&Companions::new())))
-            .map(|(input, comps)| union::input_scales(input, comps))
-            .collect::<Result<Vec<_>>>()?;
-        let need: Vec<usize> = (0..width)
-            .filter(|&k| {
-                matches!(u.schema.field(k).data_type(), DataType::Decimal128(..))
-                    && union::differ(scales.iter().map(|v| &v[k]))
-            })
-            .collect();
-        if need.is_empty() && u.inputs.iter().all(|i| i.schema().fields().len() == width) {
-            return Ok((LogicalPlan::Union(u), Companions::new()));
+    /// A projection: its quotient subqueries lifted, its divisions made
+    /// PostgreSQL's, and a companion for each output with a per-row scale.
+    fn projection(
+        &mut self,
+        mut p: Projection,
+        mut merged: Companions,
+    ) -> Result<(LogicalPlan, Companions)> {
+        let found = &self.quotient_subqueries;
+        if p.expr.iter().try_fold(false, |a, e| {
+            Ok::<_, DataFusionError>(a || lift::reads_quotient_subquery(e, found)?)
+        })? {
+            let found = std::mem::take(&mut self.quotient_subqueries);
+            let mut name = || self.companion_name();
+            p = lift::lift_subqueries(p, &found, &mut name, &mut merged)?;
+            self.quotient_subqueries = found;
         }
-        let names: Vec<String> = need.iter().map(|_| self.companion_name()).collect();
-        let inputs = u
-            .inputs
-            .iter()
-            .zip(&scales)
-            .map(|(input, v)| {
-                let mut exprs = output_columns(input.schema());
-                exprs.truncate(width);
-                for (&k, name) in need.iter().zip(&names) {
-                    exprs.push(cast(v[k].expr(), DataType::Int32).alias(name));
-                }
-                Ok(Arc::new(LogicalPlan::Projection(Projection::try_new(
-                    exprs,
-                    input.clone(),
-                )?)))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let node = Union::try_new_with_loose_types(inputs)?;
+        let schema = p.input.schema().clone();
+        let node = node_divisions(LogicalPlan::Projection(p), &merged)?;
+        let LogicalPlan::Projection(p) = node else {
+            return Err(DataFusionError::Internal("projection expected".into()));
+        };
         let mut comps = Companions::new();
-        for (j, &k) in need.iter().enumerate() {
-            let (q, f) = node.schema.qualified_field(k);
-            let (cq, cf) = node.schema.qualified_field(width + j);
-            comps.insert(
-                Column::new(q.cloned(), f.name()),
-                Expr::Column(Column::new(cq.cloned(), cf.name())),
-            );
+        let mut extra = vec![];
+        let over_union = matches!(p.input.as_ref(), LogicalPlan::Union(_))
+            || lift::is_companion_distinct(&p.input);
+        for (i, e) in p.expr.iter().enumerate() {
+            let kept = match over_union {
+                true => lift::coerced_companion(e, &schema, &merged),
+                false => None,
+            };
+            if let Some(s) = kept
+                .map(Ok)
+                .or_else(|| scale_of(e, &schema, &merged).transpose())
+            {
+                let s = s?;
+                let name = self.companion_name();
+                extra.push(s.alias(&name));
+                let (q, f) = p.schema.qualified_field(i);
+                comps.insert(
+                    Column::new(q.cloned(), f.name()),
+                    Expr::Column(Column::new_unqualified(name)),
+                );
+            }
         }
-        Ok((LogicalPlan::Union(node), comps))
+        if extra.is_empty() {
+            return Ok((LogicalPlan::Projection(p), comps));
+        }
+        let mut exprs = p.expr;
+        exprs.extend(extra);
+        Ok((
+            LogicalPlan::Projection(Projection::try_new(exprs, p.input)?),
+            comps,
+        ))
     }
 
     fn aggregate(&mut self, a: Aggregate, below: &Companions) -> Result<(LogicalPlan, Companions)> {

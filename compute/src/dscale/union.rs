@@ -1,10 +1,14 @@
-//! The scale each input of a UNION prints a column with.
+//! UNION [ALL] of numerics printed at different scales: the scale each
+//! input prints a column with, and the union that carries it.
 
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Column;
 use datafusion::error::Result;
-use datafusion::logical_expr::{lit, Expr, LogicalPlan};
+use datafusion::logical_expr::{cast, lit, Expr, LogicalPlan, Projection, Union};
 
-use super::exprs::{decimal_scale, literal_scale, unfolded, Companions};
+use super::exprs::{decimal_scale, literal_scale, output_columns, unfolded, Companions};
 
 /// One input's scale of one column.
 pub(super) enum Scale {
@@ -70,4 +74,59 @@ fn literal_of(plan: &LogicalPlan, k: usize) -> Option<Option<i8>> {
     };
     let below = p.input.schema().index_of_column(c).ok()?;
     literal_of(&p.input, below)
+}
+
+/// A UNION [ALL] whose inputs print a column with different scales
+/// (a companion, or number literals of different scales: `SELECT 1
+/// UNION ALL SELECT 1.5` prints `1` and `1.5`): each input gets the
+/// column's scale as one more column, the union's companion.
+pub(super) fn union(
+    u: Union,
+    below: &[Companions],
+    name: &mut dyn FnMut() -> String,
+) -> Result<(LogicalPlan, Companions)> {
+    let width = u.schema.fields().len();
+    let scales = u
+        .inputs
+        .iter()
+        .zip(below.iter().chain(std::iter::repeat(&Companions::new())))
+        .map(|(input, comps)| input_scales(input, comps))
+        .collect::<Result<Vec<_>>>()?;
+    let need: Vec<usize> = (0..width)
+        .filter(|&k| {
+            matches!(u.schema.field(k).data_type(), DataType::Decimal128(..))
+                && differ(scales.iter().map(|v| &v[k]))
+        })
+        .collect();
+    if need.is_empty() && u.inputs.iter().all(|i| i.schema().fields().len() == width) {
+        return Ok((LogicalPlan::Union(u), Companions::new()));
+    }
+    let names: Vec<String> = need.iter().map(|_| name()).collect();
+    let inputs = u
+        .inputs
+        .iter()
+        .zip(&scales)
+        .map(|(input, v)| {
+            let mut exprs = output_columns(input.schema());
+            exprs.truncate(width);
+            for (&k, name) in need.iter().zip(&names) {
+                exprs.push(cast(v[k].expr(), DataType::Int32).alias(name));
+            }
+            Ok(Arc::new(LogicalPlan::Projection(Projection::try_new(
+                exprs,
+                input.clone(),
+            )?)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let node = Union::try_new_with_loose_types(inputs)?;
+    let mut comps = Companions::new();
+    for (j, &k) in need.iter().enumerate() {
+        let (q, f) = node.schema.qualified_field(k);
+        let (cq, cf) = node.schema.qualified_field(width + j);
+        comps.insert(
+            Column::new(q.cloned(), f.name()),
+            Expr::Column(Column::new(cq.cloned(), cf.name())),
+        );
+    }
+    Ok((LogicalPlan::Union(node), comps))
 }
