@@ -299,11 +299,10 @@ pub fn set_session_date_order(order: DateOrder) {
 /// What a compiled statement depends on of the session's date and time
 /// settings (the plan cache's key): the zone and the date order.
 pub fn session_input_key() -> String {
-    format!(
-        "{} {}",
-        session_zone().arrow_name(),
-        session_date_order().name()
-    )
+    let mut key = session_zone().arrow_name();
+    key.push(' ');
+    key.push_str(session_date_order().name());
+    key
 }
 
 /// The running connection's time zone (UTC outside a connection).

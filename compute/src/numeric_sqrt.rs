@@ -3,7 +3,7 @@
 //! significant digits, at least the argument's display scale), rounded
 //! half away from zero at that scale (`sqrt_var` computes the root one
 //! digit further, truncated, then rounds: the same as rounding the exact
-//! root). So `sqrt(2.0)` is `1.414213562373095` and `sqrt(16.00)`
+//! root, [`rounded_root`], which numeric stddev shares). So `sqrt(2.0)` is `1.414213562373095` and `sqrt(16.00)`
 //! `4.000000000000000`.
 //!
 //! * `sqrt` itself ([`PgSqrt`], over the domain-checked float `sqrt`) is
@@ -18,12 +18,11 @@
 use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::{Array, AsArray, Decimal128Builder, Int32Builder};
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Int32Type};
+use datafusion::arrow::datatypes::{i256, DataType, Decimal128Type, Int32Type};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use num_bigint::BigInt;
 
 use crate::numeric::{first_digit, unsupported, MIN_SIG_DIGITS, STORED_SCALE};
 
@@ -50,37 +49,72 @@ pub fn sqrt_stored(v: i128, t: i8, rscale: i32) -> Result<i128> {
     }
     let too_wide = || {
         unsupported(format!(
-            "a numeric square root of {rscale} decimal places (at most {STORED_SCALE})"
+            "a numeric square root of {rscale} decimal places (at most {STORED_SCALE}) \
+             or of more than 18 integer digits"
         ))
     };
-    if rscale > 200 {
+    let ten = |n: i32| {
+        i256::from_i128(10)
+            .checked_pow(n.unsigned_abs())
+            .ok_or_else(too_wide)
+    };
+    // root(v / 10^t) * 10^rscale = root(v * 10^(2 rscale - t)), exactly:
+    // past the argument's display scale its digits are zeros, and
+    // rscale is at least that scale.
+    let e = 2 * rscale - t as i32;
+    let m = if e >= 0 {
+        i256::from_i128(v)
+            .checked_mul(ten(e)?)
+            .ok_or_else(too_wide)?
+    } else {
+        i256::from_i128(v).wrapping_div(ten(-e)?)
+    };
+    // rounded_root's range (its root and 4m within i256).
+    if m >= ten(74)? {
         return Err(too_wide());
     }
-    // root(v / 10^t) * 10^(rscale + 1) = root(v * 10^(2 rscale + 2 - t)).
-    let e = 2 * (rscale + 1) - t as i32;
-    let ten = |n: i32| BigInt::from(10u8).pow(n.unsigned_abs());
-    let n = if e >= 0 {
-        BigInt::from(v) * ten(e)
-    } else {
-        BigInt::from(v) / ten(e)
-    };
-    let digits = n.sqrt();
-    let root: BigInt = (digits + 5u8) / 10u8;
+    let root = rounded_root(m);
     let gap = STORED_SCALE as i32 - rscale;
     let stored = if gap >= 0 {
-        root * ten(gap)
+        root.checked_mul(ten(gap)?).ok_or_else(too_wide)?
     } else {
-        let m = ten(gap);
-        if &root % &m != BigInt::from(0u8) {
+        let m = ten(-gap)?;
+        if root.wrapping_rem(m) != i256::ZERO {
             return Err(too_wide());
         }
-        root / m
+        root.wrapping_div(m)
     };
-    match i128::try_from(&stored) {
-        Ok(s) if s.unsigned_abs() < 10u128.pow(38) => Ok(s),
-        _ => Err(unsupported(
-            "a numeric square root of more than 18 integer digits".into(),
-        )),
+    match stored.to_i128() {
+        Some(s) if s.unsigned_abs() < 10u128.pow(38) => Ok(s),
+        _ => Err(too_wide()),
+    }
+}
+
+/// round(sqrt(m)) for m >= 0, exactly: Newton's integer square root from
+/// above (a float's estimate holds 16 digits, the root up to 29), then
+/// up when 4m >= (2r + 1)^2 (never equal: the left side is even).
+pub(crate) fn rounded_root(m: i256) -> i256 {
+    if m <= i256::ZERO {
+        return i256::ZERO;
+    }
+    let two = i256::from_i128(2);
+    // Above the root: a float's estimate with margin.
+    let estimate = m.to_string().parse::<f64>().unwrap_or(f64::MAX).sqrt();
+    let mut r = i256::from_i128((estimate * (1.0 + 1e-9)).ceil() as i128)
+        .wrapping_add(two)
+        .max(i256::ONE);
+    loop {
+        let next = r.wrapping_add(m.wrapping_div(r)).wrapping_div(two);
+        if next >= r {
+            break;
+        }
+        r = next;
+    }
+    let above = r.wrapping_mul(two).wrapping_add(i256::ONE);
+    if m.wrapping_mul(i256::from_i128(4)) >= above.wrapping_mul(above) {
+        r.wrapping_add(i256::ONE)
+    } else {
+        r
     }
 }
 

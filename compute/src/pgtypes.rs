@@ -591,6 +591,25 @@ pub fn decode_param<S: Clone>(portal: &Portal<S>, idx: usize, ty: &Type) -> Resu
         ty: ty.name().to_string(),
         value: e.to_string(),
     };
+    // Dates and times sent as text are read by PostgreSQL's input, as
+    // constants, INSERT and COPY are (`Datum::parse`): zones, month names,
+    // the session's DateStyle order.
+    let text_input = match *ty {
+        Type::DATE => Some(SqlType::Date),
+        Type::TIMESTAMP => Some(SqlType::Timestamp),
+        Type::TIMESTAMPTZ => Some(SqlType::TimestampTz),
+        _ => None,
+    };
+    if let Some(sql_type) = text_input.filter(|_| !portal.parameter_format.is_binary(idx)) {
+        let Some(Some(raw)) = portal.parameters.get(idx) else {
+            return Ok(Datum::Null);
+        };
+        let text = std::str::from_utf8(raw).map_err(|_| Error::InvalidText {
+            ty: ty.name().to_string(),
+            value: "not UTF-8".into(),
+        })?;
+        return Datum::parse(text, &sql_type);
+    }
     let d = match *ty {
         Type::INT2 => portal
             .parameter::<i16>(idx, ty)

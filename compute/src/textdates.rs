@@ -8,97 +8,84 @@
 
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{Array, AsArray, Date32Builder, TimestampMicrosecondBuilder};
-use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, PrimitiveArray, PrimitiveBuilder};
+use datafusion::arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Date32Type, TimeUnit, TimestampMicrosecondType,
+};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{create_udf, ColumnarValue, Expr, ScalarUDF, Volatility};
 
 use common::{Datum, SqlType};
 
-fn read(s: &str, ty: &SqlType) -> Result<Datum> {
-    Datum::parse(s, ty).map_err(|e| DataFusionError::External(Box::new(e)))
+/// The text argument read as `ty`, each value made `T`'s by `native`.
+fn read_texts<T: ArrowPrimitiveType>(
+    args: &[ColumnarValue],
+    ty: &SqlType,
+    native: impl Fn(Datum) -> Option<T::Native>,
+) -> Result<PrimitiveArray<T>> {
+    let arrays = ColumnarValue::values_to_arrays(args)?;
+    let texts = datafusion::arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
+    let texts = texts.as_string::<i32>();
+    let mut out = PrimitiveBuilder::<T>::with_capacity(texts.len());
+    for i in 0..texts.len() {
+        if texts.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let d =
+            Datum::parse(texts.value(i), ty).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        out.append_option(native(d));
+    }
+    Ok(out.finish())
 }
 
-fn udf(timestamp: bool) -> ScalarUDF {
-    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let texts = datafusion::arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
-        let texts = texts.as_string::<i32>();
-        if timestamp {
-            let mut out = TimestampMicrosecondBuilder::with_capacity(texts.len());
-            for i in 0..texts.len() {
-                match texts.is_null(i) {
-                    true => out.append_null(),
-                    false => match read(texts.value(i), &SqlType::Timestamp)? {
-                        Datum::Timestamp(t) => out.append_value(t.and_utc().timestamp_micros()),
-                        _ => out.append_null(),
-                    },
-                }
-            }
-            return Ok(ColumnarValue::Array(Arc::new(out.finish())));
-        }
-        let mut out = Date32Builder::with_capacity(texts.len());
-        for i in 0..texts.len() {
-            match texts.is_null(i) {
-                true => out.append_null(),
-                false => match read(texts.value(i), &SqlType::Date)? {
-                    Datum::Date(d) => out.append_value(common::value::days_since_epoch(d) as i32),
-                    _ => out.append_null(),
-                },
-            }
-        }
-        Ok(ColumnarValue::Array(Arc::new(out.finish())))
-    });
-    let (name, ty) = if timestamp {
-        (
-            "pg_timestamp_in",
-            DataType::Timestamp(TimeUnit::Microsecond, None),
-        )
-    } else {
-        ("pg_date_in", DataType::Date32)
-    };
-    create_udf(name, vec![DataType::Utf8], ty, Volatility::Stable, f)
-}
-
-/// `pg_timestamptz_in`, typed `to`.
-fn timestamptz_udf(to: DataType) -> ScalarUDF {
-    let f = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let texts = datafusion::arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
-        let texts = texts.as_string::<i32>();
-        let mut out = TimestampMicrosecondBuilder::with_capacity(texts.len());
-        for i in 0..texts.len() {
-            match texts.is_null(i) {
-                true => out.append_null(),
-                false => match read(texts.value(i), &SqlType::TimestampTz)? {
-                    Datum::TimestampTz(t) => out.append_value(t.timestamp_micros()),
-                    _ => out.append_null(),
-                },
-            }
-        }
-        Ok(ColumnarValue::Array(Arc::new(
-            out.finish().with_timezone_opt(TZ_NAME.clone()),
-        )))
-    });
-    create_udf(
-        "pg_timestamptz_in",
+fn udf(
+    name: &str,
+    to: DataType,
+    read: impl Fn(&[ColumnarValue]) -> Result<ArrayRef> + Send + Sync + 'static,
+) -> Arc<ScalarUDF> {
+    let f = Arc::new(move |args: &[ColumnarValue]| Ok(ColumnarValue::Array(read(args)?)));
+    Arc::new(create_udf(
+        name,
         vec![DataType::Utf8],
         to,
         Volatility::Stable,
         f,
-    )
+    ))
 }
 
 static TZ_NAME: LazyLock<Option<Arc<str>>> = LazyLock::new(|| Some("+00:00".into()));
 
-static DATE_IN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Arc::new(udf(false)));
-static TIMESTAMP_IN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| Arc::new(udf(true)));
+static DATE_IN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+    udf("pg_date_in", DataType::Date32, |args| {
+        let out = read_texts::<Date32Type>(args, &SqlType::Date, |d| match d {
+            Datum::Date(d) => Some(common::value::days_since_epoch(d) as i32),
+            _ => None,
+        })?;
+        Ok(Arc::new(out))
+    })
+});
+static TIMESTAMP_IN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+    let to = DataType::Timestamp(TimeUnit::Microsecond, None);
+    udf("pg_timestamp_in", to, |args| {
+        let out = read_texts::<TimestampMicrosecondType>(args, &SqlType::Timestamp, |d| match d {
+            Datum::Timestamp(t) => Some(t.and_utc().timestamp_micros()),
+            _ => None,
+        })?;
+        Ok(Arc::new(out))
+    })
+});
 static TIMESTAMPTZ_IN: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
-    Arc::new(timestamptz_udf(DataType::Timestamp(
-        TimeUnit::Microsecond,
-        TZ_NAME.clone(),
-    )))
+    let to = DataType::Timestamp(TimeUnit::Microsecond, TZ_NAME.clone());
+    udf("pg_timestamptz_in", to, |args| {
+        let out =
+            read_texts::<TimestampMicrosecondType>(args, &SqlType::TimestampTz, |d| match d {
+                Datum::TimestampTz(t) => Some(t.timestamp_micros()),
+                _ => None,
+            })?;
+        Ok(Arc::new(out.with_timezone_opt(TZ_NAME.clone())))
+    })
 });
 
 /// The call reading text `e` as `to` (a date or a timestamp with or

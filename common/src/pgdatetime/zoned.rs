@@ -5,7 +5,7 @@
 //! (`America/New_York`, `PST8PDT`) at that local time, or, with none, the
 //! session's zone (`DetermineTimeZoneOffset`).
 
-use chrono::{Datelike, Duration, NaiveDateTime, Offset, TimeZone};
+use chrono::{Duration, NaiveDateTime, Offset, TimeZone};
 use chrono_tz::OffsetName;
 
 use super::{
@@ -182,27 +182,15 @@ fn abbrev_scan(abbr: &str, zone: &str, utc: &NaiveDateTime) -> Option<i32> {
     };
     // Offsets change at most a few times a year: a day's steps find each,
     // over the years the zone data describes (past them, its rules
-    // repeat).
+    // repeat): back from the instant, then on from it.
     let day = Duration::days(1);
-    let (first, last) = (1800, 2100);
-    let year =
-        |y: i32| chrono::NaiveDate::from_ymd_opt(y, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0));
-    let (start, end) = (year(first)?, year(last)?);
-    let mut t = (*utc).min(end);
-    while t.year() >= first {
-        if let Some(e) = written(t) {
-            return Some(e);
-        }
-        t -= day;
-    }
-    let mut t = (*utc).max(start) + day;
-    while t.year() < last {
-        if let Some(e) = written(t) {
-            return Some(e);
-        }
-        t += day;
-    }
-    None
+    let year = |y: i32| chrono::NaiveDate::from_ymd_opt(y, 1, 1)?.and_hms_opt(0, 0, 0);
+    let (start, end) = (year(1800)?, year(2100)?);
+    let back = std::iter::successors(Some((*utc).min(end)), |t| Some(*t - day))
+        .take_while(|t| *t >= start);
+    let on = std::iter::successors(Some((*utc).max(start) + day), |t| Some(*t + day))
+        .take_while(|t| *t < end);
+    back.chain(on).find_map(written)
 }
 
 #[cfg(test)]

@@ -271,13 +271,9 @@ pub(super) fn lead_default(
     if !matches!(xt, DataType::Decimal128(..)) {
         return Ok(None);
     }
-    let own = |e: &Expr| -> Result<Option<i8>> {
-        Ok(match literal_scale(e) {
-            Some(s) => s,
-            None => decimal_scale(&unfolded(e).get_type(schema)?),
-        })
-    };
-    let (Some(value_scale), Some(default_scale)) = (own(x)?, own(default)?) else {
+    let (Some(value_scale), Some(default_scale)) =
+        (own_scale(x, schema), own_scale(default, schema))
+    else {
         return Ok(None);
     };
     if value_scale == default_scale {
@@ -358,17 +354,7 @@ pub(super) fn values(
     name: &mut dyn FnMut() -> String,
 ) -> Result<(LogicalPlan, Companions)> {
     use datafusion::arrow::datatypes::Field;
-    use datafusion::logical_expr::ExprSchemable;
     let empty = DFSchema::empty();
-    let own = |e: &Expr| -> Option<i8> {
-        match literal_scale(e) {
-            Some(s) => s,
-            None => unfolded(e)
-                .get_type(&empty)
-                .ok()
-                .and_then(|t| decimal_scale(&t)),
-        }
-    };
     let mut comps = Companions::new();
     let mut fields: Vec<_> = v
         .schema
@@ -382,7 +368,11 @@ pub(super) fn values(
         else {
             continue;
         };
-        let scales: Vec<Option<i8>> = v.values.iter().map(|r| r.get(k).and_then(own)).collect();
+        let scales: Vec<Option<i8>> = v
+            .values
+            .iter()
+            .map(|r| r.get(k).and_then(|e| own_scale(e, &empty)))
+            .collect();
         if scales.iter().flatten().all(|s| *s == type_scale) {
             continue;
         }
@@ -417,4 +407,18 @@ pub(super) fn is_companion_distinct(plan: &LogicalPlan) -> bool {
         && a.aggr_expr
             .iter()
             .all(|e| e.schema_name().to_string().starts_with(super::COMPANION))
+}
+
+/// The scale `e` prints with as written, below the casts type coercion
+/// put on it: a number literal's own, else its type's (`None`: a NULL or
+/// not a number).
+fn own_scale(e: &Expr, schema: &DFSchema) -> Option<i8> {
+    use datafusion::logical_expr::ExprSchemable;
+    match literal_scale(e) {
+        Some(s) => s,
+        None => unfolded(e)
+            .get_type(schema)
+            .ok()
+            .and_then(|t| decimal_scale(&t)),
+    }
 }

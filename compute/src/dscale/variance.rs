@@ -23,6 +23,7 @@ use datafusion::logical_expr::{
 };
 
 use crate::numeric::{div_scale_udf, div_udf, unsupported, STORED_SCALE};
+use crate::numeric_sqrt::rounded_root;
 
 /// Which statistic a call computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -166,34 +167,6 @@ fn sqrt_stored(q: i128, rscale: i32) -> Result<i128> {
     r.wrapping_mul(ten((stored - rscale) as u32))
         .to_i128()
         .ok_or_else(|| unsupported("a numeric square root of more than 18 integer digits".into()))
-}
-
-/// round(sqrt(m)) for m >= 0, exactly: Newton's integer square root from
-/// above (a float's estimate holds 16 digits, the root up to 29), then
-/// up when 4m >= (2r + 1)^2 (never equal: the left side is even).
-fn rounded_root(m: i256) -> i256 {
-    if m <= i256::ZERO {
-        return i256::ZERO;
-    }
-    let two = i256::from_i128(2);
-    // Above the root: a float's estimate with margin.
-    let estimate = m.to_string().parse::<f64>().unwrap_or(f64::MAX).sqrt();
-    let mut r = i256::from_i128((estimate * (1.0 + 1e-9)).ceil() as i128)
-        .wrapping_add(two)
-        .max(i256::ONE);
-    loop {
-        let next = r.wrapping_add(m.wrapping_div(r)).wrapping_div(two);
-        if next >= r {
-            break;
-        }
-        r = next;
-    }
-    let above = r.wrapping_mul(two).wrapping_add(i256::ONE);
-    if m.wrapping_mul(i256::from_i128(4)) >= above.wrapping_mul(above) {
-        r.wrapping_add(i256::ONE)
-    } else {
-        r
-    }
 }
 
 /// `pg_numeric_sqrt(q, rscale)`: see [`sqrt_stored`].
