@@ -218,8 +218,10 @@ pub(super) fn create_mysql_user(cf: &ClusterFile, role: Role, sock: &Path) -> An
             .socket(Some(sock.to_string_lossy().to_string()))
             .user(Some("root"));
         // MariaDB listens on TCP (what `wait_port` saw) a moment before its
-        // unix socket exists: retry for a while before giving up.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        // unix socket exists, and a server restarted after a kill first
+        // recovers (its old socket file refuses meanwhile): retry for a
+        // while before giving up (30 s once ran out on a loaded machine).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         let mut conn = loop {
             match mysql_async::Conn::new(opts.clone()).await {
                 Ok(c) => break c,
