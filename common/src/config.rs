@@ -97,6 +97,11 @@ pub struct ComputeConfig {
     /// Size of the DataFusion memory pool, in MiB.
     #[serde(default = "default_memory")]
     pub query_memory_mb: usize,
+    /// Threads of the node's async runtime (0: one per core of the host).
+    /// Nodes that share a host should share its cores: two nodes' threads
+    /// on one core switch and wake each other for every statement.
+    #[serde(default)]
+    pub worker_threads: usize,
     /// How often the 2PC recovery task looks for prepared branches, in ms.
     #[serde(default = "default_recovery_interval")]
     pub recovery_interval_ms: u64,

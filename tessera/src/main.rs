@@ -307,7 +307,11 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
     );
     compute::set_default_distribution(cfg.default_distribution);
     compute::set_default_partitions(cfg.default_partitions);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if cfg.worker_threads > 0 {
+        builder.worker_threads(cfg.worker_threads);
+    }
+    let rt = builder
         .enable_all()
         // Planning walks statements recursively, up to
         // `limits::MAX_EXPR_DEPTH` levels deep; the default 2 MiB did not
