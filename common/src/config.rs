@@ -62,6 +62,10 @@ pub struct ComputeConfig {
     pub node_id: u32,
     /// Address the PostgreSQL protocol listener binds to.
     pub listen: String,
+    /// Directory of the node's Unix-domain socket, `.s.PGSQL.<port>` as
+    /// PostgreSQL names it, beside the TCP listener; empty: none.
+    #[serde(default)]
+    pub unix_socket_directory: String,
     /// The metadata MariaDB.
     pub meta: MysqlEndpoint,
     /// Meta's replicas (`host:port`, same login as `meta`): the node

@@ -374,7 +374,9 @@ fn run_compute(path: PathBuf) -> Result<(), String> {
                 let _ = hb.meta.heartbeat(hb.node_id).await;
             }
         });
-        compute::wire::serve(router, &cfg.listen)
+        let unix_dir = (!cfg.unix_socket_directory.is_empty())
+            .then(|| std::path::Path::new(&cfg.unix_socket_directory));
+        compute::wire::serve(router, &cfg.listen, unix_dir)
             .await
             .map_err(|e| e.to_string())
     })

@@ -8,6 +8,7 @@
 mod auth;
 mod copy;
 mod extended;
+mod listen;
 pub mod response;
 mod simple;
 
@@ -25,6 +26,7 @@ use crate::session::Session;
 use auth::MetaAuth;
 use extended::TesseraParser;
 
+pub use listen::socket_path;
 pub use response::to_pg_error;
 
 /// Client metadata key holding the session's current schema, so Parse
@@ -168,9 +170,15 @@ impl PgWireServerHandlers for Factory {
 }
 
 /// Accepts connections forever.
-pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
+/// Serves clients on `listen` (TCP) and, with `unix_dir`, on the Unix
+/// socket of the same port in that directory ([`listen`]).
+pub async fn serve(
+    router: Arc<Router>,
+    listen: &str,
+    unix_dir: Option<&std::path::Path>,
+) -> std::io::Result<()> {
     let _ = crate::NODE_START_SETTINGS.set(router.catalog().system_settings.clone());
-    let listener = tokio::net::TcpListener::bind(listen).await?;
+    let listeners = listen::Listeners::bind(listen, unix_dir).await?;
     tracing::info!("listening on {listen}");
     let parser = Arc::new(TesseraParser {
         router: router.clone(),
@@ -179,7 +187,7 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
     let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut last_warning = std::time::Instant::now() - std::time::Duration::from_secs(60);
     loop {
-        let (mut socket, _) = match listener.accept().await {
+        let socket = match listeners.accept().await {
             Ok(s) => s,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of
@@ -192,17 +200,10 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
                 continue;
             }
         };
-        let _ = socket.set_nodelay(true);
         let max = crate::MAX_CONNECTIONS.load(std::sync::atomic::Ordering::Relaxed);
         if open.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
             open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            tokio::spawn(async move {
-                use tokio::io::AsyncWriteExt;
-                let _ = socket
-                    .write_all(&fatal_error("53300", "sorry, too many clients already"))
-                    .await;
-                let _ = socket.shutdown().await;
-            });
+            tokio::spawn(socket.refuse(fatal_error("53300", "sorry, too many clients already")));
             continue;
         }
         let handlers = Arc::new(ConnHandlers {
@@ -220,7 +221,17 @@ pub async fn serve(router: Arc<Router>, listen: &str) -> std::io::Result<()> {
         tokio::spawn(async move {
             // The session's time zone and float digits live in the
             // connection's task.
-            let serve = pgwire::tokio::process_socket(socket, None, factory);
+            let serve = async move {
+                match socket {
+                    listen::Accepted::Tcp(s) => {
+                        pgwire::tokio::process_socket(s, None, factory).await
+                    }
+                    listen::Accepted::Unix(mut s) => {
+                        listen::refuse_encryption(&mut s).await?;
+                        pgwire::tokio::process_socket_unix(s, factory).await
+                    }
+                }
+            };
             let serve = crate::pgtext::with_float_digits(serve);
             if let Err(e) = common::tz::with_session_zone(serve).await {
                 tracing::debug!("connection ended: {e}");

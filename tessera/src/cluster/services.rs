@@ -18,6 +18,9 @@ pub(super) fn start_compute(
     let config = ComputeConfig {
         node_id: index,
         listen: format!("127.0.0.1:{}", node.port),
+        unix_socket_directory: local_socket(node)
+            .map(|_| node.dir.display().to_string())
+            .unwrap_or_default(),
         meta: cf.endpoint(Role::Meta, cf.meta_port()),
         meta_replicas: cf
             .meta_servers()
@@ -53,6 +56,15 @@ pub(super) fn start_compute(
     wait_port(node.port, pid, &node.name, &log)
 }
 
+/// The Unix socket a compute node listens on beside its TCP port: in its
+/// own directory, unless that path is too long for a socket address
+/// (`sun_path` holds 108 bytes; then the node has TCP only).
+fn local_socket(node: &Node) -> Option<std::path::PathBuf> {
+    let dir = std::path::absolute(&node.dir).ok()?;
+    let path = compute::wire::socket_path(&dir, node.port);
+    (path.as_os_str().len() < 100).then_some(path)
+}
+
 /// Runtime threads of each of a local cluster's `nodes` compute nodes:
 /// the host's cores shared between them, at least one each. A node's
 /// second thread on a host with fewer cores than threads only adds
@@ -64,7 +76,7 @@ fn worker_threads(nodes: u32) -> usize {
     (cores / nodes.max(1) as usize).max(1)
 }
 
-pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
+pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node, nodes: &[Node]) -> AnyResult<()> {
     let bin = find_binary("haproxy")
         .ok_or("haproxy is not installed. Install it with: apt-get install -y haproxy")?;
     std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
@@ -78,9 +90,19 @@ pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node) -> AnyResult<()> {
         node.port
     ));
     for i in 1..=cf.compute {
+        // A node's Unix socket where it listens on one (a node still
+        // running from an older start may not): the loopback TCP path
+        // costs both sides of every statement more (lever 7 of RFC
+        // 2026-12-03-oltp-round-trips).
+        let address = nodes
+            .iter()
+            .find(|n| n.name == format!("compute{i}"))
+            .and_then(local_socket)
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("127.0.0.1:{}", cf.compute_port(i)));
         cfg.push_str(&format!(
-            "    server compute{i} 127.0.0.1:{} check inter 2s fall 2 rise 1\n",
-            cf.compute_port(i)
+            "    server compute{i} {address} check inter 2s fall 2 rise 1\n"
         ));
     }
     let cfg_path = node.dir.join("haproxy.cfg");

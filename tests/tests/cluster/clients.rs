@@ -296,3 +296,54 @@ pub(crate) async fn jdbc(cluster: &TestCluster) {
     assert!(text.contains("all JDBC checks passed"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A node's Unix socket (`<dir>/.s.PGSQL.<port>`, as PostgreSQL's): psql
+/// reaches it with `-h <dir>`, and a client that starts with encryption
+/// requests, as libpq does over TCP through a proxy on the same host, is
+/// answered 'N' to each and then to its startup message.
+pub(crate) async fn unix_socket(cluster: &TestCluster) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let n = &cluster.role("compute")[0];
+    let dir = cluster.dir.join(&n.name);
+    let out = std::process::Command::new("psql")
+        .args(["-X", "-q", "-At", "-h"])
+        .arg(&dir)
+        .args(["-p", &n.port.to_string(), "-U", &n.user, "-d", "tessera"])
+        .args(["-c", "SELECT 40 + 2"])
+        .env("PGPASSWORD", &n.password)
+        .output()
+        .expect("psql runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "42",
+        "psql over the Unix socket: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = dir.join(format!(".s.PGSQL.{}", n.port));
+    let mut s = tokio::net::UnixStream::connect(&path).await.unwrap();
+    for code in [80877103u32, 80877104] {
+        let mut request = 8u32.to_be_bytes().to_vec();
+        request.extend_from_slice(&code.to_be_bytes());
+        s.write_all(&request).await.unwrap();
+        let mut answer = [0u8; 1];
+        s.read_exact(&mut answer).await.unwrap();
+        assert_eq!(&answer, b"N", "encryption request {code} refused");
+    }
+    let mut body = 196608u32.to_be_bytes().to_vec();
+    for (k, v) in [("user", n.user.as_str()), ("database", "tessera")] {
+        for part in [k, v] {
+            body.extend_from_slice(part.as_bytes());
+            body.push(0);
+        }
+    }
+    body.push(0);
+    let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    s.write_all(&startup).await.unwrap();
+    let mut kind = [0u8; 1];
+    s.read_exact(&mut kind).await.unwrap();
+    assert_eq!(
+        &kind, b"R",
+        "the startup message is answered by authentication"
+    );
+}

@@ -123,6 +123,7 @@ async fn main_suite(only: Option<&str>) {
     step!("pgbench", pgbench(&cluster).await);
     step!("psql_copy", psql_copy(&cluster).await);
     step!("psql_meta_commands", psql_meta_commands(&cluster).await);
+    step!("unix_socket", unix_socket(&cluster).await);
     step!("python_drivers", python_drivers(&cluster).await);
     step!("jdbc", jdbc(&cluster).await);
     step!(
