@@ -139,3 +139,48 @@ async fn peek_head(s: &UnixStream, start: Instant) -> io::Result<[u8; 8]> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    fn request(code: u32) -> Vec<u8> {
+        let mut r = 8u32.to_be_bytes().to_vec();
+        r.extend_from_slice(&code.to_be_bytes());
+        r
+    }
+
+    #[tokio::test]
+    async fn encryption_requests_are_refused_and_the_startup_left_unread() {
+        let (mut node, mut client) = UnixStream::pair().unwrap();
+        let startup = [0, 0, 0, 9, 0, 3, 0, 0, 0];
+        let mut sent = request(SSL_REQUEST);
+        sent.extend(request(GSSENC_REQUEST));
+        client.write_all(&sent).await.unwrap();
+        // The startup message arrives in two pieces, the first shorter
+        // than the 8 bytes peeked.
+        let late = tokio::spawn(async move {
+            let mut answers = [0u8; 2];
+            client.read_exact(&mut answers).await.unwrap();
+            client.write_all(&startup[..3]).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            client.write_all(&startup[3..]).await.unwrap();
+            (answers, client)
+        });
+        refuse_encryption(&mut node).await.unwrap();
+        let (answers, _client) = late.await.unwrap();
+        assert_eq!(&answers, b"NN");
+        let mut left = [0u8; 9];
+        node.read_exact(&mut left).await.unwrap();
+        assert_eq!(left, startup, "the startup message is pgwire's to read");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_leaves_at_once_ends_the_connection() {
+        let (mut node, client) = UnixStream::pair().unwrap();
+        drop(client);
+        let e = refuse_encryption(&mut node).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}
