@@ -26,15 +26,13 @@ impl Accepted {
     /// Writes `bytes` and closes the connection (a refusal before any
     /// protocol handling).
     pub(super) async fn refuse(self, bytes: Vec<u8>) {
+        async fn refuse_on(mut s: impl tokio::io::AsyncWrite + Unpin, bytes: &[u8]) {
+            let _ = s.write_all(bytes).await;
+            let _ = s.shutdown().await;
+        }
         match self {
-            Accepted::Tcp(mut s) => {
-                let _ = s.write_all(&bytes).await;
-                let _ = s.shutdown().await;
-            }
-            Accepted::Unix(mut s) => {
-                let _ = s.write_all(&bytes).await;
-                let _ = s.shutdown().await;
-            }
+            Accepted::Tcp(s) => refuse_on(s, &bytes).await,
+            Accepted::Unix(s) => refuse_on(s, &bytes).await,
         }
     }
 }

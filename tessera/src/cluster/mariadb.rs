@@ -129,7 +129,8 @@ pub(super) fn start_mariadb_with(cf: &ClusterFile, node: &Node, extra: &[&str]) 
         // 2026-12-03-oltp-round-trips, lever 8). Replicated servers keep
         // the default: a commit waiting for a replica's acknowledgement
         // holds its group's worker.
-        cmd.arg(format!("--thread-pool-size={}", pool_groups(cf)));
+        let servers = 1 + (1..=cf.shards).filter(|i| cf.local_shard(*i)).count();
+        cmd.arg(format!("--thread-pool-size={}", cores_each(servers)));
     }
     // Administrative logins (failure probes, fences, promotions) on a port
     // of their own, one thread per connection: a pool whose workers all
@@ -325,13 +326,4 @@ fn admin_account(cf: &ClusterFile) -> Vec<String> {
              READ_ONLY ADMIN, CONNECTION ADMIN, PROCESS, RELOAD ON *.* TO '{ADMIN_USER}'@'%'"
         ),
     ]
-}
-
-/// Thread-pool groups of each of the cluster's MariaDB servers on this
-/// host (meta and the local shards): the host's cores shared among them,
-/// at least one each.
-fn pool_groups(cf: &ClusterFile) -> usize {
-    let servers = 1 + (1..=cf.shards).filter(|i| cf.local_shard(*i)).count();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores / servers).max(1)
 }

@@ -480,7 +480,7 @@ pub fn up(args: UpArgs) -> AnyResult<()> {
     for (n, r) in nodes.iter().zip(&running) {
         if !*r && n.role == Role::Haproxy {
             println!("starting haproxy on port {}", n.port);
-            start_haproxy(&cf, n, &nodes)?;
+            start_haproxy(n, &nodes)?;
         }
     }
     println!(

@@ -17,6 +17,15 @@ pub(super) fn random_token(n: usize) -> String {
         .collect()
 }
 
+/// Each of `sharers` processes' share of this host's cores, at least one:
+/// a cluster's compute nodes size their runtimes by it, its MariaDB
+/// servers their thread pools (RFC 2026-12-03-oltp-round-trips, levers 6
+/// and 8).
+pub(super) fn cores_each(sharers: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / sharers.max(1)).max(1)
+}
+
 /// Whether a process exists and is not a zombie waiting to be reaped.
 pub fn pid_alive(pid: i32) -> bool {
     if pid <= 0 || unsafe { libc::kill(pid, 0) } != 0 {

@@ -19,7 +19,7 @@ pub(super) fn start_compute(
         node_id: index,
         listen: format!("127.0.0.1:{}", node.port),
         unix_socket_directory: local_socket(node)
-            .map(|_| node.dir.display().to_string())
+            .and_then(|p| Some(p.parent()?.display().to_string()))
             .unwrap_or_default(),
         meta: cf.endpoint(Role::Meta, cf.meta_port()),
         meta_replicas: cf
@@ -40,7 +40,9 @@ pub(super) fn start_compute(
         default_partitions: cf.default_partitions,
         sequence_cache: 1000,
         query_memory_mb: 1024,
-        worker_threads: worker_threads(cf.compute),
+        // A node's second thread on a host with fewer cores than threads
+        // only adds switches (lever 6).
+        worker_threads: cores_each(cf.compute as usize),
         recovery_interval_ms: 1000,
         xa_orphan_timeout_secs: 10,
         max_connections: 1000,
@@ -65,18 +67,7 @@ fn local_socket(node: &Node) -> Option<std::path::PathBuf> {
     (path.as_os_str().len() < 100).then_some(path)
 }
 
-/// Runtime threads of each of a local cluster's `nodes` compute nodes:
-/// the host's cores shared between them, at least one each. A node's
-/// second thread on a host with fewer cores than threads only adds
-/// switches: on 2 cores, 3 nodes with one thread each served 24-42 % more
-/// point selects on 20 % less CPU per select than with two each
-/// (docs/rfcs/2026-12-03-oltp-round-trips.md, lever 6).
-fn worker_threads(nodes: u32) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores / nodes.max(1) as usize).max(1)
-}
-
-pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node, nodes: &[Node]) -> AnyResult<()> {
+pub(super) fn start_haproxy(node: &Node, nodes: &[Node]) -> AnyResult<()> {
     let bin = find_binary("haproxy")
         .ok_or("haproxy is not installed. Install it with: apt-get install -y haproxy")?;
     std::fs::create_dir_all(&node.dir).map_err(|e| e.to_string())?;
@@ -89,20 +80,18 @@ pub(super) fn start_haproxy(cf: &ClusterFile, node: &Node, nodes: &[Node]) -> An
         "listen tessera\n    bind 127.0.0.1:{}\n    balance roundrobin\n    option tcp-check\n",
         node.port
     ));
-    for i in 1..=cf.compute {
+    for n in nodes.iter().filter(|n| n.role == Role::Compute) {
         // A node's Unix socket where it listens on one (a node still
         // running from an older start may not): the loopback TCP path
         // costs both sides of every statement more (lever 7 of RFC
         // 2026-12-03-oltp-round-trips).
-        let address = nodes
-            .iter()
-            .find(|n| n.name == format!("compute{i}"))
-            .and_then(local_socket)
+        let address = local_socket(n)
             .filter(|p| p.exists())
             .map(|p| p.display().to_string())
-            .unwrap_or_else(|| format!("127.0.0.1:{}", cf.compute_port(i)));
+            .unwrap_or_else(|| format!("127.0.0.1:{}", n.port));
         cfg.push_str(&format!(
-            "    server compute{i} {address} check inter 2s fall 2 rise 1\n"
+            "    server {} {address} check inter 2s fall 2 rise 1\n",
+            n.name
         ));
     }
     let cfg_path = node.dir.join("haproxy.cfg");
